@@ -1,0 +1,19 @@
+#pragma once
+// Each subcommand adds its options to the parser and returns the action to run when chosen.
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace repro_audit {
+
+struct Command {
+  CLI::App* parser;
+  std::function<int()> action;  // returns the exit code
+};
+
+Command add_run_command(CLI::App& app);
+Command add_list_command(CLI::App& app);
+Command add_env_command(CLI::App& app);
+Command add_worker_command(CLI::App& app);
+
+}  // namespace repro_audit

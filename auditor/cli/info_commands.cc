@@ -1,0 +1,61 @@
+// `list`, `env` and the internal `worker` subcommand.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "config/settings.h"
+#include "worker/environment.h"
+#include "worker/probe.h"
+#include "worker/worker.h"
+
+namespace repro_audit {
+
+Command add_list_command(CLI::App& app) {
+  auto* list = app.add_subcommand("list", "List probes with their variants and documented behaviour, profiles and settings");
+  auto all = std::make_shared<bool>(false);
+  list->add_flag("--all", *all, "Include the controls that are not in the default suite");
+  return {list, [all] {
+            std::cout << "Probes (documented behaviour per device; see torch.use_deterministic_algorithms):\n";
+            for (const auto& probe : registered_catalogue()) {
+              if (!probe.in_default_suite && !*all) continue;
+              std::vector<std::string> documented;
+              for (const auto& [device, value] : probe.documented) documented.push_back(device + ": " + to_string(value));
+              std::cout << fmt::format("  {}{} - {}\n    documented: {}\n", probe.name,
+                                       probe.in_default_suite ? "" : " (not in the default suite)", probe.description,
+                                       fmt::join(documented, ", "));
+              for (const auto& variant : probe.variants)
+                std::cout << fmt::format("    {:<14} {} [{}]\n", variant.name, variant.description,
+                                         fmt::join(variant.devices, ", "));
+            }
+            std::cout << "\nProfiles:\n";
+            for (const auto& [name, flags] : profiles()) {
+              std::vector<std::string> parts;
+              for (const auto& [setting, value] : flags) parts.push_back(setting + "=" + value);
+              std::cout << fmt::format("  {:<12} {}\n", name, parts.empty() ? "the defaults" : fmt::format("{}", fmt::join(parts, " ")));
+            }
+            std::cout << "\nSettings:\n";
+            for (const auto& spec : setting_specs())
+              std::cout << fmt::format("  {:<26} {} (default {}; {}; {}) {}\n", spec.name, describe_values(spec),
+                                       spec.default_value, spec.scope == SettingScope::process ? "per process" : "in process",
+                                       spec.on_cpu && spec.on_cuda ? "cpu, cuda" : spec.on_cuda ? "cuda" : "cpu", spec.help);
+            return 0;
+          }};
+}
+
+Command add_env_command(CLI::App& app) {
+  auto* env = app.add_subcommand("env", "Print the environment fingerprint as JSON");
+  return {env, [] {
+            std::cout << environment_fingerprint().dump(2) << "\n";
+            return 0;
+          }};
+}
+
+Command add_worker_command(CLI::App& app) {
+  auto* worker = app.add_subcommand("worker", "Internal: run a batch of cells read from stdin");
+  worker->group("");  // hidden from --help
+  return {worker, [] { return worker_main(); }};
+}
+
+}  // namespace repro_audit

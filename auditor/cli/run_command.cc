@@ -1,0 +1,126 @@
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <iostream>
+#include <optional>
+
+#include "cli/audit.h"
+#include "cli/commands.h"
+#include "config/settings.h"
+#include "config/user_error.h"
+#include "report/atomic_file.h"
+#include "report/json_io.h"
+#include "report/terminal_printer.h"
+#include "worker/probe.h"
+
+namespace repro_audit {
+namespace {
+
+struct RunArguments {
+  std::string config_path;
+  std::vector<std::string> probes;
+  std::vector<std::string> profiles;
+  std::vector<std::string> axes;
+  std::optional<int> repeats;
+  std::optional<int> processes;
+  std::string device;
+  std::string matrix;
+  std::string fail_on;
+  std::string json_path;
+  bool no_cost = false;
+};
+
+// "name" or "name/variant" as given to --probe; repeated names merge.
+void add_probe_argument(Config& config, const std::string& text, const Catalogue& catalogue) {
+  const auto slash = text.find('/');
+  ProbeSelection selection{text.substr(0, slash), {}};
+  if (slash != std::string::npos) selection.variants.push_back(text.substr(slash + 1));
+  validate_probe_selection(selection, catalogue, "--probe");
+  for (auto& existing : config.probes)
+    if (existing.probe == selection.probe) {
+      if (existing.variants.empty() || selection.variants.empty()) existing.variants.clear();
+      else existing.variants.push_back(selection.variants[0]);
+      return;
+    }
+  config.probes.push_back(selection);
+}
+
+// "threads=1,2"
+void add_axis_argument(Config& config, const std::string& text) {
+  const auto equals = text.find('=');
+  if (equals == std::string::npos) throw UserError(fmt::format("--axis: expected NAME=V1,V2 but got '{}'", text));
+  std::vector<std::string> values;
+  std::string rest = text.substr(equals + 1);
+  for (std::size_t start = 0; start <= rest.size();) {
+    const auto comma = rest.find(',', start);
+    values.push_back(rest.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  validate_axis(text.substr(0, equals), values, "--axis");
+  config.axes[text.substr(0, equals)] = values;
+}
+
+Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
+  Config config = arguments.config_path.empty() ? Config{} : load_config_file(arguments.config_path, catalogue);
+  if (!arguments.probes.empty()) config.probes.clear();
+  for (const auto& probe : arguments.probes) add_probe_argument(config, probe, catalogue);
+  if (!arguments.profiles.empty()) {
+    for (const auto& profile : arguments.profiles) validate_profile(profile, "--profile");
+    config.profiles = arguments.profiles;
+    config.full_matrix = false;
+  }
+  for (const auto& axis : arguments.axes) add_axis_argument(config, axis);
+  if (arguments.matrix == "full") config.full_matrix = true;
+  if (arguments.repeats) config.repeats = *arguments.repeats;
+  if (arguments.processes) config.processes = *arguments.processes;
+  if (!arguments.device.empty()) {
+    validate_device(arguments.device, "--device");
+    config.device = arguments.device;
+  }
+  if (!arguments.fail_on.empty()) config.fail_on = arguments.fail_on;
+  return config;
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app) {
+  auto arguments = std::make_shared<RunArguments>();
+  auto* run = app.add_subcommand("run", "Run the audit and print the verdict matrix");
+  run->add_option("--config", arguments->config_path, "YAML config (optional; defaults equal an empty file)")
+      ->check(CLI::ExistingFile);
+  run->add_option("--probe", arguments->probes, "Probe to run, NAME or NAME/VARIANT (repeatable)");
+  run->add_option("--profile", arguments->profiles, "Profile to sweep (repeatable): " + fmt::format("{}", fmt::join(profile_names(), ", ")));
+  run->add_option("--axis", arguments->axes, "Axis crossed with the profiles, NAME=V1,V2 (repeatable), e.g. threads=1,2");
+  run->add_option("--matrix", arguments->matrix, "'full': sweep the cartesian product of the axes instead of profiles")
+      ->check(CLI::IsMember({"full"}));
+  run->add_option("--repeats", arguments->repeats, "Timed runs per process after warm-up")->check(CLI::Range(1, 100000));
+  run->add_option("--processes", arguments->processes, "Cross-process repeats")->check(CLI::Range(1, 1000));
+  run->add_option("--device", arguments->device, "auto | cpu | cuda | cuda:N");
+  run->add_option("--fail-on", arguments->fail_on,
+                  "contradiction: exit 1 where a cell contradicts what its probe documents; any: every failing cell")
+      ->check(CLI::IsMember({"contradiction", "any"}));
+  run->add_option("--json", arguments->json_path, "Write the report as JSON");
+  run->add_flag("--no-cost", arguments->no_cost, "Leave the cost ratios out of the matrix");
+  return {run, [arguments] {
+            const auto catalogue = registered_catalogue();
+            const auto config = make_config(*arguments, catalogue);
+            const bool tty = ::isatty(STDERR_FILENO);
+            AuditHooks hooks;
+            if (tty)
+              hooks.on_cell = [](const Cell& cell, int process) {
+                std::cerr << fmt::format("\r\033[K[p{}] {}", process, cell.key) << std::flush;
+              };
+            const auto report = run_audit(config, catalogue, hooks);
+            if (tty) std::cerr << "\r\033[K" << std::flush;
+            if (!arguments->json_path.empty())
+              write_file_atomically(arguments->json_path, report_to_json(report).dump(2) + "\n");
+            const bool color = ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
+            print_matrix(report, std::cout, {color, !arguments->no_cost});
+            print_summary(report, config.fail_on, std::cout);
+            return audit_failed(report, config.fail_on) ? 1 : 0;
+          }};
+}
+
+}  // namespace repro_audit

@@ -1,0 +1,38 @@
+#include "config/catalogue.h"
+
+namespace repro_audit {
+
+const char* to_string(Documented documented) {
+  switch (documented) {
+    case Documented::deterministic: return "deterministic";
+    case Documented::alternative_under_strict: return "alternative_under_strict";
+    case Documented::raises_under_strict: return "raises_under_strict";
+    case Documented::nondeterministic: return "nondeterministic";
+  }
+  return "?";
+}
+
+const VariantInfo* ProbeInfo::find_variant(const std::string& variant) const {
+  for (const auto& info : variants)
+    if (info.name == variant) return &info;
+  return nullptr;
+}
+
+Documented ProbeInfo::documented_on(const std::string& device_kind) const {
+  auto it = documented.find(device_kind);
+  return it == documented.end() ? Documented::deterministic : it->second;
+}
+
+const ProbeInfo* find_probe(const Catalogue& catalogue, const std::string& name) {
+  for (const auto& probe : catalogue)
+    if (probe.name == name) return &probe;
+  return nullptr;
+}
+
+std::vector<std::string> probe_names(const Catalogue& catalogue) {
+  std::vector<std::string> names;
+  for (const auto& probe : catalogue) names.push_back(probe.name);
+  return names;
+}
+
+}  // namespace repro_audit

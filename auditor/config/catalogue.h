@@ -1,0 +1,44 @@
+#pragma once
+// What the torch-free core knows of the probes: names, variants and what PyTorch documents for each.
+// The torch side fills it from the probe registry; tests fill it by hand.
+#include <map>
+#include <string>
+#include <vector>
+
+namespace repro_audit {
+
+// What PyTorch documents for an op on one device (see torch.use_deterministic_algorithms).
+enum class Documented {
+  deterministic,             // same bits every run, whatever the settings
+  alternative_under_strict,  // may diverge by default; deterministic algorithms switch implementation
+  raises_under_strict,       // may diverge by default; deterministic algorithms make it raise
+  nondeterministic,          // diverges whatever the settings (the racy control)
+};
+
+const char* to_string(Documented documented);
+
+struct VariantInfo {
+  std::string name;
+  std::string description;
+  std::vector<std::string> devices;  // device kinds it runs on: "cpu", "cuda"
+  std::string unsupported_reason;    // why it does not run on the devices it lacks
+};
+
+struct ProbeInfo {
+  std::string name;
+  std::string description;
+  std::vector<VariantInfo> variants;
+  std::map<std::string, Documented> documented;  // by device kind
+  bool in_default_suite = true;                  // fault controls are run only on request
+  double timeout_seconds = 60;                   // per cell and process, all runs together
+
+  const VariantInfo* find_variant(const std::string& variant) const;
+  Documented documented_on(const std::string& device_kind) const;
+};
+
+using Catalogue = std::vector<ProbeInfo>;
+
+const ProbeInfo* find_probe(const Catalogue& catalogue, const std::string& name);
+std::vector<std::string> probe_names(const Catalogue& catalogue);
+
+}  // namespace repro_audit

@@ -1,0 +1,236 @@
+#include "config/config.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "config/settings.h"
+#include "config/user_error.h"
+
+namespace repro_audit {
+namespace {
+
+const std::vector<std::string> kKeys = {"device",  "probes", "profiles", "axes",    "matrix",
+                                        "repeats", "warmup", "processes", "seed",   "timeout",
+                                        "fail_on"};
+
+class Reader {
+ public:
+  Reader(std::string source, const Catalogue& catalogue) : source_(std::move(source)), catalogue_(catalogue) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {
+    const auto mark = node.Mark();
+    throw UserError(source_, mark.line + 1, mark.column + 1, message);
+  }
+
+  std::string scalar(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsScalar()) fail(node, what + " must be a single value");
+    return node.Scalar();
+  }
+
+  std::vector<std::string> scalars(const YAML::Node& node, const std::string& what) const {
+    std::vector<std::string> values;
+    if (node.IsScalar()) return {node.Scalar()};
+    if (!node.IsSequence()) fail(node, what + " must be a value or a list of values");
+    for (const auto& item : node) values.push_back(scalar(item, what));
+    return values;
+  }
+
+  int integer(const YAML::Node& node, const std::string& what, int low, int high) const {
+    const auto text = scalar(node, what);
+    try {
+      std::size_t used = 0;
+      const long value = std::stol(text, &used);
+      if (used == text.size() && value >= low && value <= high) return static_cast<int>(value);
+    } catch (const std::exception&) {
+    }
+    fail(node, fmt::format("{} must be an integer from {} to {}, not '{}'", what, low, high, text));
+  }
+
+  std::vector<ProbeSelection> probes(const YAML::Node& node) const {
+    std::vector<ProbeSelection> result;
+    if (node.IsMap()) {
+      for (const auto& entry : node) {
+        ProbeSelection selection{scalar(entry.first, "a probe name"), {}};
+        check_probe(entry.first, selection.probe);
+        if (!(entry.second.IsScalar() && entry.second.Scalar() == "all"))
+          for (const auto& variant_node : entry.second.IsSequence() ? entry.second : YAML::Node(YAML::NodeType::Sequence)) {
+            const auto variant = scalar(variant_node, "a variant name");
+            check_variant(variant_node, selection.probe, variant);
+            selection.variants.push_back(variant);
+          }
+        if (!entry.second.IsSequence() && !(entry.second.IsScalar() && entry.second.Scalar() == "all"))
+          fail(entry.second, "variants must be a list of names or 'all'");
+        result.push_back(selection);
+      }
+      return result;
+    }
+    if (!node.IsSequence()) fail(node, "probes must be a list of names or a map of name: [variants]");
+    for (const auto& item : node) {
+      const auto name = scalar(item, "a probe name");
+      check_probe(item, name);
+      result.push_back({name, {}});
+    }
+    return result;
+  }
+
+  void check_probe(const YAML::Node& node, const std::string& name) const {
+    if (!find_probe(catalogue_, name))
+      fail(node, fmt::format("unknown probe '{}'; valid probes: {}", name, fmt::join(probe_names(catalogue_), ", ")));
+  }
+
+  void check_variant(const YAML::Node& node, const std::string& probe, const std::string& variant) const {
+    const auto* info = find_probe(catalogue_, probe);
+    if (info->find_variant(variant)) return;
+    std::vector<std::string> names;
+    for (const auto& v : info->variants) names.push_back(v.name);
+    fail(node, fmt::format("unknown variant '{}' of probe '{}'; valid variants: {}", variant, probe,
+                           fmt::join(names, ", ")));
+  }
+
+  std::map<std::string, std::vector<std::string>> axes(const YAML::Node& node) const {
+    if (!node.IsMap()) fail(node, "axes must be a map of setting: [values]");
+    std::map<std::string, std::vector<std::string>> result;
+    for (const auto& entry : node) {
+      const auto name = scalar(entry.first, "a setting name");
+      const auto* spec = find_setting(name);
+      if (!spec)
+        fail(entry.first, fmt::format("unknown setting '{}'; valid settings: {}", name, fmt::join(setting_names(), ", ")));
+      std::vector<std::string> values;
+      const auto items = entry.second.IsSequence() ? entry.second : YAML::Node(YAML::NodeType::Sequence);
+      if (entry.second.IsScalar()) values.push_back(checked_value(entry.second, *spec));
+      else if (entry.second.IsSequence())
+        for (const auto& item : items) values.push_back(checked_value(item, *spec));
+      else fail(entry.second, "an axis must be a value or a list of values");
+      if (values.empty()) fail(entry.second, fmt::format("axis '{}' has no values", name));
+      result[name] = values;
+    }
+    return result;
+  }
+
+  std::string checked_value(const YAML::Node& node, const SettingSpec& spec) const {
+    const auto value = scalar(node, "a setting value");
+    if (!is_valid_value(spec, value))
+      fail(node, fmt::format("invalid value '{}' for setting '{}'; valid values: {}", value, spec.name,
+                             describe_values(spec)));
+    return value;
+  }
+
+ private:
+  std::string source_;
+  const Catalogue& catalogue_;
+};
+
+}  // namespace
+
+Config parse_config(const std::string& text, const std::string& source, const Catalogue& catalogue) {
+  Config config;
+  config.source = source;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& error) {
+    throw UserError(source, error.mark.line + 1, error.mark.column + 1, error.msg);
+  }
+  if (root.IsNull()) return config;
+  Reader reader(source, catalogue);
+  if (!root.IsMap()) reader.fail(root, "the config must be a map of keys: " + fmt::format("{}", fmt::join(kKeys, ", ")));
+  bool has_profiles = false;
+  for (const auto& entry : root) {
+    const auto key = reader.scalar(entry.first, "a key");
+    const auto& value = entry.second;
+    if (key == "device") {
+      config.device = reader.scalar(value, "device");
+      try {
+        validate_device(config.device, "device");
+      } catch (const UserError& error) {
+        reader.fail(value, error.what());
+      }
+    } else if (key == "probes") {
+      config.probes = reader.probes(value);
+    } else if (key == "profiles") {
+      has_profiles = true;
+      config.profiles = reader.scalars(value, "profiles");
+      for (std::size_t i = 0; i < config.profiles.size(); ++i)
+        if (!profiles().count(config.profiles[i]))
+          reader.fail(value.IsSequence() ? value[i] : value,
+                      fmt::format("unknown profile '{}'; valid profiles: {}", config.profiles[i],
+                                  fmt::join(profile_names(), ", ")));
+    } else if (key == "axes") {
+      config.axes = reader.axes(value);
+    } else if (key == "matrix") {
+      if (has_profiles) reader.fail(entry.first, "give either profiles or matrix, not both");
+      config.axes = reader.axes(value);
+      config.full_matrix = true;
+    } else if (key == "repeats") {
+      config.repeats = reader.integer(value, "repeats", 1, 100000);
+    } else if (key == "warmup") {
+      config.warmup = reader.integer(value, "warmup", 0, 1000);
+    } else if (key == "processes") {
+      config.processes = reader.integer(value, "processes", 1, 1000);
+    } else if (key == "seed") {
+      config.seed = static_cast<std::uint64_t>(reader.integer(value, "seed", 0, 2147483647));
+    } else if (key == "timeout") {
+      config.timeout_seconds = reader.integer(value, "timeout", 1, 86400);
+    } else if (key == "fail_on") {
+      config.fail_on = reader.scalar(value, "fail_on");
+      if (config.fail_on != "contradiction" && config.fail_on != "any")
+        reader.fail(value, "fail_on must be one of: contradiction, any");
+    } else {
+      reader.fail(entry.first, fmt::format("unknown key '{}'; valid keys: {}", key, fmt::join(kKeys, ", ")));
+    }
+  }
+  if (has_profiles && config.full_matrix) reader.fail(root, "give either profiles or matrix, not both");
+  return config;
+}
+
+Config load_config_file(const std::string& path, const Catalogue& catalogue) {
+  std::ifstream in(path);
+  if (!in) throw UserError(fmt::format("{}: cannot read the config file", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), path, catalogue);
+}
+
+void validate_probe_selection(const ProbeSelection& selection, const Catalogue& catalogue, const std::string& where) {
+  const auto* info = find_probe(catalogue, selection.probe);
+  if (!info)
+    throw UserError(fmt::format("{}: unknown probe '{}'; valid probes: {}", where, selection.probe,
+                                fmt::join(probe_names(catalogue), ", ")));
+  for (const auto& variant : selection.variants)
+    if (!info->find_variant(variant)) {
+      std::vector<std::string> names;
+      for (const auto& v : info->variants) names.push_back(v.name);
+      throw UserError(fmt::format("{}: unknown variant '{}' of probe '{}'; valid variants: {}", where, variant,
+                                  selection.probe, fmt::join(names, ", ")));
+    }
+}
+
+void validate_profile(const std::string& profile, const std::string& where) {
+  if (!profiles().count(profile))
+    throw UserError(fmt::format("{}: unknown profile '{}'; valid profiles: {}", where, profile,
+                                fmt::join(profile_names(), ", ")));
+}
+
+void validate_axis(const std::string& name, const std::vector<std::string>& values, const std::string& where) {
+  const auto* spec = find_setting(name);
+  if (!spec)
+    throw UserError(fmt::format("{}: unknown setting '{}'; valid settings: {}", where, name,
+                                fmt::join(setting_names(), ", ")));
+  for (const auto& value : values)
+    if (!is_valid_value(*spec, value))
+      throw UserError(fmt::format("{}: invalid value '{}' for setting '{}'; valid values: {}", where, value, name,
+                                  describe_values(*spec)));
+}
+
+void validate_device(const std::string& device, const std::string& where) {
+  static const std::regex pattern("auto|cpu|cuda(:[0-9]+)?");
+  if (!std::regex_match(device, pattern))
+    throw UserError(fmt::format("{}: invalid device '{}'; valid devices: auto, cpu, cuda, cuda:N", where, device));
+}
+
+}  // namespace repro_audit

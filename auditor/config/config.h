@@ -1,0 +1,45 @@
+#pragma once
+// The audit configuration: optional YAML, built-in defaults equal to an empty file.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/catalogue.h"
+
+namespace repro_audit {
+
+struct ProbeSelection {
+  std::string probe;
+  std::vector<std::string> variants;  // empty: every variant
+};
+
+struct Config {
+  std::string source = "<defaults>";
+  std::string device = "auto";                 // auto | cpu | cuda | cuda:N
+  std::vector<ProbeSelection> probes;          // empty: the default suite
+  std::vector<std::string> profiles = {"default", "strict", "strict-warn"};
+  // Crossed with every profile (profile mode) or with each other (matrix mode).
+  std::map<std::string, std::vector<std::string>> axes = {{"threads", {"1", "2"}}};
+  bool full_matrix = false;  // sweep the cartesian product of `axes` instead of profiles
+  int repeats = 10;          // timed runs per process, after warm-up
+  int warmup = 1;            // digested, not timed
+  int processes = 2;         // cross-process repeats
+  std::uint64_t seed = 0;
+  double timeout_seconds = 0;  // per cell; 0 = the probe's own default
+  std::string fail_on = "contradiction";  // contradiction | any
+};
+
+// Throws UserError naming source, line and column, and the valid choices.
+Config parse_config(const std::string& text, const std::string& source, const Catalogue& catalogue);
+Config load_config_file(const std::string& path, const Catalogue& catalogue);
+
+// Checks values given on the command line against the same rules as the YAML.
+void validate_probe_selection(const ProbeSelection& selection, const Catalogue& catalogue,
+                              const std::string& where);
+void validate_profile(const std::string& profile, const std::string& where);
+void validate_axis(const std::string& name, const std::vector<std::string>& values,
+                   const std::string& where);
+void validate_device(const std::string& device, const std::string& where);
+
+}  // namespace repro_audit

@@ -1,0 +1,108 @@
+#include "plan/plan.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <set>
+
+namespace repro_audit {
+namespace {
+
+using Assignment = std::vector<std::pair<std::string, std::string>>;
+
+// Every combination of the axes' values, in axis-name order.
+std::vector<Assignment> product(const std::map<std::string, std::vector<std::string>>& axes) {
+  std::vector<Assignment> result = {{}};
+  for (const auto& [name, values] : axes) {
+    std::vector<Assignment> next;
+    for (const auto& partial : result)
+      for (const auto& value : values) {
+        auto extended = partial;
+        extended.emplace_back(name, value);
+        next.push_back(std::move(extended));
+      }
+    result = std::move(next);
+  }
+  return result;
+}
+
+std::vector<FlagSetColumn> make_columns(const Config& config, const std::string& device) {
+  std::vector<FlagSetColumn> columns;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& prefix, const FlagSet& base, const Assignment& assignment) {
+    FlagSet overrides = base;
+    overrides.emplace("seed", std::to_string(config.seed));
+    std::vector<std::string> parts;
+    if (!prefix.empty()) parts.push_back(prefix);
+    for (const auto& [name, value] : assignment) {
+      overrides[name] = value;
+      if (applies_to(*find_setting(name), device)) parts.push_back(name + "=" + value);
+    }
+    auto flags = make_flag_set(overrides, device);
+    if (!seen.insert(canonical_settings(flags)).second) return;  // collapsed onto an earlier flag set
+    columns.push_back({fmt::format("{}", fmt::join(parts, " ")), std::move(flags)});
+  };
+  const auto assignments = product(config.axes);
+  if (config.full_matrix) {
+    for (const auto& assignment : assignments) add("", {}, assignment);
+  } else {
+    for (const auto& profile : config.profiles)
+      for (const auto& assignment : assignments) add(profile, profiles().at(profile), assignment);
+  }
+  return columns;
+}
+
+}  // namespace
+
+std::string cell_key(const std::string& probe, const std::string& variant, const std::string& device,
+                     const FlagSet& settings) {
+  return fmt::format("{}/{}@{}|{}", probe, variant, device, canonical_settings(settings));
+}
+
+Plan make_plan(const Config& config, const Catalogue& catalogue, const std::string& device) {
+  Plan plan;
+  plan.device = device;
+  plan.columns = make_columns(config, device);
+  std::vector<ProbeSelection> selections = config.probes;
+  if (selections.empty())
+    for (const auto& probe : catalogue)
+      if (probe.in_default_suite) selections.push_back({probe.name, {}});
+  const auto kind = device_kind(device);
+  std::set<std::string> keys;
+  for (const auto& selection : selections) {
+    const auto* probe = find_probe(catalogue, selection.probe);
+    for (const auto& variant : probe->variants) {
+      if (!selection.variants.empty() &&
+          std::find(selection.variants.begin(), selection.variants.end(), variant.name) == selection.variants.end())
+        continue;
+      const bool supported =
+          std::find(variant.devices.begin(), variant.devices.end(), kind) != variant.devices.end();
+      for (const auto& column : plan.columns) {
+        Cell cell{cell_key(probe->name, variant.name, device, column.flags), probe->name, variant.name, device,
+                  column.label, column.flags, "",
+                  config.timeout_seconds > 0 ? config.timeout_seconds : probe->timeout_seconds};
+        if (!supported)
+          cell.unsupported_reason = variant.unsupported_reason.empty()
+                                        ? fmt::format("no implementation on {}", kind)
+                                        : variant.unsupported_reason;
+        if (keys.insert(cell.key).second) plan.cells.push_back(std::move(cell));
+      }
+    }
+  }
+  return plan;
+}
+
+std::vector<Batch> make_batches(const std::vector<Cell>& cells) {
+  std::vector<Batch> batches;
+  for (const auto& cell : cells) {
+    if (!cell.unsupported_reason.empty()) continue;
+    const auto process = process_settings(cell.settings);
+    auto it = std::find_if(batches.begin(), batches.end(),
+                           [&](const Batch& batch) { return batch.process_settings == process; });
+    if (it == batches.end()) it = batches.insert(batches.end(), Batch{process, {}});
+    it->cells.push_back(cell);
+  }
+  return batches;
+}
+
+}  // namespace repro_audit

@@ -1,0 +1,49 @@
+#pragma once
+// Expands a config into cells: probes x variants x flag sets, collapsed for the device.
+#include <string>
+#include <vector>
+
+#include "config/catalogue.h"
+#include "config/config.h"
+#include "config/settings.h"
+
+namespace repro_audit {
+
+struct FlagSetColumn {
+  std::string label;  // "strict threads=2"
+  FlagSet flags;
+};
+
+struct Cell {
+  std::string key;  // probe/variant@device|setting=value,...
+  std::string probe;
+  std::string variant;
+  std::string device;
+  std::string label;  // the flag set's column label
+  FlagSet settings;
+  std::string unsupported_reason;  // set when the variant has no implementation for the device
+  double timeout_seconds = 60;     // for all runs of the cell in one process
+};
+
+struct Plan {
+  std::string device;
+  std::vector<FlagSetColumn> columns;
+  std::vector<Cell> cells;
+};
+
+// A group of cells that share the process-level settings, run by one worker per process repeat.
+struct Batch {
+  FlagSet process_settings;
+  std::vector<Cell> cells;
+};
+
+std::string cell_key(const std::string& probe, const std::string& variant, const std::string& device,
+                     const FlagSet& settings);
+
+// `device` is concrete here ("cpu", "cuda:0"): the caller resolves "auto".
+Plan make_plan(const Config& config, const Catalogue& catalogue, const std::string& device);
+
+// Cells that need a worker, grouped by process-level settings; unsupported cells are left out.
+std::vector<Batch> make_batches(const std::vector<Cell>& cells);
+
+}  // namespace repro_audit

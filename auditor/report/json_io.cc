@@ -1,0 +1,225 @@
+#include "report/json_io.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "config/user_error.h"
+
+namespace repro_audit {
+using nlohmann::json;
+
+void to_json(json& j, const KernelRecord& value) {
+  j = {{"name", value.name}};
+  if (!value.grid.empty()) j["grid"] = value.grid;
+  if (!value.block.empty()) j["block"] = value.block;
+}
+void from_json(const json& j, KernelRecord& value) {
+  value.name = j.at("name").get<std::string>();
+  value.grid = j.value("grid", "");
+  value.block = j.value("block", "");
+}
+
+void to_json(json& j, const RunObservation& value) {
+  j = {{"digest", value.digest}, {"outputs", json::array()}, {"warmup", value.warmup}, {"time_ns", value.time_ns}};
+  for (const auto& [name, digest] : value.outputs) j["outputs"].push_back({{"name", name}, {"digest", digest}});
+  if (!value.kernel_digest.empty()) j["kernel_digest"] = value.kernel_digest;
+}
+void from_json(const json& j, RunObservation& value) {
+  value.digest = j.at("digest").get<std::string>();
+  value.outputs.clear();
+  for (const auto& output : j.at("outputs"))
+    value.outputs.emplace_back(output.at("name").get<std::string>(), output.at("digest").get<std::string>());
+  value.warmup = j.value("warmup", false);
+  value.time_ns = j.value("time_ns", std::int64_t{0});
+  value.kernel_digest = j.value("kernel_digest", "");
+}
+
+void to_json(json& j, const Divergence& value) {
+  j = {{"output", value.output}, {"run", value.run}};
+  if (value.differing_elements >= 0) {
+    j["differing_elements"] = value.differing_elements;
+    j["elements"] = value.elements;
+    j["max_abs_difference"] = value.max_abs_difference;
+    j["max_ulp_difference"] = value.max_ulp_difference;
+  }
+}
+void from_json(const json& j, Divergence& value) {
+  value.output = j.at("output").get<std::string>();
+  value.run = j.value("run", 0);
+  value.differing_elements = j.value("differing_elements", std::int64_t{-1});
+  value.elements = j.value("elements", std::int64_t{0});
+  value.max_abs_difference = j.value("max_abs_difference", 0.0);
+  value.max_ulp_difference = j.value("max_ulp_difference", 0.0);
+}
+
+void to_json(json& j, const ProcessObservation& value) {
+  j = {{"process", value.process}, {"status", value.status}, {"runs", value.runs}};
+  if (!value.message.empty()) j["message"] = value.message;
+  if (!value.warnings.empty()) j["warnings"] = value.warnings;
+  if (value.divergence) j["divergence"] = *value.divergence;
+  if (!value.kernel_sequences.empty()) {
+    j["kernel_sequences"] = json::array();
+    for (const auto& [digest, kernels] : value.kernel_sequences)
+      j["kernel_sequences"].push_back({{"digest", digest}, {"kernels", kernels}});
+  }
+  if (!value.trace_unavailable.empty()) j["trace_unavailable"] = value.trace_unavailable;
+}
+void from_json(const json& j, ProcessObservation& value) {
+  value.process = j.value("process", 0);
+  value.status = j.at("status").get<std::string>();
+  value.message = j.value("message", "");
+  value.runs = j.value("runs", std::vector<RunObservation>{});
+  value.warnings = j.value("warnings", std::vector<std::string>{});
+  value.divergence.reset();
+  if (j.contains("divergence")) value.divergence = j.at("divergence").get<Divergence>();
+  value.kernel_sequences.clear();
+  for (const auto& sequence : j.value("kernel_sequences", json::array()))
+    value.kernel_sequences.emplace_back(sequence.at("digest").get<std::string>(),
+                                        sequence.at("kernels").get<std::vector<KernelRecord>>());
+  value.trace_unavailable = j.value("trace_unavailable", "");
+}
+
+void to_json(json& j, const Cell& value) {
+  j = {{"key", value.key},     {"probe", value.probe},     {"variant", value.variant},
+       {"device", value.device}, {"label", value.label}, {"settings", value.settings},
+       {"timeout_seconds", value.timeout_seconds}};
+  if (!value.unsupported_reason.empty()) j["unsupported_reason"] = value.unsupported_reason;
+}
+void from_json(const json& j, Cell& value) {
+  value.key = j.at("key").get<std::string>();
+  value.probe = j.at("probe").get<std::string>();
+  value.variant = j.at("variant").get<std::string>();
+  value.device = j.at("device").get<std::string>();
+  value.label = j.value("label", "");
+  value.settings = j.at("settings").get<FlagSet>();
+  value.unsupported_reason = j.value("unsupported_reason", "");
+  value.timeout_seconds = j.value("timeout_seconds", 60.0);
+}
+
+void to_json(json& j, const Timing& value) {
+  j = {{"median_ns", value.median_ns}, {"p10_ns", value.p10_ns}, {"p90_ns", value.p90_ns}, {"samples", value.samples}};
+}
+void from_json(const json& j, Timing& value) {
+  value.median_ns = j.value("median_ns", std::int64_t{0});
+  value.p10_ns = j.value("p10_ns", std::int64_t{0});
+  value.p90_ns = j.value("p90_ns", std::int64_t{0});
+  value.samples = j.value("samples", 0);
+}
+
+namespace {
+
+json cell_to_json(const CellReport& report) {
+  const auto& v = report.verdict;
+  json j = report.cell;
+  j["verdict"] = to_string(v.kind);
+  j["passed"] = !is_failing(v);
+  j["skipped"] = is_skipped(v);
+  j["runs"] = v.runs;
+  j["processes"] = v.processes;
+  j["distinct_digests"] = v.distinct_digests;
+  j["documented"] = report.documented;
+  if (!v.digest.empty()) j["digest"] = v.digest;
+  if (v.kind == VerdictKind::deterministic) j["divergence_rate_bound"] = v.divergence_rate_bound;
+  if (v.kind == VerdictKind::warns) j["digests_agree"] = v.digests_agree;
+  if (!v.divergence_scope.empty()) j["divergence_scope"] = v.divergence_scope;
+  if (v.divergence) j["divergence"] = *v.divergence;
+  if (!v.message.empty()) j["message"] = v.message;
+  if (!v.warnings.empty()) j["warnings"] = v.warnings;
+  if (v.timing.samples > 0) j["timing"] = v.timing;
+  if (report.cost_ratio) j["cost_ratio"] = *report.cost_ratio;
+  j["kernels_varied"] = v.kernels_varied;
+  if (!v.kernel_digest.empty()) j["kernel_digest"] = v.kernel_digest;
+  if (report.contradiction)
+    j["contradiction"] = {{"expected", report.contradiction->expected},
+                          {"text", report.contradiction->text},
+                          {"breaks_audit", report.contradiction->breaks_audit}};
+  j["observations"] = report.observations;
+  return j;
+}
+
+CellReport cell_from_json(const json& j) {
+  CellReport report;
+  report.cell = j.get<Cell>();
+  auto& v = report.verdict;
+  const auto kind = verdict_from_string(j.at("verdict").get<std::string>());
+  if (!kind) throw json::other_error::create(501, "unknown verdict '" + j.at("verdict").get<std::string>() + "'", &j);
+  v.kind = *kind;
+  v.runs = j.value("runs", 0);
+  v.processes = j.value("processes", 0);
+  v.distinct_digests = j.value("distinct_digests", 0);
+  v.digest = j.value("digest", "");
+  v.digests_agree = v.kind == VerdictKind::deterministic || j.value("digests_agree", false);
+  v.divergence_rate_bound = j.value("divergence_rate_bound", 1.0);
+  v.divergence_scope = j.value("divergence_scope", "");
+  if (j.contains("divergence")) v.divergence = j.at("divergence").get<Divergence>();
+  v.message = j.value("message", "");
+  v.warnings = j.value("warnings", std::vector<std::string>{});
+  v.timing = j.value("timing", Timing{});
+  v.kernels_varied = j.value("kernels_varied", false);
+  v.kernel_digest = j.value("kernel_digest", "");
+  report.documented = j.value("documented", "");
+  if (j.contains("cost_ratio")) report.cost_ratio = j.at("cost_ratio").get<double>();
+  if (j.contains("contradiction")) {
+    const auto& c = j.at("contradiction");
+    report.contradiction = Contradiction{c.value("expected", ""), c.value("text", ""), c.value("breaks_audit", false)};
+  }
+  report.observations = j.value("observations", std::vector<ProcessObservation>{});
+  return report;
+}
+
+}  // namespace
+
+json report_to_json(const Report& report) {
+  json j = {{"schema", kReportSchema},
+            {"tool_version", report.tool_version},
+            {"environment", report.environment},
+            {"config", report.config},
+            {"device", report.device},
+            {"columns", report.columns},
+            {"duration_seconds", report.duration_seconds},
+            {"cells", json::array()},
+            {"notes", json::array()}};
+  for (const auto& cell : report.cells) j["cells"].push_back(cell_to_json(cell));
+  for (const auto& note : report.notes)
+    j["notes"].push_back({{"probe", note.probe},
+                          {"variant", note.variant},
+                          {"device", note.device},
+                          {"setting", note.setting},
+                          {"values", note.values},
+                          {"text", note.text}});
+  return j;
+}
+
+Report report_from_json(const json& j, const std::string& source) {
+  if (!j.is_object() || j.value("schema", "") != kReportSchema)
+    throw UserError(fmt::format("{}: not a repro-audit report (expected \"schema\": \"{}\")", source, kReportSchema));
+  try {
+    Report report;
+    report.tool_version = j.value("tool_version", "");
+    report.environment = j.value("environment", json::object());
+    report.config = j.value("config", json::object());
+    report.device = j.value("device", "");
+    report.columns = j.value("columns", std::vector<std::string>{});
+    report.duration_seconds = j.value("duration_seconds", 0.0);
+    for (const auto& cell : j.at("cells")) report.cells.push_back(cell_from_json(cell));
+    report.notes = find_setting_notes(report.cells);
+    return report;
+  } catch (const json::exception& error) {
+    throw UserError(fmt::format("{}: malformed report: {}", source, error.what()));
+  }
+}
+
+Report load_report_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UserError(fmt::format("{}: cannot read the report", path));
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error& error) {
+    throw UserError(fmt::format("{}: byte {}: invalid JSON: {}", path, error.byte, error.what()));
+  }
+  return report_from_json(j, path);
+}
+
+}  // namespace repro_audit

@@ -1,0 +1,116 @@
+#include "report/terminal_printer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fmt/ranges.h>
+#include <map>
+
+namespace repro_audit {
+namespace {
+
+// Columns count code points, not bytes: the marks are UTF-8.
+std::size_t display_width(const std::string& text) {
+  std::size_t width = 0;
+  for (unsigned char c : text)
+    if ((c & 0xC0) != 0x80) ++width;
+  return width;
+}
+
+std::string pad(const std::string& text, std::size_t width) {
+  return text + std::string(width > display_width(text) ? width - display_width(text) : 0, ' ');
+}
+
+const char* color_of(const CellReport& cell) {
+  if (cell.contradiction && cell.contradiction->breaks_audit) return "\033[1;31m";
+  if (is_skipped(cell.verdict)) return "\033[2m";
+  return is_failing(cell.verdict) ? "\033[33m" : "\033[32m";
+}
+
+std::string cost_text(const CellReport& cell) {
+  if (!cell.cost_ratio) return "";
+  return fmt::format(" {:.1f}x", *cell.cost_ratio);
+}
+
+}  // namespace
+
+std::string verdict_mark(const CellReport& cell) {
+  std::string mark;
+  switch (cell.verdict.kind) {
+    case VerdictKind::deterministic: mark = "✓"; break;
+    case VerdictKind::nondeterministic: mark = "✗"; break;
+    case VerdictKind::warns: mark = cell.verdict.digests_agree ? "W✓" : "W✗"; break;
+    case VerdictKind::raises: mark = "R"; break;
+    case VerdictKind::unsupported: mark = "skip"; break;
+    case VerdictKind::error: mark = "ERR"; break;
+    case VerdictKind::crashed: mark = "CRASH"; break;
+    case VerdictKind::timeout: mark = "TIME"; break;
+  }
+  if (cell.contradiction) mark += cell.contradiction->breaks_audit ? "!" : "?";
+  return mark;
+}
+
+void print_matrix(const Report& report, std::ostream& out, const TerminalOptions& options) {
+  std::vector<std::string> rows;
+  std::map<std::pair<std::string, std::string>, const CellReport*> by_position;
+  for (const auto& cell : report.cells) {
+    const auto row = cell.cell.probe + "/" + cell.cell.variant;
+    if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+    by_position[{row, cell.cell.label}] = &cell;
+  }
+  std::size_t row_width = 8;
+  for (const auto& row : rows) row_width = std::max(row_width, display_width(row));
+  std::vector<std::size_t> widths;
+  for (const auto& column : report.columns) {
+    std::size_t width = display_width(column);
+    for (const auto& row : rows) {
+      auto it = by_position.find({row, column});
+      if (it != by_position.end())
+        width = std::max(width, display_width(verdict_mark(*it->second) + (options.show_cost ? cost_text(*it->second) : "")));
+    }
+    widths.push_back(width);
+  }
+  out << pad("", row_width);
+  for (std::size_t i = 0; i < report.columns.size(); ++i) out << "  " << pad(report.columns[i], widths[i]);
+  out << "\n";
+  for (const auto& row : rows) {
+    out << pad(row, row_width);
+    for (std::size_t i = 0; i < report.columns.size(); ++i) {
+      auto it = by_position.find({row, report.columns[i]});
+      std::string text = it == by_position.end() ? "" : verdict_mark(*it->second);
+      if (it != by_position.end() && options.show_cost) text += cost_text(*it->second);
+      const auto padded = pad(text, widths[i]);
+      if (options.color && it != by_position.end()) out << "  " << color_of(*it->second) << padded << "\033[0m";
+      else out << "  " << padded;
+    }
+    out << "\n";
+  }
+  out << "✓ deterministic  ✗ nondeterministic  R raises  W warns  skip unsupported  ERR/CRASH/TIME failed"
+         "  ! contradicts the documentation (fails)  ? contradicts it (note)";
+  if (options.show_cost) out << "  Nx cost against the default profile";
+  out << "\n";
+}
+
+void print_summary(const Report& report, const std::string& fail_on, std::ostream& out) {
+  std::map<VerdictKind, int> counts;
+  for (const auto& cell : report.cells) ++counts[cell.verdict.kind];
+  bool any_contradiction = false;
+  for (const auto& cell : report.cells) {
+    if (!cell.contradiction) continue;
+    if (!any_contradiction) out << "\nContradictions with PyTorch's documentation:\n";
+    any_contradiction = true;
+    out << fmt::format("  {} {}: {}\n", cell.contradiction->breaks_audit ? "FAIL" : "note", cell.cell.key,
+                       cell.contradiction->text);
+  }
+  if (!report.notes.empty()) {
+    out << "\nSettings that change the bits of deterministic results:\n";
+    for (const auto& note : report.notes) out << "  " << note.text << "\n";
+  }
+  std::vector<std::string> parts;
+  for (const auto& [kind, count] : counts) parts.push_back(fmt::format("{} {}", count, to_string(kind)));
+  const bool failed = audit_failed(report, fail_on);
+  out << fmt::format("\n{} cells: {}; {:.1f} s; {}\n", report.cells.size(), fmt::join(parts, ", "),
+                     report.duration_seconds, failed ? "FAILED" : "passed");
+}
+
+}  // namespace repro_audit

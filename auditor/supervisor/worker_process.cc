@@ -1,0 +1,152 @@
+#include "supervisor/worker_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace repro_audit {
+namespace {
+
+std::vector<std::string> merged_environment(const std::map<std::string, std::string>& overrides) {
+  std::vector<std::string> result;
+  for (char** entry = environ; *entry; ++entry) {
+    const std::string text = *entry;
+    if (!overrides.count(text.substr(0, text.find('=')))) result.push_back(text);
+  }
+  for (const auto& [name, value] : overrides)
+    if (!value.empty()) result.push_back(name + "=" + value);
+  return result;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> result;
+  for (auto& s : strings) result.push_back(s.data());
+  result.push_back(nullptr);
+  return result;
+}
+
+}  // namespace
+
+std::string signal_name(int signal) {
+  const char* abbreviation = sigabbrev_np(signal);
+  return abbreviation ? fmt::format("SIG{}", abbreviation) : fmt::format("signal {}", signal);
+}
+
+WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& environment,
+                             const std::string& input, const std::string& log_path)
+    : log_path_(log_path) {
+  int input_pipe[2], output_pipe[2];
+  if (pipe2(input_pipe, O_CLOEXEC) != 0 || pipe2(output_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error(fmt::format("pipe failed: {}", std::strerror(errno)));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, input_pipe[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, output_pipe[1], 1);
+  posix_spawn_file_actions_addopen(&actions, 2, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  auto args = argv;
+  auto env = merged_environment(environment);
+  auto arg_pointers = pointers(args);
+  auto env_pointers = pointers(env);
+  const int rc = posix_spawn(&pid_, args[0].c_str(), &actions, nullptr, arg_pointers.data(), env_pointers.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(input_pipe[0]);
+  ::close(output_pipe[1]);
+  if (rc != 0) {
+    ::close(input_pipe[1]);
+    ::close(output_pipe[0]);
+    throw std::runtime_error(fmt::format("cannot start {}: {}", args[0], std::strerror(rc)));
+  }
+  output_fd_ = output_pipe[0];
+  // The batch is small (a few KiB); a worker that dies before reading it gives EPIPE, ignored here
+  // because its death is reported by wait().
+  std::size_t written = 0;
+  while (written < input.size()) {
+    const auto n = ::write(input_pipe[1], input.data() + written, input.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    written += static_cast<std::size_t>(n);
+  }
+  ::close(input_pipe[1]);
+}
+
+WorkerProcess::~WorkerProcess() {
+  if (!reaped_) terminate(std::chrono::milliseconds(200));
+  if (output_fd_ >= 0) ::close(output_fd_);
+}
+
+WorkerProcess::ReadStatus WorkerProcess::read_line(std::string& line, std::chrono::steady_clock::time_point deadline) {
+  while (true) {
+    const auto newline = buffer_.find('\n');
+    if (newline != std::string::npos) {
+      line = buffer_.substr(0, newline);
+      buffer_.erase(0, newline + 1);
+      return ReadStatus::line;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return ReadStatus::deadline;
+    pollfd descriptor{output_fd_, POLLIN, 0};
+    const int ready = ::poll(&descriptor, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR) return ReadStatus::end_of_output;
+    if (ready <= 0) continue;
+    char chunk[65536];
+    const auto n = ::read(output_fd_, chunk, sizeof chunk);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return ReadStatus::end_of_output;
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+void WorkerProcess::terminate(std::chrono::milliseconds grace) {
+  if (reaped_) return;
+  ::kill(pid_, SIGTERM);
+  const auto until = std::chrono::steady_clock::now() + grace;
+  while (std::chrono::steady_clock::now() < until) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      reaped_ = true;
+      signal_ = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(pid_, SIGKILL);
+  wait();
+}
+
+std::string WorkerProcess::wait() {
+  if (!reaped_) {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    reaped_ = true;
+    signal_ = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  return signal_ ? "signal " + signal_name(signal_) : fmt::format("exit {}", exit_code_);
+}
+
+std::string WorkerProcess::log_tail(std::size_t max_bytes) const {
+  std::ifstream in(log_path_);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto log = text.str();
+  if (log.size() > max_bytes) log = "..." + log.substr(log.size() - max_bytes);
+  while (!log.empty() && (log.back() == '\n' || log.back() == ' ')) log.pop_back();
+  return log;
+}
+
+}  // namespace repro_audit

@@ -1,0 +1,228 @@
+#include "verdict/verdict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <set>
+
+namespace repro_audit {
+namespace {
+
+const std::vector<std::pair<VerdictKind, const char*>> kNames = {
+    {VerdictKind::deterministic, "deterministic"}, {VerdictKind::nondeterministic, "nondeterministic"},
+    {VerdictKind::warns, "warns"},                 {VerdictKind::raises, "raises"},
+    {VerdictKind::unsupported, "unsupported"},     {VerdictKind::error, "error"},
+    {VerdictKind::crashed, "crashed"},             {VerdictKind::timeout, "timeout"},
+};
+
+bool mentions_determinism(const std::string& message) {
+  std::string lower = message;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return lower.find("deterministic") != std::string::npos;
+}
+
+// A failure that ends the cell before digests exist, by priority: the worst status wins.
+std::optional<Verdict> judge_failure(const Cell& cell, const std::vector<ProcessObservation>& observations) {
+  for (const char* status : {"crashed", "timeout", "exception", "unsupported"}) {
+    auto it = std::find_if(observations.begin(), observations.end(),
+                           [&](const ProcessObservation& o) { return o.status == status; });
+    if (it == observations.end()) continue;
+    Verdict verdict;
+    verdict.message = it->message;
+    verdict.processes = static_cast<int>(observations.size());
+    verdict.warnings = it->warnings;
+    const std::string name = status;
+    if (name == "crashed") verdict.kind = VerdictKind::crashed;
+    else if (name == "timeout") verdict.kind = VerdictKind::timeout;
+    else if (name == "unsupported") verdict.kind = VerdictKind::unsupported;
+    else {
+      const bool all_raised = std::all_of(observations.begin(), observations.end(),
+                                          [](const ProcessObservation& o) { return o.status == "exception"; });
+      const bool strict = cell.settings.count("deterministic_algorithms") &&
+                          cell.settings.at("deterministic_algorithms") == "on";
+      verdict.kind = strict && all_raised && mentions_determinism(it->message) ? VerdictKind::raises
+                                                                               : VerdictKind::error;
+      if (!all_raised) verdict.message = "raised in some processes only: " + it->message;
+    }
+    return verdict;
+  }
+  return std::nullopt;
+}
+
+// Names the first output of the first run that differs from process 0's run 0.
+std::optional<Divergence> divergence_by_digest(const std::vector<ProcessObservation>& observations) {
+  const auto& reference = observations.front().runs.front();
+  for (const auto& observation : observations)
+    for (std::size_t run = 0; run < observation.runs.size(); ++run) {
+      const auto& outputs = observation.runs[run].outputs;
+      for (std::size_t i = 0; i < outputs.size() && i < reference.outputs.size(); ++i)
+        if (outputs[i].second != reference.outputs[i].second)
+          return Divergence{outputs[i].first, static_cast<int>(run), -1, 0, 0, 0};
+    }
+  return std::nullopt;
+}
+
+void judge_kernels(const std::vector<ProcessObservation>& observations, Verdict& verdict) {
+  std::set<std::string> sequences;
+  for (const auto& observation : observations)
+    for (const auto& run : observation.runs)
+      if (!run.kernel_digest.empty()) sequences.insert(run.kernel_digest);
+  verdict.kernels_varied = sequences.size() > 1;
+  if (sequences.size() == 1) verdict.kernel_digest = *sequences.begin();
+}
+
+}  // namespace
+
+const char* to_string(VerdictKind kind) {
+  for (const auto& [k, name] : kNames)
+    if (k == kind) return name;
+  return "?";
+}
+
+std::optional<VerdictKind> verdict_from_string(const std::string& text) {
+  for (const auto& [k, name] : kNames)
+    if (text == name) return k;
+  return std::nullopt;
+}
+
+Timing timing_of(const std::vector<std::int64_t>& samples_ns) {
+  Timing timing;
+  if (samples_ns.empty()) return timing;
+  auto sorted = samples_ns;
+  std::sort(sorted.begin(), sorted.end());
+  // Nearest rank: the smallest sample with at least q of the samples at or below it.
+  auto rank = [&](double q) {
+    const auto index = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+    return sorted[std::clamp<std::size_t>(index, 1, sorted.size()) - 1];
+  };
+  timing.median_ns = sorted.size() % 2 ? sorted[sorted.size() / 2]
+                                       : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  timing.p10_ns = rank(0.10);
+  timing.p90_ns = rank(0.90);
+  timing.samples = static_cast<int>(sorted.size());
+  return timing;
+}
+
+double divergence_rate_bound(int runs) {
+  if (runs < 2) return 1.0;
+  return 1.0 - std::pow(0.05, 1.0 / (runs - 1));
+}
+
+Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observations) {
+  if (!cell.unsupported_reason.empty()) {
+    Verdict verdict;
+    verdict.kind = VerdictKind::unsupported;
+    verdict.message = cell.unsupported_reason;
+    return verdict;
+  }
+  if (observations.empty()) {
+    Verdict verdict;
+    verdict.message = "no observations";
+    return verdict;
+  }
+  if (auto failure = judge_failure(cell, observations)) return *failure;
+
+  Verdict verdict;
+  verdict.processes = static_cast<int>(observations.size());
+  std::set<std::string> digests;
+  std::vector<std::int64_t> times;
+  bool within = false;
+  for (const auto& observation : observations) {
+    std::set<std::string> own;
+    for (const auto& run : observation.runs) {
+      digests.insert(run.digest);
+      own.insert(run.digest);
+      if (!run.warmup) times.push_back(run.time_ns);
+      ++verdict.runs;
+    }
+    within = within || own.size() > 1;
+    verdict.warnings.insert(verdict.warnings.end(), observation.warnings.begin(), observation.warnings.end());
+  }
+  verdict.timing = timing_of(times);
+  judge_kernels(observations, verdict);
+  if (verdict.runs < 2) {
+    verdict.kind = VerdictKind::error;
+    verdict.message = fmt::format("{} run(s): at least 2 are needed to judge determinism", verdict.runs);
+    return verdict;
+  }
+  verdict.distinct_digests = static_cast<int>(digests.size());
+  verdict.digests_agree = digests.size() == 1;
+  if (verdict.digests_agree) {
+    verdict.kind = VerdictKind::deterministic;
+    verdict.digest = *digests.begin();
+    verdict.divergence_rate_bound = divergence_rate_bound(verdict.runs);
+  } else {
+    verdict.kind = VerdictKind::nondeterministic;
+    verdict.divergence_scope = within ? "within-process" : "across-processes";
+    for (const auto& observation : observations)
+      if (observation.divergence) {
+        verdict.divergence = observation.divergence;
+        break;
+      }
+    if (!verdict.divergence) verdict.divergence = divergence_by_digest(observations);
+  }
+  const bool warn_only = cell.settings.count("deterministic_algorithms") &&
+                         cell.settings.at("deterministic_algorithms") == "warn";
+  if (warn_only && !verdict.warnings.empty()) {
+    verdict.kind = VerdictKind::warns;
+    verdict.message = verdict.warnings.front();
+  }
+  return verdict;
+}
+
+bool is_failing(const Verdict& verdict) {
+  switch (verdict.kind) {
+    case VerdictKind::deterministic:
+    case VerdictKind::raises:
+    case VerdictKind::unsupported: return false;
+    case VerdictKind::warns: return !verdict.digests_agree;
+    default: return true;
+  }
+}
+
+bool is_skipped(const Verdict& verdict) { return verdict.kind == VerdictKind::unsupported; }
+
+std::optional<Contradiction> find_contradiction(Documented documented, const FlagSet& settings,
+                                                const Verdict& verdict) {
+  const auto kind = verdict.kind;
+  if (kind == VerdictKind::unsupported) return std::nullopt;
+  if (kind == VerdictKind::error || kind == VerdictKind::crashed || kind == VerdictKind::timeout)
+    return Contradiction{"a verdict", fmt::format("the probe failed: {} ({})", to_string(kind), verdict.message), true};
+  const auto mode_it = settings.find("deterministic_algorithms");
+  const std::string mode = mode_it == settings.end() ? "off" : mode_it->second;
+  const bool diverged = !verdict.digests_agree && kind != VerdictKind::raises;
+  switch (documented) {
+    case Documented::nondeterministic:
+      if (kind == VerdictKind::deterministic)
+        return Contradiction{"nondeterministic", "documented to diverge, but every run agreed", true};
+      return std::nullopt;
+    case Documented::deterministic:
+      if (diverged) return Contradiction{"deterministic", "documented deterministic, but runs diverged", true};
+      if (kind == VerdictKind::raises)
+        return Contradiction{"deterministic", "documented deterministic, but raised: " + verdict.message, true};
+      return std::nullopt;
+    case Documented::alternative_under_strict:
+      if (mode == "off") return std::nullopt;
+      if (diverged)
+        return Contradiction{"deterministic",
+                             "documented to switch to a deterministic implementation, but runs diverged", true};
+      if (kind == VerdictKind::raises)
+        return Contradiction{"deterministic", "documented to have a deterministic implementation, but raised", true};
+      return std::nullopt;
+    case Documented::raises_under_strict:
+      if (mode == "off") return std::nullopt;
+      if (mode == "on" && kind != VerdictKind::raises)
+        return Contradiction{"raises",
+                             diverged ? "documented to raise, but ran and diverged silently"
+                                      : "documented to raise, but ran and every run agreed",
+                             diverged};
+      if (mode == "warn" && kind != VerdictKind::warns)
+        return Contradiction{"warns", diverged ? "documented to warn, but diverged without a warning"
+                                               : "documented to warn, but no warning came",
+                             diverged};
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace repro_audit

@@ -1,0 +1,62 @@
+#pragma once
+// The verdict of a cell: a pure function of its observations.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/catalogue.h"
+#include "plan/plan.h"
+#include "verdict/observation.h"
+
+namespace repro_audit {
+
+enum class VerdictKind { deterministic, nondeterministic, warns, raises, unsupported, error, crashed, timeout };
+
+const char* to_string(VerdictKind kind);
+std::optional<VerdictKind> verdict_from_string(const std::string& text);
+
+struct Timing {
+  std::int64_t median_ns = 0;
+  std::int64_t p10_ns = 0;
+  std::int64_t p90_ns = 0;
+  int samples = 0;
+};
+
+struct Verdict {
+  VerdictKind kind = VerdictKind::error;
+  int runs = 0;              // digested runs over every process
+  int processes = 0;
+  int distinct_digests = 0;
+  std::string digest;        // the agreed digest when every run agreed
+  bool digests_agree = false;
+  std::string divergence_scope;  // within-process | across-processes
+  std::optional<Divergence> divergence;
+  double divergence_rate_bound = 1.0;  // 95% upper bound on the per-run divergence rate
+  std::string message;
+  std::vector<std::string> warnings;
+  Timing timing;
+  bool kernels_varied = false;
+  std::string kernel_digest;  // when every run launched the same sequence
+};
+
+Timing timing_of(const std::vector<std::int64_t>& samples_ns);
+
+// 1 - 0.05^(1/(n-1)): with n identical runs, the per-run divergence rate is below this with 95%.
+double divergence_rate_bound(int runs);
+
+Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observations);
+
+// Pass per the verdict table: deterministic, raises and agreeing warns pass; unsupported is skipped.
+bool is_failing(const Verdict& verdict);
+bool is_skipped(const Verdict& verdict);
+
+// Where the observation contradicts what the probe documents for these settings.
+struct Contradiction {
+  std::string expected;
+  std::string text;
+  bool breaks_audit = false;  // a broken promise (silent divergence, error) rather than stale docs
+};
+std::optional<Contradiction> find_contradiction(Documented documented, const FlagSet& settings,
+                                                const Verdict& verdict);
+
+}  // namespace repro_audit

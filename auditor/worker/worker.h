@@ -1,0 +1,35 @@
+#pragma once
+// The worker: runs a batch of cells in this process and reports each as one JSON line.
+#include <functional>
+#include <iosfwd>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+#include "verdict/observation.h"
+
+namespace repro_audit {
+
+struct WorkerRequest {
+  std::string device = "cpu";
+  int process = 0;
+  int repeats = 10;
+  int warmup = 1;
+  FlagSet process_settings;
+  std::vector<Cell> cells;
+};
+
+WorkerRequest parse_worker_request(const nlohmann::json& json);
+
+// Runs one cell: settings, inputs, warm-up and timed runs, digests. Never throws for a probe's
+// failure: that becomes the observation's status.
+ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request);
+
+// Runs every cell of the request, emitting `environment`, then `start` and `cell` per cell, then `done`.
+void run_worker(const WorkerRequest& request, const std::function<void(const nlohmann::json&)>& emit);
+
+// `repro-audit worker`: request on stdin, events on stdout. Returns the process exit code.
+int worker_main();
+
+}  // namespace repro_audit

@@ -1,0 +1,25 @@
+// sum of 2^22 floats. Deterministic for a fixed thread count, but the intra-op thread count
+// decides how the reduction is split, so 1 and 2 threads give different bits.
+#include "worker/probe.h"
+
+namespace repro_audit {
+namespace {
+
+RunFunction prepare(ProbeContext& context) {
+  const auto dtype = dtype_of_variant(context.variant());
+  const bool by_row = context.variant().rfind("rows", 0) == 0;
+  const auto input = by_row ? context.randn({64, 1 << 16}, dtype) : context.randn({1 << 22}, dtype);
+  return [=] { return Outputs{{"output", by_row ? input.sum(1) : input.sum()}}; };
+}
+
+const bool registered = register_probe({
+    {"sum",
+     "sum of 2^22 values (all, or 64 rows of 65536)",
+     {variant("f32", "float32, whole tensor"), variant("f64", "float64, whole tensor"),
+      variant("rows-f32", "float32, per row")},
+     {{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}}},
+    prepare,
+});
+
+}  // namespace
+}  // namespace repro_audit
