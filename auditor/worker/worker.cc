@@ -123,8 +123,9 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request) {
 }
 
 void run_worker(const WorkerRequest& request, const std::function<void(const nlohmann::json&)>& emit) {
-  apply_process_settings(request.process_settings);
+  // Fingerprint first, so `threads` is libtorch's own default on this machine.
   emit({{"event", "environment"}, {"environment", environment_fingerprint()}});
+  apply_process_settings(request.process_settings);
   for (const auto& cell : request.cells) {
     emit({{"event", "start"}, {"key", cell.key}});
     emit({{"event", "cell"}, {"key", cell.key}, {"observation", run_cell(cell, request)}});

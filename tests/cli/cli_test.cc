@@ -1,1 +1,112 @@
+// Runs the real binary on real probes and checks exit codes and files.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code;
+  std::string output;
+};
+
+Result run(const std::string& arguments) {
+  const std::string command = std::string(REPRO_AUDIT_BINARY) + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  while (auto n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    folder_ = fs::temp_directory_path() / ("repro-audit-cli-" + std::to_string(::getpid()) + "-" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(folder_);
+  }
+  void TearDown() override { fs::remove_all(folder_); }
+  std::string write(const std::string& name, const std::string& text) {
+    std::ofstream(folder_ / name) << text;
+    return (folder_ / name).string();
+  }
+  fs::path folder_;
+};
+
+TEST_F(Cli, RunsASmallConfigAndWritesTheReport) {
+  const auto config = write("audit.yaml", R"(
+device: cpu
+probes: {index_put_accumulate: [f32], sum: [f32]}
+profiles: [default, strict]
+axes: {threads: [2]}
+repeats: 4
+processes: 2
+)");
+  const auto report_path = (folder_ / "report.json").string();
+  const auto result = run("run --config " + config + " --json " + report_path);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("index_put_accumulate/f32"), std::string::npos) << result.output;
+  std::ifstream in(report_path);
+  const auto report = nlohmann::json::parse(in);
+  EXPECT_EQ(report.at("schema"), "repro-audit.report/1");
+  EXPECT_EQ(report.at("environment").at("torch").get<std::string>().empty(), false);
+  ASSERT_EQ(report.at("cells").size(), 4u);
+  for (const auto& cell : report.at("cells")) {
+    for (const auto* field : {"key", "probe", "variant", "device", "settings", "verdict", "runs", "distinct_digests"})
+      EXPECT_TRUE(cell.contains(field)) << field;
+    EXPECT_EQ(cell.at("runs"), 10);  // (1 warm-up + 4) x 2 processes
+    EXPECT_TRUE(cell.at("settings").is_object());
+    if (cell.at("probe") == "index_put_accumulate")
+      EXPECT_EQ(cell.at("verdict"), cell.at("settings").at("deterministic_algorithms") == "on" ? "deterministic"
+                                                                                               : "nondeterministic");
+  }
+}
+
+TEST_F(Cli, BadConfigExitsTwoWithFileLineAndChoices) {
+  const auto config = write("bad.yaml", "repeats: 3\nprofiles: [default, sloppy]\n");
+  const auto result = run("run --config " + config);
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.output.find("bad.yaml:2:21: unknown profile 'sloppy'; valid profiles:"), std::string::npos)
+      << result.output;
+}
+
+TEST_F(Cli, BadArgumentsExitTwo) {
+  EXPECT_EQ(run("run --probe nope").exit_code, 2);
+  EXPECT_EQ(run("run --repeats 0").exit_code, 2);
+  EXPECT_EQ(run("frobnicate").exit_code, 2);
+  EXPECT_NE(run("run --probe sum/f128").output.find("valid variants:"), std::string::npos);
+}
+
+TEST_F(Cli, ListEnvHelpAndVersion) {
+  const auto list = run("list");
+  EXPECT_EQ(list.exit_code, 0);
+  for (const auto* probe : {"index_put_accumulate", "index_add", "scatter_add", "sum"})
+    EXPECT_NE(list.output.find(probe), std::string::npos) << probe;
+  const auto env = run("env");
+  EXPECT_EQ(env.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(env.output.substr(env.output.find('{'))).contains("torch"), true);
+  EXPECT_EQ(run("--help").exit_code, 0);
+  EXPECT_EQ(run("run --help").exit_code, 0);
+  EXPECT_NE(run("--version").output.find("0.1.0"), std::string::npos);
+}
+
+TEST_F(Cli, CudaOnAMachineWithoutAGpuIsSkippedNotFailed) {
+  const auto report_path = (folder_ / "report.json").string();
+  const auto result = run("run --device cuda --probe sum/f32 --profile default --json " + report_path);
+  std::ifstream in(report_path);
+  const auto report = nlohmann::json::parse(in);
+  if (report.at("environment").at("cuda").value("available", false)) GTEST_SKIP() << "a GPU is present";
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  for (const auto& cell : report.at("cells")) EXPECT_EQ(cell.at("verdict"), "unsupported");
+}
+
+}  // namespace

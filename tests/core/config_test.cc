@@ -1,1 +1,99 @@
+#include "config/config.h"
+
 #include <gtest/gtest.h>
+
+#include "config/user_error.h"
+#include "test_catalogue.h"
+
+namespace repro_audit {
+namespace {
+
+Config parse(const std::string& text) { return parse_config(text, "audit.yaml", testing::test_catalogue()); }
+
+std::string error_of(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const UserError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(Config, EmptyFileEqualsTheDefaults) {
+  const auto config = parse("");
+  EXPECT_EQ(config.device, "auto");
+  EXPECT_TRUE(config.probes.empty());
+  EXPECT_EQ(config.profiles, (std::vector<std::string>{"default", "strict", "strict-warn"}));
+  EXPECT_EQ(config.axes.at("threads"), (std::vector<std::string>{"1", "2"}));
+  EXPECT_EQ(config.repeats, 10);
+  EXPECT_EQ(config.processes, 2);
+  EXPECT_FALSE(config.full_matrix);
+}
+
+TEST(Config, ReadsEveryKey) {
+  const auto config = parse(R"(
+device: cpu
+probes: {index_put_accumulate: [f64], sum: all}
+profiles: [strict]
+axes: {threads: [1, 2, 4]}
+repeats: 7
+warmup: 2
+processes: 3
+seed: 42
+timeout: 30
+fail_on: any
+)");
+  EXPECT_EQ(config.device, "cpu");
+  ASSERT_EQ(config.probes.size(), 2u);
+  EXPECT_EQ(config.probes[0].probe, "index_put_accumulate");
+  EXPECT_EQ(config.probes[0].variants, std::vector<std::string>{"f64"});
+  EXPECT_TRUE(config.probes[1].variants.empty());
+  EXPECT_EQ(config.profiles, std::vector<std::string>{"strict"});
+  EXPECT_EQ(config.axes.at("threads").size(), 3u);
+  EXPECT_EQ(config.repeats, 7);
+  EXPECT_EQ(config.warmup, 2);
+  EXPECT_EQ(config.processes, 3);
+  EXPECT_EQ(config.seed, 42u);
+  EXPECT_EQ(config.timeout_seconds, 30);
+  EXPECT_EQ(config.fail_on, "any");
+}
+
+TEST(Config, MatrixSweepsTheProductOfAxes) {
+  const auto config = parse("matrix: {deterministic_algorithms: [off, on], threads: [1, 2]}\n");
+  EXPECT_TRUE(config.full_matrix);
+  EXPECT_EQ(config.axes.at("deterministic_algorithms"), (std::vector<std::string>{"off", "on"}));
+}
+
+TEST(Config, UnknownProbeNamesLineColumnAndChoices) {
+  const auto message = error_of("repeats: 3\nprobes: [sum, index_ad]\n");
+  EXPECT_NE(message.find("audit.yaml:2:15: unknown probe 'index_ad'"), std::string::npos) << message;
+  EXPECT_NE(message.find("valid probes: index_put_accumulate, sum"), std::string::npos) << message;
+}
+
+TEST(Config, UnknownKeySettingValueProfileAndVariant) {
+  EXPECT_NE(error_of("repeat: 3\n").find("audit.yaml:1:1: unknown key 'repeat'; valid keys: device"), std::string::npos);
+  EXPECT_NE(error_of("axes: {thread: [1]}\n").find("1:8: unknown setting 'thread'; valid settings: allow_tf32"),
+            std::string::npos);
+  EXPECT_NE(error_of("axes: {deterministic_algorithms: [maybe]}\n").find("valid values: off, on, warn"),
+            std::string::npos);
+  EXPECT_NE(error_of("profiles: [default, lenient]\n").find("1:21: unknown profile 'lenient'; valid profiles: cudnn-pinned"),
+            std::string::npos);
+  EXPECT_NE(error_of("probes: {sum: [f16]}\n").find("unknown variant 'f16' of probe 'sum'; valid variants: f32"),
+            std::string::npos);
+  EXPECT_NE(error_of("repeats: many\n").find("1:10: repeats must be an integer from 1 to 100000"), std::string::npos);
+  EXPECT_NE(error_of("device: tpu\n").find("valid devices: auto, cpu, cuda, cuda:N"), std::string::npos);
+  EXPECT_NE(error_of("profiles: [strict]\nmatrix: {threads: [1]}\n").find("either profiles or matrix"),
+            std::string::npos);
+}
+
+TEST(Config, MalformedYamlNamesThePosition) {
+  const auto message = error_of("probes: [sum\nrepeats: 3\n");
+  EXPECT_EQ(message.rfind("audit.yaml:", 0), 0u) << message;
+}
+
+TEST(Config, MissingFileIsAUserError) {
+  EXPECT_THROW(load_config_file("/nonexistent/audit.yaml", testing::test_catalogue()), UserError);
+}
+
+}  // namespace
+}  // namespace repro_audit

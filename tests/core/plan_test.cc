@@ -1,1 +1,82 @@
+#include "plan/plan.h"
+
 #include <gtest/gtest.h>
+
+#include <set>
+
+#include "test_catalogue.h"
+
+namespace repro_audit {
+namespace {
+
+TEST(Plan, DefaultCpuPlanCrossesProfilesWithThreads) {
+  const auto plan = make_plan(Config{}, testing::test_catalogue(), "cpu");
+  ASSERT_EQ(plan.columns.size(), 6u);
+  EXPECT_EQ(plan.columns[0].label, "default threads=1");
+  EXPECT_EQ(plan.columns[5].label, "strict-warn threads=2");
+  // index_put_accumulate has 2 variants, sum 1, ctc_loss 1 (CUDA only); control.hang is not in the default suite.
+  EXPECT_EQ(plan.cells.size(), 4u * 6u);
+  std::set<std::string> keys;
+  for (const auto& cell : plan.cells) {
+    keys.insert(cell.key);
+    EXPECT_NE(cell.probe, "control.hang");
+  }
+  EXPECT_EQ(keys.size(), plan.cells.size());
+}
+
+TEST(Plan, SettingsThatDoNotApplyCollapseToNotApplicable) {
+  const auto plan = make_plan(Config{}, testing::test_catalogue(), "cpu");
+  const auto& cell = plan.cells.front();
+  EXPECT_EQ(cell.settings.at("cudnn_benchmark"), "n/a");
+  EXPECT_EQ(cell.settings.at("cublas_workspace_config"), "n/a");
+  EXPECT_EQ(cell.settings.at("threads"), "1");
+  EXPECT_EQ(cell.key, "index_put_accumulate/f32@cpu|deterministic_algorithms=off,fill_uninitialized_memory=true,seed=0,threads=1");
+}
+
+TEST(Plan, ProfilesThatCollapseOnTheDeviceGiveNoDuplicateCells) {
+  Config config;
+  config.profiles = {"default", "cudnn-pinned", "no-cudnn", "strict"};
+  config.axes = {};
+  const auto cpu = make_plan(config, testing::test_catalogue(), "cpu");
+  ASSERT_EQ(cpu.columns.size(), 2u);  // cudnn-pinned and no-cudnn equal default on the CPU
+  EXPECT_EQ(cpu.columns[1].label, "strict");
+  const auto cuda = make_plan(config, testing::test_catalogue(), "cuda:0");
+  EXPECT_EQ(cuda.columns.size(), 4u);
+  EXPECT_EQ(cuda.cells.front().settings.at("threads"), "n/a");
+}
+
+TEST(Plan, UnsupportedVariantsKeepTheirReason) {
+  const auto plan = make_plan(Config{}, testing::test_catalogue(), "cpu");
+  int unsupported = 0;
+  for (const auto& cell : plan.cells)
+    if (cell.probe == "ctc_loss") {
+      EXPECT_EQ(cell.unsupported_reason, "the cuDNN path exists only on CUDA");
+      ++unsupported;
+    }
+  EXPECT_EQ(unsupported, 6);
+  for (const auto& batch : make_batches(plan.cells))
+    for (const auto& cell : batch.cells) EXPECT_NE(cell.probe, "ctc_loss");
+}
+
+TEST(Plan, FullMatrixAndSelections) {
+  Config config;
+  config.full_matrix = true;
+  config.axes = {{"deterministic_algorithms", {"off", "on", "warn"}}, {"threads", {"1", "2"}}};
+  config.probes = {{"index_put_accumulate", {"f64"}}, {"control.hang", {}}};
+  const auto plan = make_plan(config, testing::test_catalogue(), "cpu");
+  EXPECT_EQ(plan.columns.size(), 6u);
+  EXPECT_EQ(plan.columns[0].label, "deterministic_algorithms=off threads=1");
+  EXPECT_EQ(plan.cells.size(), 12u);
+}
+
+TEST(Plan, BatchesGroupByProcessSettings) {
+  const auto plan = make_plan(Config{}, testing::test_catalogue(), "cpu");
+  const auto batches = make_batches(plan.cells);
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[0].process_settings.at("threads"), "1");
+  EXPECT_EQ(batches[1].process_settings.at("threads"), "2");
+  EXPECT_EQ(batches[0].cells.size(), 9u);  // 3 variants x 3 profiles
+}
+
+}  // namespace
+}  // namespace repro_audit

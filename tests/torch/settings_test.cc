@@ -1,1 +1,49 @@
+#include <ATen/Context.h>
 #include <gtest/gtest.h>
+
+#include "config/settings.h"
+#include "worker/settings_apply.h"
+
+namespace repro_audit {
+namespace {
+
+TEST(Settings, ApplyingAFlagSetChangesLibtorchState) {
+  apply_cell_settings(make_flag_set({{"deterministic_algorithms", "warn"}, {"fill_uninitialized_memory", "false"}}, "cuda"));
+  auto state = read_back_settings();
+  EXPECT_EQ(state.at("deterministic_algorithms"), "warn");
+  EXPECT_TRUE(at::globalContext().deterministicAlgorithmsWarnOnly());
+  EXPECT_EQ(state.at("fill_uninitialized_memory"), "false");
+
+  apply_cell_settings(make_flag_set({{"deterministic_algorithms", "on"}, {"cudnn_benchmark", "true"},
+                                     {"cudnn_deterministic", "true"}, {"cudnn_enabled", "false"}, {"allow_tf32", "true"}},
+                                    "cuda"));
+  state = read_back_settings();
+  EXPECT_EQ(state.at("deterministic_algorithms"), "on");
+  EXPECT_EQ(state.at("cudnn_benchmark"), "true");
+  EXPECT_EQ(state.at("cudnn_deterministic"), "true");
+  EXPECT_EQ(state.at("cudnn_enabled"), "false");
+  EXPECT_EQ(state.at("allow_tf32"), "true");
+
+  apply_cell_settings(make_flag_set({}, "cuda"));
+  state = read_back_settings();
+  EXPECT_EQ(state.at("deterministic_algorithms"), "off");
+  EXPECT_EQ(state.at("cudnn_enabled"), "true");
+  EXPECT_EQ(state.at("allow_tf32"), "false");
+}
+
+TEST(Settings, ThreadsAreAProcessSetting) {
+  apply_process_settings({{"threads", "1"}});
+  EXPECT_EQ(read_back_settings().at("threads"), "1");
+  apply_process_settings({{"threads", "2"}});
+  EXPECT_EQ(read_back_settings().at("threads"), "2");
+}
+
+TEST(Settings, NotApplicableSettingsAreLeftAlone) {
+  at::globalContext().setBenchmarkCuDNN(true);
+  apply_cell_settings(make_flag_set({}, "cpu"));  // cudnn_benchmark is n/a on the CPU
+  EXPECT_TRUE(at::globalContext().benchmarkCuDNN());
+  at::globalContext().setBenchmarkCuDNN(false);
+}
+
+}  // namespace
+}  // namespace repro_audit
