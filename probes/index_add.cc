@@ -18,7 +18,7 @@ RunFunction prepare(ProbeContext& context) {
 const bool registered = register_probe({
     {"index_add",
      "index_add along dim 0: 65536 rows of 64 into 256 rows",
-     {variant("f32", "float32"), variant("f64", "float64")},
+     {variant("f32", "float32"), variant("f64", "float64"), variant("f16", "float16"), variant("bf16", "bfloat16")},
      {{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}}},
     prepare,
 });

@@ -18,7 +18,7 @@ RunFunction prepare(ProbeContext& context) {
 const bool registered = register_probe({
     {"scatter_add",
      "scatter_add along dim 0: 2^20 values into 512 slots",
-     {variant("f32", "float32"), variant("f64", "float64")},
+     {variant("f32", "float32"), variant("f64", "float64"), variant("f16", "float16"), variant("bf16", "bfloat16")},
      {{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}}},
     prepare,
 });

@@ -8,6 +8,7 @@ const char* to_string(Documented documented) {
     case Documented::alternative_under_strict: return "alternative_under_strict";
     case Documented::raises_under_strict: return "raises_under_strict";
     case Documented::nondeterministic: return "nondeterministic";
+    case Documented::cublas_workspace: return "deterministic_with_cublas_workspace_config";
   }
   return "?";
 }
@@ -18,7 +19,11 @@ const VariantInfo* ProbeInfo::find_variant(const std::string& variant) const {
   return nullptr;
 }
 
-Documented ProbeInfo::documented_on(const std::string& device_kind) const {
+Documented ProbeInfo::documented_on(const std::string& variant, const std::string& device_kind) const {
+  if (const auto* info = find_variant(variant)) {
+    auto own = info->documented.find(device_kind);
+    if (own != info->documented.end()) return own->second;
+  }
   auto it = documented.find(device_kind);
   return it == documented.end() ? Documented::deterministic : it->second;
 }

@@ -13,6 +13,7 @@ enum class Documented {
   alternative_under_strict,  // may diverge by default; deterministic algorithms switch implementation
   raises_under_strict,       // may diverge by default; deterministic algorithms make it raise
   nondeterministic,          // diverges whatever the settings (the racy control)
+  cublas_workspace,          // cuBLAS: deterministic under strict with CUBLAS_WORKSPACE_CONFIG set, else raises
 };
 
 const char* to_string(Documented documented);
@@ -22,6 +23,7 @@ struct VariantInfo {
   std::string description;
   std::vector<std::string> devices;  // device kinds it runs on: "cpu", "cuda"
   std::string unsupported_reason;    // why it does not run on the devices it lacks
+  std::map<std::string, Documented> documented;  // by device kind; overrides the probe's
 };
 
 struct ProbeInfo {
@@ -33,7 +35,8 @@ struct ProbeInfo {
   double timeout_seconds = 60;                   // per cell and process, all runs together
 
   const VariantInfo* find_variant(const std::string& variant) const;
-  Documented documented_on(const std::string& device_kind) const;
+  // The variant's own declaration for the device, else the probe's, else deterministic.
+  Documented documented_on(const std::string& variant, const std::string& device_kind) const;
 };
 
 using Catalogue = std::vector<ProbeInfo>;

@@ -209,6 +209,12 @@ std::optional<Contradiction> find_contradiction(Documented documented, const Fla
       if (kind == VerdictKind::raises)
         return Contradiction{"deterministic", "documented to have a deterministic implementation, but raised", true};
       return std::nullopt;
+    case Documented::cublas_workspace: {
+      const auto workspace = settings.count("cublas_workspace_config") ? settings.at("cublas_workspace_config") : "unset";
+      const bool configured = workspace == ":4096:8" || workspace == ":16:8";
+      return find_contradiction(configured ? Documented::alternative_under_strict : Documented::raises_under_strict,
+                                settings, verdict);
+    }
     case Documented::raises_under_strict:
       if (mode == "off") return std::nullopt;
       if (mode == "on" && kind != VerdictKind::raises)

@@ -27,6 +27,12 @@ at::Tensor ProbeContext::randint(std::int64_t high, at::IntArrayRef sizes) {
   return to_device(at::randint(high, sizes, generator_, at::TensorOptions().dtype(at::kLong)));
 }
 
+at::Tensor gradient(const at::Tensor& output, const at::Tensor& input, const at::Tensor& grad_output) {
+  return torch::autograd::grad({output}, {input}, {grad_output}, /*retain_graph=*/false)[0];
+}
+
+at::Tensor requiring_grad(const at::Tensor& tensor) { return tensor.detach().requires_grad_(true); }
+
 bool register_probe(ProbeDefinition definition) {
   registry().push_back(std::move(definition));
   return true;
@@ -49,9 +55,13 @@ Catalogue registered_catalogue() {
   return catalogue;
 }
 
-VariantInfo variant(std::string name, std::string description, std::vector<std::string> devices,
-                    std::string unsupported_reason) {
-  return {std::move(name), std::move(description), std::move(devices), std::move(unsupported_reason)};
+VariantInfo variant(std::string name, std::string description, std::map<std::string, Documented> documented) {
+  return {std::move(name), std::move(description), {"cpu", "cuda"}, "", std::move(documented)};
+}
+
+VariantInfo cuda_variant(std::string name, std::string description, std::string reason,
+                         std::map<std::string, Documented> documented) {
+  return {std::move(name), std::move(description), {"cuda"}, std::move(reason), std::move(documented)};
 }
 
 at::ScalarType dtype_of_variant(const std::string& variant) {

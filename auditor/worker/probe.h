@@ -56,9 +56,17 @@ const std::vector<ProbeDefinition>& registered_probes();
 const ProbeDefinition* find_registered_probe(const std::string& name);
 Catalogue registered_catalogue();
 
-// Shorthand for variant tables: devices both, or CPU only with the reason CUDA lacks it, etc.
-VariantInfo variant(std::string name, std::string description, std::vector<std::string> devices = {"cpu", "cuda"},
-                    std::string unsupported_reason = "");
+// Shorthand for variant tables: runs on both devices, declares what the probe declares.
+VariantInfo variant(std::string name, std::string description, std::map<std::string, Documented> documented = {});
+// A variant that exists only on CUDA (e.g. the cuDNN path), with the reason shown on other devices.
+VariantInfo cuda_variant(std::string name, std::string description, std::string reason,
+                         std::map<std::string, Documented> documented = {});
+
+// d(output)/d(input) for a fixed upstream gradient, without touching .grad (runs stay independent).
+at::Tensor gradient(const at::Tensor& output, const at::Tensor& input, const at::Tensor& grad_output);
+
+// A leaf input that requires grad, seeded like any other input.
+at::Tensor requiring_grad(const at::Tensor& tensor);
 
 // Float dtype from a variant-name suffix: f16, bf16, f32, f64.
 at::ScalarType dtype_of_variant(const std::string& variant);

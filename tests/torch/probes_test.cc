@@ -51,7 +51,7 @@ TEST_P(EveryProbe, GivesAVerdictOnTheCpuThatMatchesItsDocumentationUnderStrict) 
     EXPECT_EQ(observation.runs[0].digest.size(), 32u);
     EXPECT_FALSE(observation.runs[0].outputs.empty());
   }
-  const auto contradiction = find_contradiction(info->documented_on("cpu"), cell.settings, verdict);
+  const auto contradiction = find_contradiction(info->documented_on(variant, "cpu"), cell.settings, verdict);
   EXPECT_FALSE(contradiction && contradiction->breaks_audit)
       << cell.key << ": " << to_string(verdict.kind) << ": " << contradiction->text << " " << verdict.message;
 }

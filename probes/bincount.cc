@@ -1,0 +1,25 @@
+// bincount with weights: 2^20 values into 1024 bins. CUDA accumulates the weights with atomicAdd
+// and raises under deterministic algorithms; the CPU kernel is serial.
+#include "worker/probe.h"
+
+namespace repro_audit {
+namespace {
+
+RunFunction prepare(ProbeContext& context) {
+  const auto dtype = dtype_of_variant(context.variant());
+  const std::int64_t bins = 1024, n = 1 << 20;
+  const auto input = context.randint(bins, {n});
+  const auto weights = context.randn({n}, dtype);
+  return [=] { return Outputs{{"output", at::bincount(input, weights, bins)}}; };
+}
+
+const bool registered = register_probe({
+    {"bincount",
+     "bincount with weights: 2^20 values into 1024 bins",
+     {variant("f32", "float32 weights"), variant("f64", "float64 weights")},
+     {{"cpu", Documented::deterministic}, {"cuda", Documented::raises_under_strict}}},
+    prepare,
+});
+
+}  // namespace
+}  // namespace repro_audit

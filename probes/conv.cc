@@ -1,0 +1,31 @@
+// conv2d forward and backward. On CUDA, cuDNN picks an algorithm per shape (timed when
+// cudnn.benchmark is on, so the pick can differ between processes) and some algorithms reduce
+// with atomics; deterministic algorithms or cudnn.deterministic restrict the choice.
+#include "worker/probe.h"
+
+namespace repro_audit {
+namespace {
+
+RunFunction prepare(ProbeContext& context) {
+  const auto dtype = dtype_of_variant(context.variant());
+  const auto input = requiring_grad(context.randn({8, 32, 32, 32}, dtype));
+  const auto weight = requiring_grad(context.randn({64, 32, 3, 3}, dtype) * 0.1);
+  const auto grad_output = context.randn({8, 64, 32, 32}, dtype);
+  return [=] {
+    const auto output = at::conv2d(input, weight, {}, /*stride=*/1, /*padding=*/1);
+    const auto grads = torch::autograd::grad({output}, {input, weight}, {grad_output});
+    return Outputs{{"output", output.detach()}, {"grad_input", grads[0]}, {"grad_weight", grads[1]}};
+  };
+}
+
+const bool registered = register_probe({
+    {"conv",
+     "conv2d 3x3, 8x32x32x32 to 64 channels, forward and backward",
+     {variant("f32", "float32"), variant("f64", "float64"), variant("bf16", "bfloat16"),
+      cuda_variant("f16", "float16", "float16 convolution is slow and seldom used on the CPU; audited on CUDA")},
+     {{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}}},
+    prepare,
+});
+
+}  // namespace
+}  // namespace repro_audit

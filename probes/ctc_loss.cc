@@ -1,0 +1,47 @@
+// ctc_loss backward: 16 sequences of 50 steps over 20 classes. CUDA documents CTCLoss backward as
+// raising under deterministic algorithms; the cuDNN path (float32, int32 targets on the CPU, full
+// input lengths) has been reported not to raise, which is what its own variant checks.
+#include "worker/probe.h"
+
+namespace repro_audit {
+namespace {
+
+RunFunction prepare(ProbeContext& context) {
+  const bool cudnn = context.variant().rfind("cudnn", 0) == 0;
+  if (cudnn && !context.on_cuda()) throw Unsupported("the cuDNN path exists only on CUDA");
+  const auto dtype = dtype_of_variant(context.variant());
+  const std::int64_t steps = 50, batch = 16, classes = 20, max_target = 30;
+  const auto logits = context.randn({steps, batch, classes}, dtype);
+  const auto log_probs = requiring_grad(logits.log_softmax(2));
+  std::vector<std::int64_t> input_lengths(batch, steps), target_lengths(batch);
+  const auto lengths = at::randint(10, max_target + 1, {batch}, context.generator(), at::kLong);
+  for (std::int64_t i = 0; i < batch; ++i) target_lengths[i] = lengths[i].item<std::int64_t>();
+  // Classes 1..C-1; 0 is the blank.
+  const auto padded = at::randint(1, classes, {batch, max_target}, context.generator(), at::kLong);
+  at::Tensor targets;
+  if (cudnn) {
+    std::vector<at::Tensor> pieces;
+    for (std::int64_t i = 0; i < batch; ++i) pieces.push_back(padded[i].slice(0, 0, target_lengths[i]));
+    targets = at::cat(pieces).to(at::kInt);  // the cuDNN path wants concatenated int32 targets on the CPU
+  } else {
+    targets = context.to_device(padded);
+  }
+  const auto grad_output = context.to_device(at::ones({}, at::TensorOptions().dtype(dtype)));
+  return [=] {
+    const auto loss = at::ctc_loss(log_probs, targets, input_lengths, target_lengths, /*blank=*/0,
+                                   at::Reduction::Mean, /*zero_infinity=*/false);
+    return Outputs{{"loss", loss.detach()}, {"grad_log_probs", gradient(loss, log_probs, grad_output)}};
+  };
+}
+
+const bool registered = register_probe({
+    {"ctc_loss",
+     "ctc_loss forward and backward: 16 sequences of 50 steps, 20 classes",
+     {variant("f32", "float32, native kernel"), variant("f64", "float64, native kernel"),
+      cuda_variant("cudnn-f32", "float32, cuDNN path", "the cuDNN path exists only on CUDA")},
+     {{"cpu", Documented::deterministic}, {"cuda", Documented::raises_under_strict}}},
+    prepare,
+});
+
+}  // namespace
+}  // namespace repro_audit

@@ -1,0 +1,64 @@
+// Pooling backward, 2d and 3d. On CUDA, backward kernels that scatter gradients with atomicAdd are
+// documented to raise under deterministic algorithms (AvgPool3d, AdaptiveAvgPool2d/3d,
+// AdaptiveMaxPool2d, FractionalMaxPool2d/3d); MaxPool3d switches to a deterministic kernel; the
+// others gather and are not listed. Every CPU kernel is deterministic.
+#include "worker/probe.h"
+
+namespace repro_audit {
+namespace {
+
+at::Tensor pool(const std::string& kind, const at::Tensor& x, bool three_d, const at::Tensor& samples) {
+  if (kind == "max")
+    return three_d ? at::max_pool3d(x, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}) : at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1});
+  if (kind == "avg")
+    return three_d ? at::avg_pool3d(x, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}) : at::avg_pool2d(x, {3, 3}, {2, 2}, {1, 1});
+  if (kind == "adaptive_avg")
+    return three_d ? at::adaptive_avg_pool3d(x, {5, 7, 7}) : at::adaptive_avg_pool2d(x, {13, 13});
+  if (kind == "adaptive_max")
+    return std::get<0>(three_d ? at::adaptive_max_pool3d(x, {5, 7, 7}) : at::adaptive_max_pool2d(x, {13, 13}));
+  // fractional_max: fixed random samples, so every run pools the same regions.
+  return std::get<0>(three_d ? at::fractional_max_pool3d(x, {2, 2, 2}, {6, 12, 12}, samples)
+                             : at::fractional_max_pool2d(x, {2, 2}, {40, 40}, samples));
+}
+
+RunFunction prepare(ProbeContext& context) {
+  const auto& name = context.variant();
+  const auto dtype = dtype_of_variant(name);
+  const bool three_d = name.find("3d") != std::string::npos;
+  const auto kind = name.substr(0, name.find(three_d ? "3d" : "2d"));
+  // Overlapping windows (kernel 3, stride 2) make several outputs share an input element.
+  const auto input = requiring_grad(three_d ? context.randn({2, 8, 12, 24, 24}, dtype) : context.randn({4, 16, 64, 64}, dtype));
+  const auto samples = context.rand({input.size(0), input.size(1), three_d ? 3 : 2}, dtype);
+  const auto grad_output = context.randn(pool(kind, input, three_d, samples).sizes(), dtype);
+  return [=] {
+    const auto output = pool(kind, input, three_d, samples);
+    return Outputs{{"output", output.detach()}, {"grad_input", gradient(output, input, grad_output)}};
+  };
+}
+
+const std::map<std::string, Documented> kRaises = {{"cuda", Documented::raises_under_strict}};
+const std::map<std::string, Documented> kAlternative = {{"cuda", Documented::alternative_under_strict}};
+
+const bool registered = register_probe({
+    {"pooling",
+     "pooling forward and backward: 2d on 4x16x64x64, 3d on 2x8x12x24x24",
+     {
+         variant("max2d-f32", "MaxPool2d 3/2"),
+         variant("max2d-f64", "MaxPool2d 3/2, float64"),
+         variant("avg2d-f32", "AvgPool2d 3/2"),
+         variant("avg2d-bf16", "AvgPool2d 3/2, bfloat16"),
+         variant("adaptive_avg2d-f32", "AdaptiveAvgPool2d to 13x13", kRaises),
+         variant("adaptive_max2d-f32", "AdaptiveMaxPool2d to 13x13", kRaises),
+         variant("fractional_max2d-f32", "FractionalMaxPool2d 2 to 40x40", kRaises),
+         variant("max3d-f32", "MaxPool3d 3/2", kAlternative),
+         variant("avg3d-f32", "AvgPool3d 3/2", kRaises),
+         variant("adaptive_avg3d-f32", "AdaptiveAvgPool3d to 5x7x7", kRaises),
+         variant("adaptive_max3d-f32", "AdaptiveMaxPool3d to 5x7x7"),
+         variant("fractional_max3d-f32", "FractionalMaxPool3d 2 to 6x12x12", kRaises),
+     },
+     {{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}}},
+    prepare,
+});
+
+}  // namespace
+}  // namespace repro_audit

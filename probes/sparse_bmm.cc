@@ -1,0 +1,33 @@
+// bmm of a sparse COO batch by a dense one, forward and backward (gradient of the dense operand).
+// CUDA's sparse-dense bmm is documented to switch to a deterministic implementation under
+// deterministic algorithms; the CPU kernel is deterministic.
+#include "worker/probe.h"
+
+namespace repro_audit {
+namespace {
+
+RunFunction prepare(ProbeContext& context) {
+  const auto dtype = dtype_of_variant(context.variant());
+  const std::int64_t batch = 8, rows = 256, inner = 256, columns = 64;
+  // About 5% non-zeros, built on the CPU from the seed, then made sparse and moved.
+  const auto mask = at::rand({batch, rows, inner}, context.generator()) < 0.05;
+  const auto values = at::randn({batch, rows, inner}, context.generator()).to(dtype);
+  const auto sparse = context.to_device((values * mask.to(dtype)).to_sparse().coalesce());
+  const auto dense = requiring_grad(context.randn({batch, inner, columns}, dtype));
+  const auto grad_output = context.randn({batch, rows, columns}, dtype);
+  return [=] {
+    const auto output = at::bmm(sparse, dense);
+    return Outputs{{"output", output.detach()}, {"grad_dense", gradient(output, dense, grad_output)}};
+  };
+}
+
+const bool registered = register_probe({
+    {"sparse_bmm",
+     "bmm: sparse COO 8x256x256 (5% non-zero) by dense 8x256x64, forward and backward",
+     {variant("f32", "float32"), variant("f64", "float64")},
+     {{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}}},
+    prepare,
+});
+
+}  // namespace
+}  // namespace repro_audit
