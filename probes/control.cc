@@ -20,13 +20,19 @@ const std::vector<VariantInfo> kVariants = {variant("f32", "2^20 float32 values 
 
 const bool racy = register_probe({
     {"control.racy_accumulate", "float adds in an order decided by thread scheduling (atomics)", kVariants,
-     {{"cpu", Documented::nondeterministic}, {"cuda", Documented::nondeterministic}}},
+     {{"cpu", Documented::nondeterministic}, {"cuda", Documented::nondeterministic}},
+     true,
+     60,
+     "nondeterministic"},
     prepare<racy_accumulate>,
 });
 
 const bool ordered = register_probe({
     {"control.ordered_accumulate", "the same sum in a fixed order", kVariants,
-     {{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}}},
+     {{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}},
+     true,
+     60,
+     "deterministic"},
     prepare<ordered_accumulate>,
 });
 

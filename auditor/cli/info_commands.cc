@@ -25,9 +25,13 @@ Command add_list_command(CLI::App& app) {
               std::cout << fmt::format("  {}{} - {}\n    documented: {}\n", probe.name,
                                        probe.in_default_suite ? "" : " (not in the default suite)", probe.description,
                                        fmt::join(documented, ", "));
-              for (const auto& variant : probe.variants)
-                std::cout << fmt::format("    {:<14} {} [{}]\n", variant.name, variant.description,
-                                         fmt::join(variant.devices, ", "));
+              for (const auto& variant : probe.variants) {
+                std::vector<std::string> own;
+                for (const auto& [device, value] : variant.documented) own.push_back(device + ": " + to_string(value));
+                std::cout << fmt::format("    {:<22} {} [{}]{}{}\n", variant.name, variant.description,
+                                         fmt::join(variant.devices, ", "), own.empty() ? "" : " documented ",
+                                         fmt::join(own, ", "));
+              }
             }
             std::cout << "\nProfiles:\n";
             for (const auto& [name, flags] : profiles()) {

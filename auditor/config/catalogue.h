@@ -33,6 +33,7 @@ struct ProbeInfo {
   std::map<std::string, Documented> documented;  // by device kind
   bool in_default_suite = true;                  // fault controls are run only on request
   double timeout_seconds = 60;                   // per cell and process, all runs together
+  std::string control_expects;                   // a control's required verdict in `selftest`; empty otherwise
 
   const VariantInfo* find_variant(const std::string& variant) const;
   // The variant's own declaration for the device, else the probe's, else deterministic.

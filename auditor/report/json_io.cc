@@ -181,6 +181,14 @@ json report_to_json(const Report& report) {
             {"cells", json::array()},
             {"notes", json::array()}};
   for (const auto& cell : report.cells) j["cells"].push_back(cell_to_json(cell));
+  j["contradictions"] = json::array();
+  for (const auto& cell : report.cells)
+    if (cell.contradiction)
+      j["contradictions"].push_back({{"key", cell.cell.key},
+                                     {"verdict", to_string(cell.verdict.kind)},
+                                     {"expected", cell.contradiction->expected},
+                                     {"text", cell.contradiction->text},
+                                     {"breaks_audit", cell.contradiction->breaks_audit}});
   for (const auto& note : report.notes)
     j["notes"].push_back({{"probe", note.probe},
                           {"variant", note.variant},

@@ -58,6 +58,12 @@ void run_all(const Cell& cell, const WorkerRequest& request, ProcessObservation&
   const auto* probe = find_registered_probe(cell.probe);
   if (!probe) throw std::runtime_error("this worker has no probe '" + cell.probe + "'");
   const at::Device device(request.device);
+  const auto* variant = probe->info.find_variant(cell.variant);
+  if (!variant) throw std::runtime_error("probe '" + cell.probe + "' has no variant '" + cell.variant + "'");
+  const auto kind = device.is_cuda() ? "cuda" : "cpu";
+  if (std::find(variant->devices.begin(), variant->devices.end(), kind) == variant->devices.end())
+    throw Unsupported(variant->unsupported_reason.empty() ? std::string("no implementation on ") + kind
+                                                          : variant->unsupported_reason);
   const auto seed = static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed")));
   ProbeContext context(device, seed, cell.variant);
   const auto run = probe->prepare(context);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 namespace {
@@ -107,6 +108,42 @@ TEST_F(Cli, CudaOnAMachineWithoutAGpuIsSkippedNotFailed) {
   if (report.at("environment").at("cuda").value("available", false)) GTEST_SKIP() << "a GPU is present";
   EXPECT_EQ(result.exit_code, 0) << result.output;
   for (const auto& cell : report.at("cells")) EXPECT_EQ(cell.at("verdict"), "unsupported");
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(Cli, SelftestCatchesTheRacyControlAndPasses) {
+  const auto result = run("selftest --device cpu");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(std::regex_search(result.output,
+                                std::regex("control\\.racy_accumulate/f32 +strict threads=2 +nondeterministic +nondeterministic\n")))
+      << result.output;
+  EXPECT_NE(result.output.find("selftest passed"), std::string::npos);
+}
+
+TEST_F(Cli, FullMatrixFromTheCommandLine) {
+  const auto report_path = (folder_ / "report.json").string();
+  const auto result = run("run --device cpu --probe index_put_accumulate/f32 --matrix full --axis deterministic_algorithms=off,on "
+                          "--axis threads=2 --axis fill_uninitialized_memory=true,false --repeats 3 --json " + report_path);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream in(report_path);
+  const auto report = nlohmann::json::parse(in);
+  EXPECT_EQ(report.at("cells").size(), 4u);
+  EXPECT_EQ(report.at("columns").size(), 4u);
+  EXPECT_EQ(run("run --axis threads=two").exit_code, 2);
+  EXPECT_NE(run("run --axis cudnn_speed=1").output.find("valid settings:"), std::string::npos);
+}
+
+TEST_F(Cli, ListShowsPerVariantDocumentation) {
+  const auto list = run("list");
+  for (const auto* probe : {"bincount", "embedding_bag", "ctc_loss", "pooling", "interpolate", "sparse_bmm", "conv",
+                            "matmul", "cumsum", "control.racy_accumulate", "control.ordered_accumulate"})
+    EXPECT_NE(list.output.find(probe), std::string::npos) << probe;
+  EXPECT_NE(list.output.find("max-f32                mode=max, float32 [cpu, cuda] documented cuda: raises_under_strict"),
+            std::string::npos)
+      << list.output;
 }
 
 }  // namespace

@@ -80,3 +80,18 @@ TEST(Plan, BatchesGroupByProcessSettings) {
 
 }  // namespace
 }  // namespace repro_audit
+
+#include "supervisor/supervisor.h"
+
+namespace repro_audit {
+namespace {
+
+TEST(WorkerEnvironment, CublasWorkspaceConfigIsSetOrRemovedBeforeTheWorkerStarts) {
+  EXPECT_EQ(worker_environment({{"cublas_workspace_config", ":4096:8"}}).at("CUBLAS_WORKSPACE_CONFIG"), ":4096:8");
+  // An empty value removes a variable the parent may have set.
+  EXPECT_EQ(worker_environment({{"cublas_workspace_config", "unset"}}).at("CUBLAS_WORKSPACE_CONFIG"), "");
+  EXPECT_EQ(worker_environment({{"threads", "2"}, {"cublas_workspace_config", "n/a"}}).at("CUBLAS_WORKSPACE_CONFIG"), "");
+}
+
+}  // namespace
+}  // namespace repro_audit

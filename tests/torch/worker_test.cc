@@ -4,7 +4,10 @@
 
 #include "config/settings.h"
 #include "verdict/verdict.h"
+#include "worker/probe.h"
 #include "worker/settings_apply.h"
+
+#include <cmath>
 
 namespace repro_audit {
 namespace {
@@ -69,6 +72,72 @@ TEST(Worker, AProbeThatThrowsBecomesAnExceptionObservation) {
   const auto observation = run_cell(cell, WorkerRequest{});
   EXPECT_EQ(observation.status, "exception");
   EXPECT_NE(observation.message.find("no_such_probe"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace repro_audit
+
+namespace repro_audit {
+namespace {
+
+// A test-only probe whose output alternates between two known tensors: a crafted divergence.
+const bool alternating_registered = register_probe({
+    {"test.alternating", "", {variant("f32", "")}, {}, /*in_default_suite=*/false},
+    [](ProbeContext&) -> RunFunction {
+      auto calls = std::make_shared<int>(0);
+      return [calls] {
+        const bool odd = (*calls)++ % 2 == 1;
+        // Run 1 differs in three elements: 2.0 -> 2.0 + 1 ULP, 3.0 -> 3.5, -0.0 -> 0.0.
+        const auto values = odd ? std::vector<float>{1.0f, std::nextafter(2.0f, 3.0f), 3.5f, 0.0f}
+                                : std::vector<float>{1.0f, 2.0f, 3.0f, -0.0f};
+        return Outputs{{"stable", at::ones({3})}, {"changing", at::tensor(values)}};
+      };
+    },
+});
+
+TEST(VerdictDetail, ACraftedDivergenceIsMeasuredElementWise) {
+  const auto cell = make_cell("test.alternating", "f32", {});
+  WorkerRequest request;
+  request.repeats = 3;
+  const auto verdict = judge(cell, {run_cell(cell, request)});
+  EXPECT_EQ(verdict.kind, VerdictKind::nondeterministic);
+  EXPECT_EQ(verdict.distinct_digests, 2);
+  EXPECT_EQ(verdict.divergence_scope, "within-process");
+  ASSERT_TRUE(verdict.divergence);
+  EXPECT_EQ(verdict.divergence->output, "changing");  // the first output that diverged
+  EXPECT_EQ(verdict.divergence->run, 1);
+  EXPECT_EQ(verdict.divergence->differing_elements, 3);
+  EXPECT_EQ(verdict.divergence->elements, 4);
+  EXPECT_DOUBLE_EQ(verdict.divergence->max_abs_difference, 0.5);
+  EXPECT_DOUBLE_EQ(verdict.divergence->max_ulp_difference, 1 << 21);  // 0.5 at 3.0, where 1 ULP is 2^-22
+}
+
+// max_unpool2d has no deterministic implementation on any device: it raises under
+// deterministic algorithms and warns in warn-only mode.
+const bool unpool_registered = register_probe({
+    {"test.unpool", "", {variant("f32", "")}, {}, /*in_default_suite=*/false},
+    [](ProbeContext& context) -> RunFunction {
+      const auto [pooled, indices] = at::max_pool2d_with_indices(context.randn({1, 2, 8, 8}), {2, 2});
+      return [pooled, indices] { return Outputs{{"output", at::max_unpool2d(pooled, indices, {8, 8})}}; };
+    },
+});
+
+TEST(VerdictDetail, RaisesUnderStrictAndWarnsInWarnOnlyModeWithTheText) {
+  WorkerRequest request;
+  request.repeats = 2;
+  const auto strict = make_cell("test.unpool", "f32", {{"deterministic_algorithms", "on"}});
+  const auto raised = judge(strict, {run_cell(strict, request)});
+  EXPECT_EQ(raised.kind, VerdictKind::raises);
+  EXPECT_NE(raised.message.find("does not have a deterministic implementation"), std::string::npos) << raised.message;
+
+  const auto warn = make_cell("test.unpool", "f32", {{"deterministic_algorithms", "warn"}});
+  const auto warned = judge(warn, {run_cell(warn, request)});
+  EXPECT_EQ(warned.kind, VerdictKind::warns);
+  ASSERT_FALSE(warned.warnings.empty());
+  EXPECT_NE(warned.warnings[0].find("max_unpooling2d"), std::string::npos) << warned.warnings[0];
+
+  const auto off = make_cell("test.unpool", "f32", {});
+  EXPECT_EQ(judge(off, {run_cell(off, request)}).kind, VerdictKind::deterministic);
 }
 
 }  // namespace
