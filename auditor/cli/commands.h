@@ -16,5 +16,6 @@ Command add_list_command(CLI::App& app);
 Command add_env_command(CLI::App& app);
 Command add_worker_command(CLI::App& app);
 Command add_selftest_command(CLI::App& app);
+Command add_show_command(CLI::App& app);
 
 }  // namespace repro_audit

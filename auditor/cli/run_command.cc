@@ -1,4 +1,7 @@
+#include <signal.h>
 #include <unistd.h>
+
+#include <atomic>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -28,8 +31,24 @@ struct RunArguments {
   std::string matrix;
   std::string fail_on;
   std::string json_path;
+  std::string journal;
+  std::string resume;
   bool no_cost = false;
 };
+
+std::atomic<bool> interrupted{false};
+
+// Ctrl-C or TERM: stop starting work, end the workers, write what finished. No SA_RESTART, so a
+// waiting poll() returns at once.
+void request_stop(int) { interrupted.store(true); }
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = request_stop;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
 
 // "name" or "name/variant" as given to --probe; repeated names merge.
 void add_probe_argument(Config& config, const std::string& text, const Catalogue& catalogue) {
@@ -63,6 +82,13 @@ void add_axis_argument(Config& config, const std::string& text) {
 }
 
 Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
+  if (!arguments.resume.empty()) {
+    if (!arguments.config_path.empty() || !arguments.probes.empty() || !arguments.profiles.empty() ||
+        !arguments.axes.empty() || !arguments.matrix.empty() || arguments.repeats || arguments.processes ||
+        !arguments.device.empty())
+      throw UserError("--resume: the audit continues with the config it started with; give no other audit options");
+    return journal_config(arguments.resume);
+  }
   Config config = arguments.config_path.empty() ? Config{} : load_config_file(arguments.config_path, catalogue);
   if (!arguments.probes.empty()) config.probes.clear();
   for (const auto& probe : arguments.probes) add_probe_argument(config, probe, catalogue);
@@ -103,22 +129,41 @@ Command add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"contradiction", "any"}));
   run->add_option("--json", arguments->json_path, "Write the report as JSON");
   run->add_flag("--no-cost", arguments->no_cost, "Leave the cost ratios out of the matrix");
+  run->add_option("--journal", arguments->journal,
+                  "Folder journaling each finished cell (default: a new one under $XDG_STATE_HOME/repro-audit/journals, "
+                  "removed when the audit completes)");
+  run->add_option("--resume", arguments->resume, "Finish an interrupted audit from its journal folder")
+      ->check(CLI::ExistingDirectory);
   return {run, [arguments] {
             const auto catalogue = registered_catalogue();
             const auto config = make_config(*arguments, catalogue);
             const bool tty = ::isatty(STDERR_FILENO);
-            AuditHooks hooks;
+            AuditOptions options;
+            options.journal = arguments->resume.empty() ? arguments->journal : arguments->resume;
+            options.resume = !arguments->resume.empty();
+            options.stop_requested = [] { return interrupted.load(); };
+            options.on_start = [](const std::string& journal) { std::cerr << "journal: " << journal << "\n"; };
             if (tty)
-              hooks.on_cell = [](const Cell& cell, int process) {
+              options.on_cell = [](const Cell& cell, int process) {
                 std::cerr << fmt::format("\r\033[K[p{}] {}", process, cell.key) << std::flush;
               };
-            const auto report = run_audit(config, catalogue, hooks);
+            install_stop_handlers();
+            const auto result = run_audit(config, catalogue, options);
             if (tty) std::cerr << "\r\033[K" << std::flush;
+            const auto& report = result.report;
+            if (result.resumed_runs > 0)
+              std::cerr << fmt::format("resumed: {} of {} cell runs were already in the journal\n", result.resumed_runs,
+                                       result.total_runs);
             if (!arguments->json_path.empty())
               write_file_atomically(arguments->json_path, report_to_json(report).dump(2) + "\n");
             const bool color = ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
             print_matrix(report, std::cout, {color, !arguments->no_cost});
             print_summary(report, config.fail_on, std::cout);
+            if (!report.complete) {
+              std::cerr << fmt::format("interrupted: the finished cells are journaled in {}\nresume with: {} run --resume {}\n",
+                                       result.journal, own_executable(), result.journal);
+              return 130;
+            }
             return audit_failed(report, config.fail_on) ? 1 : 0;
           }};
 }

@@ -26,7 +26,7 @@ Command add_selftest_command(CLI::App& app) {
             config.axes = {{"threads", {"2"}}};
             for (const auto& probe : catalogue)
               if (!probe.control_expects.empty()) config.probes.push_back({probe.name, {}});
-            const auto report = run_audit(config, catalogue, {});
+            const auto report = run_audit(config, catalogue, {}).report;
             if (!json_path->empty()) write_file_atomically(*json_path, report_to_json(report).dump(2) + "\n");
             int failures = 0;
             std::cout << fmt::format("{:<34} {:<22} {:<18} {}\n", "control", "flag set", "expected", "observed");

@@ -178,6 +178,7 @@ json report_to_json(const Report& report) {
             {"device", report.device},
             {"columns", report.columns},
             {"duration_seconds", report.duration_seconds},
+            {"complete", report.complete},
             {"cells", json::array()},
             {"notes", json::array()}};
   for (const auto& cell : report.cells) j["cells"].push_back(cell_to_json(cell));
@@ -210,6 +211,7 @@ Report report_from_json(const json& j, const std::string& source) {
     report.device = j.value("device", "");
     report.columns = j.value("columns", std::vector<std::string>{});
     report.duration_seconds = j.value("duration_seconds", 0.0);
+    report.complete = j.value("complete", true);
     for (const auto& cell : j.at("cells")) report.cells.push_back(cell_from_json(cell));
     report.notes = find_setting_notes(report.cells);
     return report;

@@ -41,6 +41,7 @@ struct Report {
   std::vector<CellReport> cells;
   std::vector<SettingNote> notes;
   double duration_seconds = 0;
+  bool complete = true;  // false: the audit was interrupted; only finished cells are here
 };
 
 // Judges every cell, finds contradictions, cost ratios and cross-setting notes.

@@ -2,15 +2,19 @@
 
 #include <c10/util/Exception.h>
 #include <torch/cuda.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
-#include <chrono>
+#include <csignal>
+
 #include <cstdio>
 #include <iostream>
 
 #include "hash/digest.h"
 #include "hash/tensor_digest.h"
 #include "report/json_io.h"
+#include "trace/tracer_factory.h"
 #include "worker/environment.h"
 #include "worker/probe.h"
 #include "worker/settings_apply.h"
@@ -54,7 +58,14 @@ Digested digest_outputs(const Outputs& outputs) {
   return result;
 }
 
-void run_all(const Cell& cell, const WorkerRequest& request, ProcessObservation& observation) {
+void keep_sequence(ProcessObservation& observation, const std::string& digest, std::vector<KernelRecord>&& kernels) {
+  for (const auto& [seen, _] : observation.kernel_sequences)
+    if (seen == digest) return;
+  observation.kernel_sequences.emplace_back(digest, std::move(kernels));
+}
+
+void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
+             ProcessObservation& observation) {
   const auto* probe = find_registered_probe(cell.probe);
   if (!probe) throw std::runtime_error("this worker has no probe '" + cell.probe + "'");
   const at::Device device(request.device);
@@ -72,13 +83,19 @@ void run_all(const Cell& cell, const WorkerRequest& request, ProcessObservation&
   for (int index = 0; index < total; ++index) {
     at::manual_seed(seed);  // ops that draw random numbers (fractional pooling) draw the same ones
     synchronize(device);
-    const auto start = std::chrono::steady_clock::now();
+    tracer.begin_run();
+    timer.start();
     const auto outputs = run();
+    const auto elapsed_ns = timer.stop_ns();
     synchronize(device);
-    const auto elapsed = std::chrono::steady_clock::now() - start;
+    auto kernels = tracer.end_run();
     auto digested = digest_outputs(outputs);
     digested.run.warmup = index < request.warmup;
-    digested.run.time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
+    digested.run.time_ns = elapsed_ns;
+    if (observation.trace_unavailable.empty()) {
+      digested.run.kernel_digest = kernel_sequence_digest(kernels);
+      keep_sequence(observation, digested.run.kernel_digest, std::move(kernels));
+    }
     if (index == 0) {
       reference = digested.canonical;
     } else if (!observation.divergence && digested.run.digest != observation.runs.front().digest) {
@@ -105,21 +122,24 @@ WorkerRequest parse_worker_request(const nlohmann::json& json) {
   return request;
 }
 
-ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request) {
+ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer) {
   ProcessObservation observation;
   observation.process = request.process;
+  observation.trace_unavailable = tracer.unavailable_reason();
   WarningCollector collector;
   c10::WarningUtils::WarningHandlerGuard guard(&collector);
   try {
     apply_cell_settings(cell.settings);
-    run_all(cell, request, observation);
+    run_all(cell, request, tracer, timer, observation);
   } catch (const Unsupported& unsupported) {
     observation = ProcessObservation{};
+    observation.trace_unavailable = tracer.unavailable_reason();
     observation.status = "unsupported";
     observation.message = unsupported.what();
   } catch (const std::exception& error) {
     observation.runs.clear();
     observation.divergence.reset();
+    observation.kernel_sequences.clear();
     observation.status = "exception";
     observation.message = error_text(error);
   }
@@ -128,18 +148,42 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request) {
   return observation;
 }
 
-void run_worker(const WorkerRequest& request, const std::function<void(const nlohmann::json&)>& emit) {
+void run_worker(const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
+                const std::function<void(const nlohmann::json&)>& emit) {
   // Fingerprint first, so `threads` is libtorch's own default on this machine.
   emit({{"event", "environment"}, {"environment", environment_fingerprint()}});
   apply_process_settings(request.process_settings);
   for (const auto& cell : request.cells) {
     emit({{"event", "start"}, {"key", cell.key}});
-    emit({{"event", "cell"}, {"key", cell.key}, {"observation", run_cell(cell, request)}});
+    emit({{"event", "cell"}, {"key", cell.key}, {"observation", run_cell(cell, request, tracer, timer)}});
   }
   emit({{"event", "done"}});
 }
 
+namespace {
+
+// A worker limits its own memory, so a runaway probe fails with an allocation error instead of
+// pulling the machine into swap or the OOM killer: three quarters of physical memory.
+void limit_memory() {
+  const auto pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return;
+  rlimit limit{};
+  ::getrlimit(RLIMIT_DATA, &limit);
+  const rlim_t wanted = static_cast<rlim_t>(pages) / 4 * 3 * static_cast<rlim_t>(page);
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < wanted) return;
+  limit.rlim_cur = wanted;
+  ::setrlimit(RLIMIT_DATA, &limit);
+}
+
+}  // namespace
+
 int worker_main() {
+  // The supervisor decides when a worker stops: Ctrl-C reaches the whole process group, and the
+  // supervisor ends its workers itself. If the supervisor dies (kill -9), its workers die with it.
+  ::signal(SIGINT, SIG_IGN);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1) return 3;  // the supervisor was gone before the line above took effect
+  limit_memory();
   // Events go to the original stdout; anything else printing to stdout is sent to stderr instead.
   const int events_fd = ::dup(STDOUT_FILENO);
   ::dup2(STDERR_FILENO, STDOUT_FILENO);
@@ -151,7 +195,10 @@ int worker_main() {
     std::cerr << "worker: bad request: " << error.what() << "\n";
     return 2;
   }
-  run_worker(parse_worker_request(request_json), [&](const nlohmann::json& event) {
+  const auto request = parse_worker_request(request_json);
+  const auto tracer = make_tracer(request.device);
+  const auto timer = make_run_timer(request.device);
+  run_worker(request, *tracer, *timer, [&](const nlohmann::json& event) {
     const auto line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     std::fwrite(line.data(), 1, line.size(), events);
     std::fflush(events);

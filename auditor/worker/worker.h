@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "plan/plan.h"
+#include "trace/run_timer.h"
+#include "trace/tracer.h"
 #include "verdict/observation.h"
 
 namespace repro_audit {
@@ -22,12 +24,13 @@ struct WorkerRequest {
 
 WorkerRequest parse_worker_request(const nlohmann::json& json);
 
-// Runs one cell: settings, inputs, warm-up and timed runs, digests. Never throws for a probe's
-// failure: that becomes the observation's status.
-ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request);
+// Runs one cell: settings, inputs, warm-up and timed runs, digests, kernel sequences. Never throws
+// for a probe's failure: that becomes the observation's status.
+ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer);
 
 // Runs every cell of the request, emitting `environment`, then `start` and `cell` per cell, then `done`.
-void run_worker(const WorkerRequest& request, const std::function<void(const nlohmann::json&)>& emit);
+void run_worker(const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
+                const std::function<void(const nlohmann::json&)>& emit);
 
 // `repro-audit worker`: request on stdin, events on stdout. Returns the process exit code.
 int worker_main();

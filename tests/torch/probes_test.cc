@@ -1,6 +1,8 @@
 // Every registered probe, on the CPU: runs, digests, and its verdict under strict.
 #include <gtest/gtest.h>
 
+#include "test_tools.h"
+
 #include "config/settings.h"
 #include "verdict/verdict.h"
 #include "worker/probe.h"
@@ -39,7 +41,7 @@ TEST_P(EveryProbe, GivesAVerdictOnTheCpuThatMatchesItsDocumentationUnderStrict) 
   apply_process_settings({{"threads", "2"}});
   WorkerRequest request;
   request.repeats = 3;
-  const auto observation = run_cell(cell, request);
+  const auto observation = testing::run_untraced(cell, request);
   if (!on_cpu) {
     EXPECT_EQ(observation.status, "unsupported") << observation.message;
     return;
@@ -71,7 +73,7 @@ TEST(Controls, RacyIsCaughtAndOrderedIsClean) {
   for (const auto* name : {"control.racy_accumulate", "control.ordered_accumulate"}) {
     Cell cell{"", name, "f32", "cpu", "", make_flag_set({{"deterministic_algorithms", "on"}}, "cpu"), ""};
     cell.key = cell_key(name, "f32", "cpu", cell.settings);
-    const auto verdict = judge(cell, {run_cell(cell, request), run_cell(cell, request)});
+    const auto verdict = judge(cell, {testing::run_untraced(cell, request), testing::run_untraced(cell, request)});
     EXPECT_EQ(verdict.kind, std::string(name) == "control.racy_accumulate" ? VerdictKind::nondeterministic
                                                                             : VerdictKind::deterministic)
         << name;

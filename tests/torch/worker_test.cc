@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_tools.h"
+
 #include "config/settings.h"
 #include "verdict/verdict.h"
 #include "worker/probe.h"
@@ -27,7 +29,7 @@ Verdict judge_in_process(const Cell& cell, int repeats) {
   request.repeats = repeats;
   request.warmup = 1;
   apply_process_settings(process_settings(cell.settings));
-  return judge(cell, {run_cell(cell, request)});
+  return judge(cell, {testing::run_untraced(cell, request)});
 }
 
 // With 2 threads the CPU kernel adds with atomics; 30 runs that all agree would be a near-impossible
@@ -57,7 +59,9 @@ TEST(Worker, EmitsEnvironmentStartCellAndDone) {
   request.cells = {make_cell("sum", "f32", {{"threads", "1"}})};
   std::vector<std::string> events;
   nlohmann::json cell_event;
-  run_worker(request, [&](const nlohmann::json& event) {
+  NullTracer tracer("not traced");
+  SteadyClockTimer timer;
+  run_worker(request, tracer, timer, [&](const nlohmann::json& event) {
     events.push_back(event.at("event"));
     if (event.at("event") == "cell") cell_event = event;
   });
@@ -69,7 +73,7 @@ TEST(Worker, EmitsEnvironmentStartCellAndDone) {
 TEST(Worker, AProbeThatThrowsBecomesAnExceptionObservation) {
   auto cell = make_cell("sum", "f32", {});
   cell.probe = "no_such_probe";
-  const auto observation = run_cell(cell, WorkerRequest{});
+  const auto observation = testing::run_untraced(cell, WorkerRequest{});
   EXPECT_EQ(observation.status, "exception");
   EXPECT_NE(observation.message.find("no_such_probe"), std::string::npos);
 }
@@ -99,7 +103,7 @@ TEST(VerdictDetail, ACraftedDivergenceIsMeasuredElementWise) {
   const auto cell = make_cell("test.alternating", "f32", {});
   WorkerRequest request;
   request.repeats = 3;
-  const auto verdict = judge(cell, {run_cell(cell, request)});
+  const auto verdict = judge(cell, {testing::run_untraced(cell, request)});
   EXPECT_EQ(verdict.kind, VerdictKind::nondeterministic);
   EXPECT_EQ(verdict.distinct_digests, 2);
   EXPECT_EQ(verdict.divergence_scope, "within-process");
@@ -126,18 +130,18 @@ TEST(VerdictDetail, RaisesUnderStrictAndWarnsInWarnOnlyModeWithTheText) {
   WorkerRequest request;
   request.repeats = 2;
   const auto strict = make_cell("test.unpool", "f32", {{"deterministic_algorithms", "on"}});
-  const auto raised = judge(strict, {run_cell(strict, request)});
+  const auto raised = judge(strict, {testing::run_untraced(strict, request)});
   EXPECT_EQ(raised.kind, VerdictKind::raises);
   EXPECT_NE(raised.message.find("does not have a deterministic implementation"), std::string::npos) << raised.message;
 
   const auto warn = make_cell("test.unpool", "f32", {{"deterministic_algorithms", "warn"}});
-  const auto warned = judge(warn, {run_cell(warn, request)});
+  const auto warned = judge(warn, {testing::run_untraced(warn, request)});
   EXPECT_EQ(warned.kind, VerdictKind::warns);
   ASSERT_FALSE(warned.warnings.empty());
   EXPECT_NE(warned.warnings[0].find("max_unpooling2d"), std::string::npos) << warned.warnings[0];
 
   const auto off = make_cell("test.unpool", "f32", {});
-  EXPECT_EQ(judge(off, {run_cell(off, request)}).kind, VerdictKind::deterministic);
+  EXPECT_EQ(judge(off, {testing::run_untraced(off, request)}).kind, VerdictKind::deterministic);
 }
 
 }  // namespace

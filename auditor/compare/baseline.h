@@ -1,0 +1,58 @@
+#pragma once
+// Baselines: what later audits are held against, kept in git as YAML. A report and a baseline both
+// reduce to a Snapshot, the one shape `compare` and `gate` read.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+
+namespace repro_audit {
+
+inline constexpr const char* kBaselineSchema = "repro-audit.baseline/1";
+
+// One cell as compare sees it: only what a baseline keeps, plus the message when a report has it.
+struct SnapshotCell {
+  std::string key;  // probe/variant@device|setting=value,...
+  VerdictKind verdict = VerdictKind::error;
+  std::string digest;         // the agreed digest; empty when runs diverged or none ran
+  std::string kernel_digest;  // the agreed kernel-sequence digest; empty when untraced or varied
+  bool kernels_varied = false;
+  Timing timing;        // median and spread (p10, p90); samples 0 when untimed
+  std::string message;  // verdict message (reports only: baselines stay small and stable)
+};
+
+struct Snapshot {
+  std::string source;  // the file it came from, for messages
+  std::string tool_version;
+  nlohmann::json environment = nlohmann::json::object();
+  std::vector<SnapshotCell> cells;  // in the report's order; keys unique
+};
+
+// A baseline is a snapshot written to YAML: the same fields, no separate model to keep in step.
+using Baseline = Snapshot;
+
+Baseline baseline_from_report(const Report& report, const std::string& source = "");
+
+std::string baseline_to_yaml(const Baseline& baseline);
+// Writes atomically; throws UserError when the file cannot be written.
+void write_baseline_file(const Baseline& baseline, const std::string& path);
+
+// Throws UserError naming source:line:column for bad YAML, a wrong schema or unknown fields.
+Baseline parse_baseline(const std::string& text, const std::string& source);
+Baseline load_baseline_file(const std::string& path);
+
+// A report (JSON) or a baseline (YAML), told apart by content, not by file name.
+Snapshot load_comparable(const std::string& path);
+
+const SnapshotCell* find_snapshot_cell(const Snapshot& snapshot, const std::string& key);
+
+// Runs agreed bitwise: deterministic, or warn-only with agreeing digests.
+bool is_reproducible(const SnapshotCell& cell);
+// Runs disagreed bitwise: nondeterministic, or warn-only with diverging digests.
+bool is_diverging(const SnapshotCell& cell);
+// The cell never produced a verdict on its bits: error, crashed, timeout.
+bool is_broken(const SnapshotCell& cell);
+
+}  // namespace repro_audit

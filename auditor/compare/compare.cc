@@ -1,0 +1,186 @@
+#include "compare/compare.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "report/text_format.h"
+
+namespace repro_audit {
+namespace {
+
+const std::vector<std::pair<Change, const char*>> kNames = {
+    {Change::missing, "MISSING"},
+    {Change::added, "NEW"},
+    {Change::broke, "BROKE"},
+    {Change::new_nondeterminism, "NEW-NONDETERMINISM"},
+    {Change::drift, "DRIFT"},
+    {Change::fixed, "FIXED"},
+    {Change::kernels_changed, "KERNELS-CHANGED"},
+    {Change::slower, "SLOWER"},
+    {Change::faster, "FASTER"},
+    {Change::same, "SAME"},
+};
+
+std::string verdict_text(const SnapshotCell& cell) {
+  std::string text = to_string(cell.verdict);
+  if (!cell.message.empty() && (is_broken(cell) || cell.verdict == VerdictKind::raises)) text += " (" + cell.message + ")";
+  return text;
+}
+
+std::string timing_text(const Timing& before, const Timing& after) {
+  const double percent = 100.0 * (static_cast<double>(after.median_ns) / static_cast<double>(before.median_ns) - 1.0);
+  return fmt::format("median {} -> {} ({:+.0f}%; p10-p90 {}-{} -> {}-{})", format_duration(before.median_ns),
+                     format_duration(after.median_ns), percent, format_duration(before.p10_ns),
+                     format_duration(before.p90_ns), format_duration(after.p10_ns), format_duration(after.p90_ns));
+}
+
+// What happened to the bits: at most one of BROKE, NEW-NONDETERMINISM, DRIFT, FIXED.
+void classify_verdict(const SnapshotCell& before, const SnapshotCell& after, CellComparison& result,
+                      std::vector<std::string>& notes) {
+  const auto verdict_change = fmt::format("verdict {} -> {}", to_string(before.verdict), verdict_text(after));
+  const bool was_failing = is_diverging(before) || is_broken(before);
+  if (is_broken(after) && !is_broken(before)) {
+    result.changes.push_back(Change::broke);
+    notes.push_back(verdict_change);
+  } else if (is_diverging(after) && !is_diverging(before)) {
+    result.changes.push_back(Change::new_nondeterminism);
+    notes.push_back(verdict_change);
+  } else if (is_reproducible(before) && is_reproducible(after) && before.digest != after.digest) {
+    result.changes.push_back(Change::drift);
+    notes.push_back(fmt::format("digest {} -> {}", short_digest(before.digest), short_digest(after.digest)));
+  } else if (was_failing && (is_reproducible(after) || after.verdict == VerdictKind::raises)) {
+    result.changes.push_back(Change::fixed);
+    notes.push_back(verdict_change);
+  } else if (before.verdict != after.verdict) {
+    // E.g. deterministic -> raises, or -> unsupported: no class of its own, but worth reading.
+    notes.push_back(verdict_change);
+  }
+}
+
+void classify_kernels(const SnapshotCell& before, const SnapshotCell& after, CellComparison& result,
+                      std::vector<std::string>& notes) {
+  if (!before.kernel_digest.empty() && !after.kernel_digest.empty() && before.kernel_digest != after.kernel_digest) {
+    result.changes.push_back(Change::kernels_changed);
+    notes.push_back(fmt::format("kernels {} -> {}", short_digest(before.kernel_digest), short_digest(after.kernel_digest)));
+  } else if (after.kernels_varied && !before.kernels_varied) {
+    result.changes.push_back(Change::kernels_changed);
+    notes.push_back("kernel selection now varies between runs");
+  }
+}
+
+void classify_timing(const SnapshotCell& before, const SnapshotCell& after, double threshold, CellComparison& result,
+                     std::vector<std::string>& notes) {
+  if (before.timing.samples <= 0 || after.timing.samples <= 0 || before.timing.median_ns <= 0) return;
+  if (is_slower(before.timing, after.timing, threshold)) result.changes.push_back(Change::slower);
+  else if (is_faster(before.timing, after.timing, threshold)) result.changes.push_back(Change::faster);
+  else return;
+  notes.push_back(timing_text(before.timing, after.timing));
+}
+
+CellComparison compare_cell(const SnapshotCell* before, const SnapshotCell* after, double threshold) {
+  CellComparison result;
+  result.key = after ? after->key : before->key;
+  if (before) result.before = *before;
+  if (after) result.after = *after;
+  std::vector<std::string> notes;
+  if (!after) {
+    result.changes = {Change::missing};
+    notes.push_back("was " + verdict_text(*before));
+  } else if (!before) {
+    result.changes = {Change::added};
+    if (is_broken(*after)) result.changes.push_back(Change::broke);
+    notes.push_back("now " + verdict_text(*after));
+  } else {
+    classify_verdict(*before, *after, result, notes);
+    if (!is_broken(*after)) {
+      classify_kernels(*before, *after, result, notes);
+      classify_timing(*before, *after, threshold, result, notes);
+    }
+    if (result.changes.empty()) result.changes = {Change::same};
+  }
+  result.detail = fmt::format("{}", fmt::join(notes, "; "));
+  return result;
+}
+
+}  // namespace
+
+const char* to_string(Change change) {
+  for (const auto& [c, name] : kNames)
+    if (c == change) return name;
+  return "?";
+}
+
+std::optional<Change> change_from_string(const std::string& text) {
+  for (const auto& [c, name] : kNames)
+    if (text == name) return c;
+  return std::nullopt;
+}
+
+const std::vector<Change>& all_changes() {
+  static const std::vector<Change> changes = [] {
+    std::vector<Change> list;
+    for (const auto& entry : kNames) list.push_back(entry.first);
+    return list;
+  }();
+  return changes;
+}
+
+bool CellComparison::has(Change change) const {
+  return std::find(changes.begin(), changes.end(), change) != changes.end();
+}
+
+std::vector<std::pair<std::string, std::string>> platform_fields(const nlohmann::json& environment) {
+  std::vector<std::pair<std::string, std::string>> fields;
+  for (const auto& field : environment_fields(environment))
+    if (field.platform) fields.emplace_back(field.label, field.value);
+  return fields;
+}
+
+bool is_slower(const Timing& before, const Timing& after, double threshold) {
+  return static_cast<double>(after.median_ns) > static_cast<double>(before.median_ns) * (1.0 + threshold) &&
+         after.p10_ns > before.p90_ns;
+}
+
+bool is_faster(const Timing& before, const Timing& after, double threshold) { return is_slower(after, before, threshold); }
+
+Comparison compare_snapshots(const Snapshot& before, const Snapshot& after, const CompareOptions& options) {
+  Comparison comparison;
+  comparison.before_source = before.source;
+  comparison.after_source = after.source;
+  comparison.slower_threshold = options.slower_threshold;
+  const auto old_fields = platform_fields(before.environment);
+  const auto new_fields = platform_fields(after.environment);
+  for (std::size_t i = 0; i < old_fields.size(); ++i)
+    if (old_fields[i].second != new_fields[i].second)
+      comparison.environment_changes.push_back({old_fields[i].first, old_fields[i].second, new_fields[i].second});
+  comparison.platform_changed = !comparison.environment_changes.empty();
+
+  std::map<std::string, const SnapshotCell*> old_cells;
+  for (const auto& cell : before.cells) old_cells[cell.key] = &cell;
+  for (const auto& cell : after.cells) {
+    auto it = old_cells.find(cell.key);
+    comparison.cells.push_back(compare_cell(it == old_cells.end() ? nullptr : it->second, &cell, options.slower_threshold));
+  }
+  std::set<std::string> new_keys;
+  for (const auto& cell : after.cells) new_keys.insert(cell.key);
+  for (const auto& cell : before.cells)
+    if (!new_keys.count(cell.key)) comparison.cells.push_back(compare_cell(&cell, nullptr, options.slower_threshold));
+  return comparison;
+}
+
+std::vector<std::pair<Change, int>> count_headlines(const Comparison& comparison) {
+  std::map<Change, int> counts;
+  for (const auto& cell : comparison.cells) ++counts[cell.changes.front()];
+  std::vector<std::pair<Change, int>> result;
+  for (auto change : all_changes())
+    if (counts.count(change)) result.emplace_back(change, counts[change]);
+  return result;
+}
+
+std::string probe_of_key(const std::string& key) { return key.substr(0, key.find('/')); }
+
+}  // namespace repro_audit

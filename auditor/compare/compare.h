@@ -1,0 +1,78 @@
+#pragma once
+// What changed between two snapshots (reports or baselines): the environment first, then per cell.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compare/baseline.h"
+
+namespace repro_audit {
+
+// Per-cell classes, declared in precedence order: a cell lists its classes in this order and the
+// first one is its headline. MISSING and NEW lead because nothing else is comparable; BROKE next,
+// because a cell that no longer runs has no bits or timings worth judging; then what changed in the
+// bits (new nondeterminism, drift, fix), then the kernels chosen, then time; SAME only alone.
+enum class Change {
+  missing,             // in the old snapshot only
+  added,               // NEW: in the new snapshot only (may also be BROKE)
+  broke,               // error, crash or timeout now, not before
+  new_nondeterminism,  // runs disagree now, did not before
+  drift,               // deterministic both times, different digest
+  fixed,               // was diverging or broken, now deterministic (or raises under strict mode)
+  kernels_changed,     // a different kernel sequence, or kernel selection now varies between runs
+  slower,              // beyond both the threshold and the measured spread
+  faster,
+  same,
+};
+
+const char* to_string(Change change);  // "NEW-NONDETERMINISM", ...
+std::optional<Change> change_from_string(const std::string& text);
+const std::vector<Change>& all_changes();  // precedence order
+
+// One fingerprint field whose value differs; an absent field is "".
+struct EnvironmentChange {
+  std::string field;  // "torch", "CUDA runtime", "CUDA driver", "cuDNN", "GPU", "CPU", "threads"
+  std::string before;
+  std::string after;
+};
+
+// The fields that define the platform, rendered as text ("" when absent), in a fixed order.
+std::vector<std::pair<std::string, std::string>> platform_fields(const nlohmann::json& environment);
+
+struct CellComparison {
+  std::string key;
+  std::vector<Change> changes;  // precedence order, never empty
+  std::optional<SnapshotCell> before;
+  std::optional<SnapshotCell> after;
+  std::string detail;  // what changed, one line, e.g. "digest 1a2b… -> 3c4d…; median 1.20 ms -> 1.50 ms (+25%)"
+  bool has(Change change) const;
+};
+
+struct CompareOptions {
+  // 10%: CPU medians of sub-millisecond ops move a few percent between identical runs.
+  double slower_threshold = 0.10;
+};
+
+struct Comparison {
+  std::string before_source;
+  std::string after_source;
+  std::vector<EnvironmentChange> environment_changes;
+  bool platform_changed = false;  // any platform field differs
+  std::vector<CellComparison> cells;  // the new snapshot's order, then cells missing from it
+  double slower_threshold = 0.10;
+};
+
+Comparison compare_snapshots(const Snapshot& before, const Snapshot& after, const CompareOptions& options = {});
+
+// Slower: new median > old median * (1 + threshold) and new p10 > old p90. Faster: the same with the
+// roles swapped, so swapping the snapshots swaps SLOWER and FASTER.
+bool is_slower(const Timing& before, const Timing& after, double threshold);
+bool is_faster(const Timing& before, const Timing& after, double threshold);
+
+// Cells per headline class, in precedence order, only the classes that occur.
+std::vector<std::pair<Change, int>> count_headlines(const Comparison& comparison);
+
+// The probe of a cell key: the part before the first '/'.
+std::string probe_of_key(const std::string& key);
+
+}  // namespace repro_audit

@@ -1,0 +1,53 @@
+#include "compare/comparison_markdown.h"
+
+#include <fmt/format.h>
+
+#include "compare/comparison_text.h"
+#include "report/escape.h"
+
+namespace repro_audit {
+namespace {
+
+std::string environment_section(const Comparison& comparison, const GateResult* gate) {
+  std::string md = "## Environment\n\n";
+  if (comparison.environment_changes.empty()) return md + "Unchanged.\n\n";
+  if (gate) md += markdown_text(platform_sentence(comparison)) + "\n\n";
+  md += "| field | before | after |\n| --- | --- | --- |\n";
+  for (const auto& change : comparison.environment_changes)
+    md += fmt::format("| {} | {} | {} |\n", change.field, markdown_text(change.before.empty() ? "(absent)" : change.before),
+                      markdown_text(change.after.empty() ? "(absent)" : change.after));
+  return md + "\n";
+}
+
+std::string cells_section(const Comparison& comparison, const GateResult* gate) {
+  std::string md = "## Cells\n\n| class | cells |\n| --- | ---: |\n";
+  for (const auto& [change, count] : count_headlines(comparison)) md += fmt::format("| {} | {} |\n", to_string(change), count);
+  md += fmt::format("\nSlower or faster: beyond {:.0f}% and the measured spread (p10-p90).\n\n",
+                    comparison.slower_threshold * 100);
+  std::string rows;
+  for (const auto* cell : cells_to_list(comparison, gate, false)) {
+    if (gate) {
+      const auto action = cell_action(gate, cell->key);
+      rows += action == GateAction::fail ? "| **FAIL** " : action == GateAction::warn ? "| WARN " : "| ";
+    }
+    rows += fmt::format("| {} | {} | {} |\n", changes_text(cell->changes), markdown_code(cell->key, true),
+                        markdown_text(cell->detail));
+  }
+  if (rows.empty()) return md + "No cell changed.\n";
+  return md + (gate ? "| gate | change | cell | detail |\n| --- | --- | --- | --- |\n"
+                    : "| change | cell | detail |\n| --- | --- | --- |\n") +
+         rows;
+}
+
+}  // namespace
+
+std::string render_comparison_markdown(const Comparison& comparison, const GateResult* gate) {
+  std::string md = fmt::format("# {}\n\n", comparison_title(comparison, gate));
+  md += fmt::format("Before: {} · after: {}", markdown_code(comparison.before_source, false),
+                    markdown_code(comparison.after_source, false));
+  if (gate) md += fmt::format(" · policy: {}", markdown_text(gate->policy_source));
+  md += "\n\n" + environment_section(comparison, gate) + cells_section(comparison, gate);
+  return md;
+}
+
+}  // namespace repro_audit

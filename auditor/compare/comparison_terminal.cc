@@ -1,0 +1,52 @@
+#include "compare/comparison_terminal.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "compare/comparison_text.h"
+
+namespace repro_audit {
+namespace {
+
+std::string action_text(GateAction action, bool color) {
+  const char* text = action == GateAction::fail ? "FAIL" : action == GateAction::warn ? "WARN" : "    ";
+  if (!color || action == GateAction::ignore) return text;
+  return fmt::format("{}{}\033[0m", action == GateAction::fail ? "\033[1;31m" : "\033[33m", text);
+}
+
+void print_environment(const Comparison& comparison, const GateResult* gate, std::ostream& out) {
+  if (comparison.environment_changes.empty()) {
+    out << "Environment: unchanged\n";
+    return;
+  }
+  out << "Environment: changed\n";
+  if (gate) out << "  " << platform_sentence(comparison) << "\n";
+  std::size_t width = 0;
+  for (const auto& change : comparison.environment_changes) width = std::max(width, change.field.size());
+  for (const auto& change : comparison.environment_changes)
+    out << fmt::format("  {:<{}}  {} -> {}\n", change.field, width, change.before.empty() ? "(absent)" : change.before,
+                       change.after.empty() ? "(absent)" : change.after);
+}
+
+}  // namespace
+
+void print_comparison(const Comparison& comparison, const GateResult* gate, std::ostream& out, bool color) {
+  out << comparison_title(comparison, gate) << "\n";
+  out << "before: " << comparison.before_source << "\n";
+  out << "after:  " << comparison.after_source << "\n";
+  if (gate) out << "policy: " << gate->policy_source << "\n";
+  out << "\n";
+  print_environment(comparison, gate, out);
+  out << fmt::format("\nCells: {} (slower/faster beyond {:.0f}% and the measured spread)\n",
+                     headline_counts_text(comparison), comparison.slower_threshold * 100);
+  std::size_t width = 0;
+  for (const auto& cell : comparison.cells) width = std::max(width, changes_text(cell.changes).size());
+  for (const auto* cell : cells_to_list(comparison, gate, false)) {
+    const auto prefix = gate ? action_text(cell_action(gate, cell->key), color) + "  " : std::string();
+    out << fmt::format("  {}{:<{}}  {}\n", prefix, changes_text(cell->changes), width, cell->key);
+    if (!cell->detail.empty()) out << fmt::format("  {}{:<{}}  {}\n", gate ? "      " : "", "", width, cell->detail);
+  }
+}
+
+}  // namespace repro_audit

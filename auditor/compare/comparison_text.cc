@@ -1,0 +1,68 @@
+#include "compare/comparison_text.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+namespace repro_audit {
+
+std::string comparison_title(const Comparison& comparison, const GateResult* gate) {
+  if (!gate) {
+    const auto changed = std::count_if(comparison.cells.begin(), comparison.cells.end(),
+                                       [](const CellComparison& cell) { return !cell.has(Change::same); });
+    return fmt::format("repro-audit compare: {} of {} cells changed", changed, comparison.cells.size());
+  }
+  const auto failing = gate->failures.size(), warning = gate->warnings.size();
+  std::string title = fmt::format("repro-audit gate: {}", gate->passed ? "passed" : "FAILED");
+  std::vector<std::string> parts;
+  if (failing) parts.push_back(fmt::format("{} failing cell{}", failing, failing == 1 ? "" : "s"));
+  if (warning) parts.push_back(fmt::format("{} warning{}", warning, warning == 1 ? "" : "s"));
+  if (!parts.empty()) title += fmt::format(" ({})", fmt::join(parts, ", "));
+  return title;
+}
+
+std::string changes_text(const std::vector<Change>& changes) {
+  std::vector<std::string> names;
+  for (auto change : changes) names.push_back(to_string(change));
+  return fmt::format("{}", fmt::join(names, "+"));
+}
+
+std::string headline_counts_text(const Comparison& comparison) {
+  std::vector<std::string> parts;
+  for (const auto& [change, count] : count_headlines(comparison)) parts.push_back(fmt::format("{} {}", count, to_string(change)));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+GateAction cell_action(const GateResult* gate, const std::string& key) {
+  GateAction action = GateAction::ignore;
+  if (gate) find_finding(*gate, key, &action);
+  return action;
+}
+
+std::vector<const CellComparison*> cells_to_list(const Comparison& comparison, const GateResult* gate,
+                                                bool include_same) {
+  std::vector<const CellComparison*> cells;
+  for (const auto& cell : comparison.cells)
+    if (include_same || !cell.has(Change::same)) cells.push_back(&cell);
+  auto rank = [&](const CellComparison* cell) {
+    const auto action = cell_action(gate, cell->key);
+    const int action_rank = action == GateAction::fail ? 0 : action == GateAction::warn ? 1 : 2;
+    return std::pair{action_rank, static_cast<int>(cell->changes.front())};
+  };
+  std::stable_sort(cells.begin(), cells.end(), [&](const auto* a, const auto* b) { return rank(a) < rank(b); });
+  return cells;
+}
+
+std::string change_css_class(Change change) {
+  std::string name = to_string(change);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  return "c-" + name;
+}
+
+std::string platform_sentence(const Comparison& comparison) {
+  if (!comparison.platform_changed) return "Platform unchanged: the unchanged_platform rules apply.";
+  return "Platform changed: the changed_platform rules apply (by default DRIFT warns instead of failing).";
+}
+
+}  // namespace repro_audit

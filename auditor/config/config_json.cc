@@ -1,0 +1,41 @@
+#include "config/config_json.h"
+
+#include <fmt/format.h>
+
+#include "config/user_error.h"
+
+namespace repro_audit {
+
+nlohmann::json config_to_json(const Config& config) {
+  nlohmann::json probes = nlohmann::json::array();
+  for (const auto& selection : config.probes) probes.push_back({{"probe", selection.probe}, {"variants", selection.variants}});
+  return {{"source", config.source},     {"device", config.device},   {"probes", probes},
+          {"profiles", config.profiles}, {"axes", config.axes},       {"full_matrix", config.full_matrix},
+          {"repeats", config.repeats},   {"warmup", config.warmup},   {"processes", config.processes},
+          {"seed", config.seed},         {"timeout", config.timeout_seconds}, {"fail_on", config.fail_on}};
+}
+
+Config config_from_json(const nlohmann::json& json, const std::string& source) {
+  try {
+    Config config;
+    config.source = json.at("source").get<std::string>();
+    config.device = json.at("device").get<std::string>();
+    config.probes.clear();
+    for (const auto& selection : json.at("probes"))
+      config.probes.push_back({selection.at("probe").get<std::string>(), selection.at("variants").get<std::vector<std::string>>()});
+    config.profiles = json.at("profiles").get<std::vector<std::string>>();
+    config.axes = json.at("axes").get<std::map<std::string, std::vector<std::string>>>();
+    config.full_matrix = json.at("full_matrix").get<bool>();
+    config.repeats = json.at("repeats").get<int>();
+    config.warmup = json.at("warmup").get<int>();
+    config.processes = json.at("processes").get<int>();
+    config.seed = json.at("seed").get<std::uint64_t>();
+    config.timeout_seconds = json.at("timeout").get<double>();
+    config.fail_on = json.at("fail_on").get<std::string>();
+    return config;
+  } catch (const nlohmann::json::exception& error) {
+    throw UserError(fmt::format("{}: malformed config: {}", source, error.what()));
+  }
+}
+
+}  // namespace repro_audit

@@ -1,0 +1,51 @@
+#pragma once
+// Text shared by the printers: durations, verdict details, the environment as labelled fields.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+
+namespace repro_audit {
+
+// "850 ns", "12.3 µs", "1.20 ms", "2.50 s": three significant digits, enough to tell cells apart.
+std::string format_duration(std::int64_t nanoseconds);
+
+// The first 12 hex digits: enough to tell digests apart by eye in a table.
+std::string short_digest(const std::string& digest);
+
+// One line: "nondeterministic: 3 distinct digests (within-process)", "crashed: SIGSEGV".
+std::string verdict_headline(const CellReport& cell);
+// Everything a reader needs to act on a cell, one fact per line: divergence, message, warnings,
+// contradiction, timing, kernel tracing.
+std::vector<std::string> verdict_details(const CellReport& cell);
+
+// Sum of the timed (non-warm-up) runs of every process.
+std::int64_t total_run_time_ns(const CellReport& cell);
+
+// Human-readable fingerprint fields, in a fixed order; `platform` marks the ones whose change
+// counts as a platform change for the gate. Missing fields are "".
+struct EnvironmentField {
+  std::string label;
+  std::string value;
+  bool platform = false;
+};
+std::vector<EnvironmentField> environment_fields(const nlohmann::json& environment);
+
+// The sequences of distinct kernels a cell launched, over all its processes, deduplicated by digest.
+std::vector<std::pair<std::string, std::vector<KernelRecord>>> kernel_sequences(const CellReport& cell);
+
+// The verdict matrix as the terminal shows it: a row per probe/variant, a column per flag set.
+struct MatrixRow {
+  std::string name;                       // "probe/variant"
+  std::vector<const CellReport*> cells;  // aligned with Report::columns; null where no cell
+};
+std::vector<MatrixRow> verdict_matrix(const Report& report);
+
+// "4 deterministic, 1 nondeterministic": counts per verdict, in the verdict enum's order.
+std::string verdict_counts(const Report& report);
+
+// The report's own fail_on rule (from its config), "contradiction" when absent.
+std::string report_fail_on(const Report& report);
+
+}  // namespace repro_audit

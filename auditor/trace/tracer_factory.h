@@ -1,0 +1,12 @@
+#pragma once
+#include <memory>
+#include <string>
+
+#include "trace/tracer.h"
+
+namespace repro_audit {
+
+// CPU: ATen ops through RecordFunction. CUDA: CUPTI kernels (CUDA builds), else a tracer that says why not.
+std::unique_ptr<Tracer> make_tracer(const std::string& device);
+
+}  // namespace repro_audit

@@ -1,0 +1,69 @@
+// Fault controls: probes that fail on purpose, so `selftest` can show the auditor survives them.
+// Not in the default suite; `repro-audit list --all` shows them.
+#include <sys/resource.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+#include "worker/probe.h"
+
+namespace repro_audit {
+namespace {
+
+ProbeInfo fault_control(const std::string& name, const std::string& description, const std::string& expects,
+                        double timeout_seconds = 60) {
+  ProbeInfo info{name, description, {variant("default", description)}, {}};
+  info.in_default_suite = false;
+  info.control_expects = expects;
+  info.timeout_seconds = timeout_seconds;
+  return info;
+}
+
+// A run that is never reached still needs a function to return.
+Outputs never() { return {}; }
+
+RunFunction segfault(ProbeContext&) {
+  return [] {
+    volatile int* nowhere = nullptr;
+    *nowhere = 1;  // a real invalid write, not raise(SIGSEGV): the worker must survive the genuine article
+    return never();
+  };
+}
+
+RunFunction abort_run(ProbeContext&) {
+  return []() -> Outputs { std::abort(); };
+}
+
+RunFunction hang(ProbeContext&) {
+  return []() -> Outputs {
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  };
+}
+
+RunFunction throw_run(ProbeContext&) {
+  return []() -> Outputs { throw std::runtime_error("control.throw: thrown on purpose"); };
+}
+
+// Allocates 256 MiB blocks until the worker's own memory limit (RLIMIT_DATA) refuses one; the
+// allocator's error ends the cell as `error`, the blocks are freed, and the worker carries on.
+RunFunction alloc_storm(ProbeContext&) {
+  return []() -> Outputs {
+    rlimit limit{};
+    getrlimit(RLIMIT_DATA, &limit);
+    if (limit.rlim_cur == RLIM_INFINITY) throw std::runtime_error("control.alloc_storm: the worker set no memory limit");
+    std::vector<at::Tensor> blocks;
+    for (;;) blocks.push_back(at::empty({256 << 20}, at::kByte));
+  };
+}
+
+const bool registered = register_probe({fault_control("control.segfault", "writes through a null pointer", "crashed"), segfault}) &&
+                        register_probe({fault_control("control.abort", "calls abort()", "crashed"), abort_run}) &&
+                        register_probe({fault_control("control.hang", "sleeps forever", "timeout", 5), hang}) &&
+                        register_probe({fault_control("control.throw", "throws an exception", "error"), throw_run}) &&
+                        register_probe({fault_control("control.alloc_storm", "allocates until the worker's memory limit", "error"),
+                                        alloc_storm});
+
+}  // namespace
+}  // namespace repro_audit

@@ -1,0 +1,81 @@
+// What tracing and timing add per run on the CPU. Each benchmark iteration is one cell of 20 runs
+// (1 warm-up + 19 timed); compare the variants of the same probe:
+//   untraced  no tracer, a timer that reads no clock
+//   timed     the steady-clock timer only
+//   traced    RecordFunction tracer and steady-clock timer, as the worker runs on the CPU
+#include <ATen/ATen.h>
+#include <benchmark/benchmark.h>
+
+#include "config/settings.h"
+#include "trace/record_function_tracer.h"
+#include "trace/steady_clock_timer.h"
+#include "worker/settings_apply.h"
+#include "worker/worker.h"
+
+namespace repro_audit {
+namespace {
+
+class NoClock : public RunTimer {
+ public:
+  void start() override {}
+  std::int64_t stop_ns() override { return 0; }
+};
+
+Cell make_cell(const std::string& probe, const std::string& variant) {
+  Cell cell;
+  cell.probe = probe;
+  cell.variant = variant;
+  cell.device = "cpu";
+  cell.settings = make_flag_set({{"threads", "1"}}, "cpu");
+  cell.key = cell_key(probe, variant, "cpu", cell.settings);
+  return cell;
+}
+
+enum class Mode { untraced, timed, traced };
+
+void run_cells(benchmark::State& state, const char* probe, const char* variant, Mode mode) {
+  apply_process_settings({{"threads", "1"}});
+  WorkerRequest request;
+  request.warmup = 1;
+  request.repeats = 19;
+  const auto cell = make_cell(probe, variant);
+  NullTracer null_tracer("off");
+  std::unique_ptr<Tracer> record_function = mode == Mode::traced ? make_record_function_tracer() : nullptr;
+  Tracer& tracer = record_function ? *record_function : null_tracer;
+  NoClock no_clock;
+  SteadyClockTimer clock;
+  RunTimer& timer = mode == Mode::untraced ? static_cast<RunTimer&>(no_clock) : clock;
+  for (auto _ : state) benchmark::DoNotOptimize(run_cell(cell, request, tracer, timer));
+  state.counters["runs"] = benchmark::Counter(20.0 * state.iterations());
+  state.counters["per_run"] = benchmark::Counter(20.0 * state.iterations(), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// One ATen op per run.
+BENCHMARK_CAPTURE(run_cells, sum_untraced, "sum", "f32", Mode::untraced)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(run_cells, sum_timed, "sum", "f32", Mode::timed)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(run_cells, sum_traced, "sum", "f32", Mode::traced)->Unit(benchmark::kMillisecond);
+// A forward and backward pass: tens of ATen ops per run.
+BENCHMARK_CAPTURE(run_cells, pooling_untraced, "pooling", "max2d-f32", Mode::untraced)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(run_cells, pooling_timed, "pooling", "max2d-f32", Mode::timed)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(run_cells, pooling_traced, "pooling", "max2d-f32", Mode::traced)->Unit(benchmark::kMillisecond);
+
+// The RecordFunction callback alone: one tiny op per iteration, with and without the tracer.
+void tiny_op(benchmark::State& state) {
+  std::unique_ptr<Tracer> tracer = state.range(0) ? make_record_function_tracer() : nullptr;
+  const auto a = at::ones({4});
+  if (tracer) tracer->begin_run();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(a.add(a));
+    if (tracer && state.iterations() % 512 == 0) {  // keep the record list bounded, as end_run does per run
+      tracer->end_run();
+      tracer->begin_run();
+    }
+  }
+  if (tracer) tracer->end_run();
+}
+BENCHMARK(tiny_op)->Arg(0)->Arg(1)->ArgName("traced");
+
+}  // namespace
+}  // namespace repro_audit
+
+BENCHMARK_MAIN();

@@ -1,0 +1,181 @@
+#include "compare/baseline.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+#include "config/user_error.h"
+#include "report/atomic_file.h"
+#include "report/json_io.h"
+#include "sample_reports.h"
+
+namespace repro_audit {
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_baseline(text, "base.yaml");
+  } catch (const UserError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+class TempDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("repro-audit-baseline-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::filesystem::path dir_;
+};
+
+TEST(Baseline, KeepsVerdictDigestsAndTimingPerCell) {
+  const auto baseline = baseline_from_report(testing::sample_report());
+  ASSERT_EQ(baseline.cells.size(), 6u);
+  const auto& sum = baseline.cells[0];
+  EXPECT_EQ(sum.key, "sum/f32@cpu|deterministic_algorithms=off,seed=0,threads=1");
+  EXPECT_EQ(sum.verdict, VerdictKind::deterministic);
+  EXPECT_EQ(sum.digest, "a1b2c3d4e5f60718293a4b5c6d7e8f90");
+  EXPECT_EQ(sum.kernel_digest, "0123456789abcdef0123456789abcdef");
+  EXPECT_EQ(sum.timing.median_ns, 1000000);
+  EXPECT_EQ(sum.timing.p10_ns, 950000);
+  EXPECT_EQ(sum.timing.p90_ns, 1100000);
+  EXPECT_TRUE(baseline.cells[2].kernels_varied);
+  EXPECT_EQ(baseline.environment.at("torch"), "2.14.1");
+}
+
+TEST(Baseline, YamlRoundTripKeepsEveryField) {
+  auto report = testing::sample_report();
+  // Strings that a plain YAML scalar would turn into numbers, booleans or null must stay strings.
+  report.environment["torch"] = "2.0";
+  report.environment["os"] = "true";
+  report.environment["empty"] = "";
+  report.environment["ratio"] = 0.1;
+  report.environment["nothing"] = nullptr;
+  report.cells[0].verdict.digest = "1234567890";
+  const auto baseline = baseline_from_report(report);
+  const auto yaml = baseline_to_yaml(baseline);
+  EXPECT_EQ(yaml.rfind("schema: repro-audit.baseline/1\n", 0), 0u) << yaml;
+  const auto loaded = parse_baseline(yaml, "base.yaml");
+  EXPECT_EQ(loaded.environment, baseline.environment);
+  EXPECT_EQ(loaded.tool_version, "0.1.0");
+  ASSERT_EQ(loaded.cells.size(), baseline.cells.size());
+  for (std::size_t i = 0; i < loaded.cells.size(); ++i) {
+    const auto &a = loaded.cells[i], &b = baseline.cells[i];
+    EXPECT_EQ(a.key, b.key);
+    EXPECT_EQ(a.verdict, b.verdict);
+    EXPECT_EQ(a.digest, b.digest);
+    EXPECT_EQ(a.kernel_digest, b.kernel_digest);
+    EXPECT_EQ(a.kernels_varied, b.kernels_varied);
+    EXPECT_EQ(a.timing.median_ns, b.timing.median_ns);
+    EXPECT_EQ(a.timing.p10_ns, b.timing.p10_ns);
+    EXPECT_EQ(a.timing.p90_ns, b.timing.p90_ns);
+    EXPECT_EQ(a.timing.samples, b.timing.samples);
+    EXPECT_TRUE(a.message.empty()) << "messages stay out of baselines";
+  }
+  EXPECT_EQ(baseline_to_yaml(loaded), yaml);
+}
+
+TEST(Baseline, EmptyReportGivesALoadableBaseline) {
+  Report report;
+  const auto loaded = parse_baseline(baseline_to_yaml(baseline_from_report(report)), "b.yaml");
+  EXPECT_TRUE(loaded.cells.empty());
+}
+
+TEST(Baseline, WrongOrMissingSchemaNamesFileLineColumn) {
+  EXPECT_NE(error_of("cells: {}\n").find("base.yaml:1:1: not a repro-audit baseline: missing 'schema: repro-audit.baseline/1'"),
+            std::string::npos)
+      << error_of("cells: {}\n");
+  EXPECT_NE(error_of("tool_version: x\nschema: repro-audit.baseline/2\n")
+                .find("base.yaml:2:9: schema 'repro-audit.baseline/2' is not supported; expected 'repro-audit.baseline/1'"),
+            std::string::npos);
+  EXPECT_NE(error_of("- a\n- b\n").find("base.yaml:1:1: not a repro-audit baseline"), std::string::npos);
+  EXPECT_NE(error_of("schema: [unclosed\n").find("base.yaml:2:"), std::string::npos) << error_of("schema: [unclosed\n");
+}
+
+TEST(Baseline, UnknownKeysFieldsAndVerdictsNameTheValidChoices) {
+  const std::string head = "schema: repro-audit.baseline/1\n";
+  EXPECT_NE(error_of(head + "cels: {}\n").find("base.yaml:2:1: unknown key 'cels'; valid keys: schema, tool_version, environment, cells"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + "cells:\n  a/b@cpu|x=1:\n    verdict: flaky\n")
+                .find("base.yaml:4:14: unknown verdict 'flaky'; valid verdicts: deterministic, nondeterministic, warns"),
+            std::string::npos)
+      << error_of(head + "cells:\n  a/b@cpu|x=1:\n    verdict: flaky\n");
+  EXPECT_NE(error_of(head + "cells:\n  k:\n    verdict: deterministic\n    median: 3\n")
+                .find("base.yaml:5:5: unknown cell field 'median'; valid fields: verdict, digest, kernel_digest"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + "cells:\n  k:\n    verdict: deterministic\n    median_ns: fast\n")
+                .find("base.yaml:5:16: median_ns must be a non-negative integer, not 'fast'"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + "cells:\n  k:\n    digest: ab\n").find("base.yaml:4:5: cell 'k' has no verdict"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + "cells:\n  k: {verdict: raises}\n  k: {verdict: raises}\n").find("base.yaml:4:3: cell 'k' appears twice"),
+            std::string::npos);
+}
+
+TEST_F(TempDir, WritesAtomicallyAndLoadsBack) {
+  const auto baseline = baseline_from_report(testing::sample_report());
+  write_baseline_file(baseline, path("base.yaml"));
+  const auto loaded = load_baseline_file(path("base.yaml"));
+  EXPECT_EQ(loaded.source, path("base.yaml"));
+  EXPECT_EQ(loaded.cells.size(), baseline.cells.size());
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_), std::filesystem::directory_iterator()), 1)
+      << "no temporary file left behind";
+}
+
+TEST_F(TempDir, LoadComparableReadsReportsAndBaselines) {
+  const auto report = testing::sample_report();
+  write_file_atomically(path("report.json"), report_to_json(report).dump(2));
+  write_baseline_file(baseline_from_report(report), path("base.yaml"));
+  const auto from_report = load_comparable(path("report.json"));
+  const auto from_baseline = load_comparable(path("base.yaml"));
+  EXPECT_EQ(from_report.source, path("report.json"));
+  ASSERT_EQ(from_report.cells.size(), from_baseline.cells.size());
+  EXPECT_EQ(from_report.cells[5].verdict, VerdictKind::crashed);
+  EXPECT_EQ(from_report.cells[5].message, "SIGSEGV in <cudnn> & friends");
+  EXPECT_EQ(from_report.environment, from_baseline.environment);
+  for (std::size_t i = 0; i < from_report.cells.size(); ++i) {
+    EXPECT_EQ(from_report.cells[i].key, from_baseline.cells[i].key);
+    EXPECT_EQ(from_report.cells[i].digest, from_baseline.cells[i].digest);
+  }
+}
+
+TEST_F(TempDir, LoadComparableRejectsOtherFiles) {
+  write_file_atomically(path("other.json"), R"({"schema": "something/1"})");
+  write_file_atomically(path("broken.json"), "{\"schema\": ");
+  write_file_atomically(path("config.yaml"), "device: cpu\n");
+  auto message = [](const std::string& file) {
+    try {
+      load_comparable(file);
+    } catch (const UserError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(path("other.json")).find("neither a repro-audit report"), std::string::npos);
+  EXPECT_NE(message(path("broken.json")).find("invalid JSON"), std::string::npos);
+  EXPECT_NE(message(path("config.yaml")).find("config.yaml:1:1: not a repro-audit baseline"), std::string::npos);
+  EXPECT_NE(message(path("absent.yaml")).find("cannot read"), std::string::npos);
+}
+
+TEST(Baseline, ReproducibleDivergingAndBrokenFollowTheVerdict) {
+  SnapshotCell cell;
+  cell.verdict = VerdictKind::warns;
+  EXPECT_TRUE(is_diverging(cell));
+  cell.digest = "d";
+  EXPECT_TRUE(is_reproducible(cell));
+  cell.verdict = VerdictKind::timeout;
+  EXPECT_TRUE(is_broken(cell));
+  EXPECT_FALSE(is_reproducible(cell));
+  cell.verdict = VerdictKind::raises;
+  EXPECT_FALSE(is_broken(cell) || is_diverging(cell) || is_reproducible(cell));
+}
+
+}  // namespace
+}  // namespace repro_audit

@@ -1,0 +1,220 @@
+#include "compare/compare.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "sample_reports.h"
+
+namespace repro_audit {
+namespace {
+
+using testing::cell;
+using testing::report_of;
+using testing::timing;
+
+const std::string kColumn = "default threads=1";
+
+CellReport deterministic(const std::string& digest, const Timing& time = timing(1000000, 950000, 1050000)) {
+  return cell("sum", "f32", kColumn, VerdictKind::deterministic, digest, time);
+}
+
+CellReport with_kind(VerdictKind kind, const std::string& message = "") {
+  auto result = cell("sum", "f32", kColumn, kind, "", timing(1000000, 950000, 1050000));
+  result.verdict.message = message;
+  return result;
+}
+
+Comparison compare_reports(const Report& before, const Report& after, double threshold = 0.10) {
+  return compare_snapshots(baseline_from_report(before, "before.yaml"), baseline_from_report(after, "after.json"),
+                           {threshold});
+}
+
+CellComparison compare_one(const CellReport& before, const CellReport& after) {
+  const auto comparison = compare_reports(report_of({before}), report_of({after}));
+  EXPECT_EQ(comparison.cells.size(), 1u);
+  return comparison.cells.at(0);
+}
+
+std::vector<Change> classes(const CellReport& before, const CellReport& after) { return compare_one(before, after).changes; }
+
+TEST(Compare, NamesRoundTrip) {
+  for (auto change : all_changes()) EXPECT_EQ(change_from_string(to_string(change)), change);
+  EXPECT_EQ(to_string(Change::new_nondeterminism), std::string("NEW-NONDETERMINISM"));
+  EXPECT_EQ(to_string(Change::added), std::string("NEW"));
+  EXPECT_FALSE(change_from_string("new"));
+}
+
+TEST(Compare, IdenticalCellIsSame) {
+  const auto result = compare_one(deterministic("d1"), deterministic("d1"));
+  EXPECT_EQ(result.changes, std::vector<Change>{Change::same});
+  EXPECT_EQ(result.detail, "");
+}
+
+TEST(Compare, DeterministicBothTimesWithAnotherDigestIsDrift) {
+  const auto result = compare_one(deterministic("d1aaaaaaaaaaaaaaaa"), deterministic("d2bbbbbbbbbbbbbbbb"));
+  EXPECT_EQ(result.changes, std::vector<Change>{Change::drift});
+  EXPECT_EQ(result.detail, "digest d1aaaaaaaaaa -> d2bbbbbbbbbb");
+}
+
+TEST(Compare, WarnOnlyCellsWithAgreeingDigestsCanDrift) {
+  auto before = deterministic("d1"), after = deterministic("d2");
+  before.verdict.kind = after.verdict.kind = VerdictKind::warns;
+  EXPECT_EQ(classes(before, after), std::vector<Change>{Change::drift});
+}
+
+TEST(Compare, NondeterministicNowIsNewNondeterminism) {
+  EXPECT_EQ(classes(deterministic("d1"), with_kind(VerdictKind::nondeterministic)),
+            std::vector<Change>{Change::new_nondeterminism});
+  auto warned = with_kind(VerdictKind::warns);  // warn-only, digests disagree
+  EXPECT_EQ(classes(with_kind(VerdictKind::raises), warned), std::vector<Change>{Change::new_nondeterminism});
+}
+
+TEST(Compare, NondeterministicBothTimesIsSame) {
+  // Expected divergence (e.g. index_put_ under the default profile) must not trip the gate twice.
+  EXPECT_EQ(classes(with_kind(VerdictKind::nondeterministic), with_kind(VerdictKind::nondeterministic)),
+            std::vector<Change>{Change::same});
+}
+
+TEST(Compare, DeterministicOrRaisingNowAfterFailingIsFixed) {
+  EXPECT_EQ(classes(with_kind(VerdictKind::nondeterministic), deterministic("d1")), std::vector<Change>{Change::fixed});
+  EXPECT_EQ(classes(with_kind(VerdictKind::crashed), deterministic("d1")), std::vector<Change>{Change::fixed});
+  const auto result = compare_one(with_kind(VerdictKind::nondeterministic), with_kind(VerdictKind::raises, "refused"));
+  EXPECT_EQ(result.changes, std::vector<Change>{Change::fixed});
+  EXPECT_EQ(result.detail, "verdict nondeterministic -> raises (refused)");
+}
+
+TEST(Compare, ErrorCrashOrTimeoutNowIsBroke) {
+  for (auto kind : {VerdictKind::error, VerdictKind::crashed, VerdictKind::timeout}) {
+    const auto result = compare_one(deterministic("d1"), with_kind(kind, "SIGKILL"));
+    EXPECT_EQ(result.changes, std::vector<Change>{Change::broke}) << to_string(kind);
+    EXPECT_EQ(result.detail, fmt::format("verdict deterministic -> {} (SIGKILL)", to_string(kind)));
+  }
+  // Broken both times: known, not news.
+  EXPECT_EQ(classes(with_kind(VerdictKind::crashed), with_kind(VerdictKind::timeout)), std::vector<Change>{Change::same});
+}
+
+TEST(Compare, OtherVerdictChangesAreSameWithTheChangeInTheDetail) {
+  const auto result = compare_one(deterministic("d1"), with_kind(VerdictKind::unsupported));
+  EXPECT_EQ(result.changes, std::vector<Change>{Change::same});
+  EXPECT_EQ(result.detail, "verdict deterministic -> unsupported");
+}
+
+TEST(Compare, AnotherKernelSequenceOrVaryingSelectionIsKernelsChanged) {
+  auto before = deterministic("d1"), after = deterministic("d1");
+  before.verdict.kernel_digest = "k1";
+  after.verdict.kernel_digest = "k2";
+  EXPECT_EQ(classes(before, after), std::vector<Change>{Change::kernels_changed});
+  after.verdict.kernel_digest = "";
+  after.verdict.kernels_varied = true;
+  const auto result = compare_one(before, after);
+  EXPECT_EQ(result.changes, std::vector<Change>{Change::kernels_changed});
+  EXPECT_EQ(result.detail, "kernel selection now varies between runs");
+  // Untraced on one side: nothing to compare.
+  after.verdict.kernels_varied = false;
+  EXPECT_EQ(classes(before, after), std::vector<Change>{Change::same});
+}
+
+TEST(Compare, SlowerNeedsBothTheThresholdAndTheSpread) {
+  const auto before = deterministic("d1", timing(1000000, 950000, 1050000));
+  // +50%, clear of the old spread.
+  const auto slower = compare_one(before, deterministic("d1", timing(1500000, 1400000, 1600000)));
+  EXPECT_EQ(slower.changes, std::vector<Change>{Change::slower});
+  EXPECT_EQ(slower.detail, "median 1.00 ms -> 1.50 ms (+50%; p10-p90 950 µs-1.05 ms -> 1.40 ms-1.60 ms)");
+  // +50% median but a wide spread that overlaps the old p90: noise, not a regression.
+  EXPECT_EQ(classes(before, deterministic("d1", timing(1500000, 1000000, 2000000))), std::vector<Change>{Change::same});
+  // Clear of the spread but within the 10% threshold.
+  EXPECT_EQ(classes(deterministic("d1", timing(1000000, 999000, 1001000)), deterministic("d1", timing(1080000, 1079000, 1081000))),
+            std::vector<Change>{Change::same});
+  // No timing on one side.
+  EXPECT_EQ(classes(before, deterministic("d1", Timing{})), std::vector<Change>{Change::same});
+}
+
+TEST(Compare, FasterIsSlowerWithTheSnapshotsSwapped) {
+  const Timing slow = timing(1500000, 1400000, 1600000), fast = timing(1000000, 950000, 1050000);
+  EXPECT_TRUE(is_slower(fast, slow, 0.10));
+  EXPECT_TRUE(is_faster(slow, fast, 0.10));
+  EXPECT_FALSE(is_faster(fast, slow, 0.10));
+  EXPECT_FALSE(is_slower(fast, slow, 0.60));  // beyond the spread, not beyond a 60% threshold
+  EXPECT_EQ(classes(deterministic("d1", slow), deterministic("d1", fast)), std::vector<Change>{Change::faster});
+}
+
+TEST(Compare, ClassesCombineInPrecedenceOrder) {
+  auto before = deterministic("d1", timing(1000000, 950000, 1050000));
+  auto after = deterministic("d2", timing(1500000, 1400000, 1600000));
+  before.verdict.kernel_digest = "k1";
+  after.verdict.kernel_digest = "k2";
+  const auto result = compare_one(before, after);
+  EXPECT_EQ(result.changes, (std::vector<Change>{Change::drift, Change::kernels_changed, Change::slower}));
+  EXPECT_EQ(result.detail.rfind("digest d1 -> d2; kernels k1 -> k2; median 1.00 ms -> 1.50 ms", 0), 0u) << result.detail;
+}
+
+TEST(Compare, BrokeIgnoresTimingAndKernels) {
+  auto after = with_kind(VerdictKind::timeout);
+  after.verdict.timing = timing(9000000, 9000000, 9000000);
+  EXPECT_EQ(classes(deterministic("d1"), after), std::vector<Change>{Change::broke});
+}
+
+TEST(Compare, MissingAndNewCells) {
+  const auto kept = deterministic("d1");
+  auto gone = cell("cumsum", "f32", kColumn, VerdictKind::deterministic, "c1");
+  auto added = cell("bincount", "f32", kColumn, VerdictKind::deterministic, "b1");
+  auto added_broken = cell("matmul", "f32", kColumn, VerdictKind::crashed);
+  added_broken.verdict.message = "SIGSEGV";
+  const auto comparison = compare_reports(report_of({kept, gone}), report_of({added, kept, added_broken}));
+  ASSERT_EQ(comparison.cells.size(), 4u);
+  // The new snapshot's order, then what it lacks.
+  EXPECT_EQ(comparison.cells[0].key, added.cell.key);
+  EXPECT_EQ(comparison.cells[0].changes, std::vector<Change>{Change::added});
+  EXPECT_EQ(comparison.cells[0].detail, "now deterministic");
+  EXPECT_EQ(comparison.cells[1].changes, std::vector<Change>{Change::same});
+  EXPECT_EQ(comparison.cells[2].changes, (std::vector<Change>{Change::added, Change::broke}));
+  EXPECT_EQ(comparison.cells[2].detail, "now crashed (SIGSEGV)");
+  EXPECT_EQ(comparison.cells[3].key, gone.cell.key);
+  EXPECT_EQ(comparison.cells[3].changes, std::vector<Change>{Change::missing});
+  EXPECT_FALSE(comparison.cells[3].after);
+  const auto counts = count_headlines(comparison);
+  EXPECT_EQ(counts, (std::vector<std::pair<Change, int>>{{Change::missing, 1}, {Change::added, 2}, {Change::same, 1}}));
+}
+
+TEST(Compare, EnvironmentDiffCoversThePlatformFields) {
+  auto before = report_of({}), after = report_of({});
+  EXPECT_FALSE(compare_reports(before, after).platform_changed);
+  after.environment["torch"] = "2.15.0";
+  after.environment["cuda"]["driver"] = 13020;
+  after.environment["cuda"]["devices"] = {{{"name", "NVIDIA H100 80GB HBM3"}, {"sm_count", 132}}};
+  after.environment["os"] = "Linux 6.12";  // not a platform field
+  after.environment.erase("threads");
+  const auto comparison = compare_reports(before, after);
+  EXPECT_TRUE(comparison.platform_changed);
+  ASSERT_EQ(comparison.environment_changes.size(), 4u);
+  EXPECT_EQ(comparison.environment_changes[0].field, "torch");
+  EXPECT_EQ(comparison.environment_changes[0].before, "2.14.1");
+  EXPECT_EQ(comparison.environment_changes[0].after, "2.15.0");
+  EXPECT_EQ(comparison.environment_changes[1].field, "CUDA driver");
+  EXPECT_EQ(comparison.environment_changes[1].before, "none");
+  EXPECT_EQ(comparison.environment_changes[1].after, "13.2");
+  EXPECT_EQ(comparison.environment_changes[2].field, "GPU");
+  EXPECT_EQ(comparison.environment_changes[2].after, "NVIDIA H100 80GB HBM3 (132 SMs)");
+  EXPECT_EQ(comparison.environment_changes[3].field, "threads");
+  EXPECT_EQ(comparison.environment_changes[3].after, "");  // absent
+}
+
+TEST(Compare, EnvironmentFieldsMissingOnBothSidesAreEqual) {
+  auto before = report_of({}), after = report_of({});
+  before.environment = nlohmann::json::object();
+  after.environment = nlohmann::json::object();
+  EXPECT_FALSE(compare_reports(before, after).platform_changed);
+  after.environment["cuda"] = {{"cudnn", 92400}};
+  const auto comparison = compare_reports(before, after);
+  ASSERT_EQ(comparison.environment_changes.size(), 1u);
+  EXPECT_EQ(comparison.environment_changes[0].field, "cuDNN");
+  EXPECT_EQ(comparison.environment_changes[0].after, "9.24.0");
+}
+
+TEST(Compare, ProbeOfKey) {
+  EXPECT_EQ(probe_of_key("index_put_accumulate/f32@cpu|threads=1"), "index_put_accumulate");
+  EXPECT_EQ(probe_of_key("control.racy/default@cuda:0|x=1"), "control.racy");
+}
+
+}  // namespace
+}  // namespace repro_audit

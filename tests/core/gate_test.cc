@@ -1,0 +1,227 @@
+#include "compare/gate_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+#include "config/user_error.h"
+#include "report/atomic_file.h"
+#include "report/json_io.h"
+#include "sample_reports.h"
+
+namespace repro_audit {
+namespace {
+
+using testing::cell;
+using testing::report_of;
+using testing::timing;
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_gate_policy(text, "gate.yaml");
+  } catch (const UserError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+GateResult gate(const Report& before, const Report& after, const GatePolicy& policy = default_gate_policy()) {
+  const auto comparison = compare_snapshots(baseline_from_report(before, "base.yaml"), baseline_from_report(after, "r.json"),
+                                            {policy.slower_threshold});
+  return gate_outcome(comparison, policy);
+}
+
+// One report pair per class, built from crafted cells; `after` differs from `before` in one way.
+struct Scenario {
+  Change change;
+  CellReport before;
+  CellReport after;  // verdict kind `unsupported` with an empty key means "absent"
+};
+
+std::vector<Scenario> one_scenario_per_class() {
+  const std::string column = "default threads=1";
+  auto det = [&](const std::string& digest, const Timing& time = timing(1000000, 950000, 1050000)) {
+    return cell("sum", "f32", column, VerdictKind::deterministic, digest, time);
+  };
+  auto kernels = [&](const std::string& kernel_digest) {
+    auto result = det("d1");
+    result.verdict.kernel_digest = kernel_digest;
+    return result;
+  };
+  auto kind = [&](VerdictKind verdict) { return cell("sum", "f32", column, verdict); };
+  return {
+      {Change::same, det("d1"), det("d1")},
+      {Change::new_nondeterminism, det("d1"), kind(VerdictKind::nondeterministic)},
+      {Change::fixed, kind(VerdictKind::nondeterministic), det("d1")},
+      {Change::drift, det("d1"), det("d2")},
+      {Change::kernels_changed, kernels("k1"), kernels("k2")},
+      {Change::slower, det("d1"), det("d1", timing(1500000, 1400000, 1600000))},
+      {Change::faster, det("d1", timing(1500000, 1400000, 1600000)), det("d1")},
+      {Change::broke, det("d1"), kind(VerdictKind::timeout)},
+      {Change::missing, det("d1"), CellReport{}},
+      {Change::added, CellReport{}, det("d1")},
+  };
+}
+
+Report single(const CellReport& cell) { return cell.cell.key.empty() ? report_of({}) : report_of({cell}); }
+
+TEST(GatePolicy, DefaultsFollowTheIssue) {
+  const auto policy = default_gate_policy();
+  for (auto change : {Change::new_nondeterminism, Change::broke, Change::drift})
+    EXPECT_EQ(action_for(policy, false, change), GateAction::fail) << to_string(change);
+  for (auto change : {Change::kernels_changed, Change::slower})
+    EXPECT_EQ(action_for(policy, false, change), GateAction::warn) << to_string(change);
+  EXPECT_EQ(action_for(policy, true, Change::drift), GateAction::warn);
+  EXPECT_EQ(action_for(policy, true, Change::new_nondeterminism), GateAction::fail);
+  EXPECT_EQ(action_for(policy, true, Change::broke), GateAction::fail);
+  for (auto change : {Change::same, Change::fixed, Change::faster, Change::missing, Change::added})
+    for (bool platform_changed : {false, true})
+      EXPECT_EQ(action_for(policy, platform_changed, change), GateAction::ignore) << to_string(change);
+  EXPECT_DOUBLE_EQ(policy.slower_threshold, 0.10);
+  EXPECT_EQ(parse_gate_policy("", "gate.yaml").unchanged_platform.fail, policy.unchanged_platform.fail);
+}
+
+TEST(GatePolicy, TopLevelListsSetBothPlatformsAndSectionsOverrideOne) {
+  const auto policy = parse_gate_policy(R"(
+slower_threshold: 0.25
+fail: [NEW-NONDETERMINISM, BROKE, MISSING]
+warn: [DRIFT]
+changed_platform:
+  warn: [DRIFT, SLOWER]
+)",
+                                        "gate.yaml");
+  EXPECT_DOUBLE_EQ(policy.slower_threshold, 0.25);
+  EXPECT_EQ(policy.source, "gate.yaml");
+  EXPECT_EQ(action_for(policy, false, Change::missing), GateAction::fail);
+  EXPECT_EQ(action_for(policy, false, Change::drift), GateAction::warn);
+  EXPECT_EQ(action_for(policy, false, Change::slower), GateAction::ignore);  // replaced, not merged
+  // The section replaces the changed-platform rules as a whole: nothing fails there.
+  EXPECT_EQ(action_for(policy, true, Change::new_nondeterminism), GateAction::ignore);
+  EXPECT_EQ(action_for(policy, true, Change::slower), GateAction::warn);
+}
+
+TEST(GatePolicy, ErrorsNameFileLineColumnAndChoices) {
+  EXPECT_NE(error_of("fial: [DRIFT]\n").find("gate.yaml:1:1: unknown key 'fial'; valid keys: slower_threshold, fail, warn"),
+            std::string::npos);
+  const auto unknown_class = error_of("unchanged_platform:\n  fail: [BROKE, DRIFTED]\n");
+  EXPECT_NE(unknown_class.find("gate.yaml:2:17: unknown class 'DRIFTED' in unchanged_platform.fail; valid classes: MISSING, "
+                               "NEW, BROKE, NEW-NONDETERMINISM, DRIFT, FIXED, KERNELS-CHANGED, SLOWER, FASTER, SAME"),
+            std::string::npos)
+      << unknown_class;
+  EXPECT_NE(error_of("changed_platform: {fail: [], block: []}\n").find("gate.yaml:1:30: unknown key 'block' in changed_platform."),
+            std::string::npos)
+      << error_of("changed_platform: {fail: [], block: []}\n");
+  EXPECT_NE(error_of("fail: [DRIFT]\nwarn: [DRIFT]\n").find("class 'DRIFT' is listed under both fail and warn"),
+            std::string::npos);
+  EXPECT_NE(error_of("slower_threshold: ten\n").find("gate.yaml:1:19: slower_threshold must be a number"), std::string::npos);
+  EXPECT_NE(error_of("changed_platform: [DRIFT]\n").find("gate.yaml:1:19: changed_platform must be a map"), std::string::npos);
+  EXPECT_NE(error_of("[DRIFT]\n").find("gate.yaml:1:1: a gate policy must be a map"), std::string::npos);
+}
+
+TEST(Gate, EveryClassGetsItsDefaultActionAndExitCode) {
+  const auto policy = default_gate_policy();
+  for (const auto& scenario : one_scenario_per_class()) {
+    const auto result = gate(single(scenario.before), single(scenario.after));
+    const auto expected = action_for(policy, false, scenario.change);
+    SCOPED_TRACE(to_string(scenario.change));
+    EXPECT_EQ(result.failures.size(), expected == GateAction::fail ? 1u : 0u);
+    EXPECT_EQ(result.warnings.size(), expected == GateAction::warn ? 1u : 0u);
+    EXPECT_EQ(gate_exit_code(result), expected == GateAction::fail ? 1 : 0);
+    const auto& findings = expected == GateAction::fail ? result.failures : result.warnings;
+    if (!findings.empty()) EXPECT_EQ(findings[0].triggers, std::vector<Change>{scenario.change});
+  }
+}
+
+TEST(Gate, EveryScenarioProducesItsClass) {
+  for (const auto& scenario : one_scenario_per_class()) {
+    const auto comparison = compare_snapshots(baseline_from_report(single(scenario.before)),
+                                              baseline_from_report(single(scenario.after)));
+    ASSERT_EQ(comparison.cells.size(), 1u);
+    EXPECT_EQ(comparison.cells[0].changes, std::vector<Change>{scenario.change}) << to_string(scenario.change);
+  }
+}
+
+TEST(Gate, WarningsAloneStillPass) {
+  auto before = cell("sum", "f32", "default threads=1", VerdictKind::deterministic, "d1", timing(1000000, 950000, 1050000));
+  auto after = cell("sum", "f32", "default threads=1", VerdictKind::deterministic, "d1", timing(1500000, 1400000, 1600000));
+  before.verdict.kernel_digest = "k1";
+  after.verdict.kernel_digest = "k2";
+  const auto result = gate(report_of({before}), report_of({after}));
+  EXPECT_TRUE(result.passed);
+  EXPECT_EQ(gate_exit_code(result), 0);
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_EQ(result.warnings[0].triggers, (std::vector<Change>{Change::kernels_changed, Change::slower}));
+}
+
+TEST(Gate, DriftWarnsAfterAPlatformChangeAndFailsWithout) {
+  const auto before = report_of({cell("sum", "f32", "default threads=1", VerdictKind::deterministic, "d1")});
+  auto after = report_of({cell("sum", "f32", "default threads=1", VerdictKind::deterministic, "d2")});
+  EXPECT_EQ(gate_exit_code(gate(before, after)), 1);
+  after.environment["cuda"]["cudnn"] = 92500;
+  const auto result = gate(before, after);
+  EXPECT_TRUE(result.platform_changed);
+  EXPECT_EQ(gate_exit_code(result), 0);
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_EQ(result.warnings[0].triggers, std::vector<Change>{Change::drift});
+}
+
+TEST(Gate, ThePolicyThresholdDecidesSlower) {
+  const auto before = report_of({cell("sum", "f32", "default threads=1", VerdictKind::deterministic, "d1", timing(1000000, 950000, 1050000))});
+  const auto after = report_of({cell("sum", "f32", "default threads=1", VerdictKind::deterministic, "d1", timing(1500000, 1400000, 1600000))});
+  auto policy = parse_gate_policy("fail: [SLOWER]\n", "gate.yaml");
+  EXPECT_FALSE(gate(before, after, policy).passed);
+  policy.slower_threshold = 0.60;
+  EXPECT_TRUE(gate(before, after, policy).passed);
+}
+
+class GateFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("repro-audit-gate-" + std::to_string(getpid()) + "-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(GateFiles, ReportToBaselineToGateOnTheSameReportPasses) {
+  const auto report = testing::sample_report();
+  write_file_atomically(path("report.json"), report_to_json(report).dump(2));
+  write_baseline_file(baseline_from_report(load_report_file(path("report.json"))), path("base.yaml"));
+  const auto comparison = compare_snapshots(load_comparable(path("base.yaml")), load_comparable(path("report.json")));
+  EXPECT_FALSE(comparison.platform_changed);
+  for (const auto& cell : comparison.cells) EXPECT_EQ(cell.changes, std::vector<Change>{Change::same}) << cell.key;
+  const auto result = gate_outcome(comparison, default_gate_policy());
+  EXPECT_TRUE(result.passed);
+  EXPECT_TRUE(result.warnings.empty());
+  EXPECT_EQ(gate_exit_code(result), 0);
+}
+
+TEST_F(GateFiles, OneChangedDigestIsDriftAndFailsTheGate) {
+  auto report = testing::sample_report();
+  write_baseline_file(baseline_from_report(report), path("base.yaml"));
+  report.cells[1].verdict.digest = "ffffffffffffffffffffffffffffffff";
+  write_file_atomically(path("report.json"), report_to_json(report).dump(2));
+  const auto comparison = compare_snapshots(load_comparable(path("base.yaml")), load_comparable(path("report.json")));
+  const auto result = gate_outcome(comparison, default_gate_policy());
+  ASSERT_EQ(result.failures.size(), 1u);
+  EXPECT_EQ(result.failures[0].key, report.cells[1].cell.key);
+  EXPECT_EQ(result.failures[0].triggers, std::vector<Change>{Change::drift});
+  EXPECT_EQ(result.failures[0].detail, "digest a1b2c3d4e5f6 -> ffffffffffff");
+  EXPECT_FALSE(result.passed);
+  EXPECT_EQ(gate_exit_code(result), 1);
+}
+
+TEST_F(GateFiles, PolicyFileErrorsAndLoading) {
+  write_file_atomically(path("gate.yaml"), "warn: [SLOWER]\nfail: [DRIFT, NEW-NONDETERMINISM]\n");
+  const auto policy = load_gate_policy_file(path("gate.yaml"));
+  EXPECT_EQ(policy.source, path("gate.yaml"));
+  EXPECT_EQ(action_for(policy, true, Change::drift), GateAction::fail);
+  EXPECT_THROW(load_gate_policy_file(path("absent.yaml")), UserError);
+}
+
+}  // namespace
+}  // namespace repro_audit

@@ -1,0 +1,198 @@
+#include "report/printers.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "compare/comparison_printers.h"
+#include "compare/comparison_terminal.h"
+#include "config/user_error.h"
+#include "golden_file.h"
+#include "report/escape.h"
+#include "report/json_io.h"
+#include "sample_reports.h"
+
+namespace repro_audit {
+namespace {
+
+using testing::cell;
+using testing::expect_golden;
+using testing::report_of;
+using testing::timing;
+
+const char* const kKernel = "void at::native::reduce_kernel<float, 4>(T&&)";
+
+// Before and after a driver upgrade, one cell per class the printers must show.
+Comparison sample_comparison() {
+  const std::string column = "default threads=1";
+  auto det = [&](const std::string& probe, const std::string& digest, const Timing& time = timing(1000000, 950000, 1050000)) {
+    return cell(probe, "f32", column, VerdictKind::deterministic, digest, time);
+  };
+  auto kernels_before = det("conv2d", "c1"), kernels_after = det("conv2d", "c1");
+  kernels_before.verdict.kernel_digest = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+  kernels_after.verdict.kernel_digest = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+  auto crashed = cell("embedding_bag", "f32", column, VerdictKind::crashed);
+  crashed.verdict.message = "SIGSEGV in <cudnn> & \"friends\"";
+  auto before = report_of({det("sum", "5555555555555555"), kernels_before, det("matmul", "m1"),
+                           cell("index_add", "f32", column, VerdictKind::nondeterministic), det("scatter_add", "s1"),
+                           det("embedding_bag", "e1"), det("cumsum", "u1"), det("bmm", "b1", timing(2000000, 1900000, 2100000)),
+                           det("ctc_loss", "t1")});
+  auto after = report_of({det("sum", "6666666666666666"), kernels_after, det("matmul", "m1", timing(1500000, 1400000, 1600000)),
+                          det("index_add", "i1"), cell("scatter_add", "f32", column, VerdictKind::nondeterministic), crashed,
+                          det("bincount", "n1"), det("bmm", "b1", timing(1000000, 950000, 1050000)), det("ctc_loss", "t1")});
+  after.environment["cuda"]["driver"] = 13020;
+  return compare_snapshots(baseline_from_report(before, "baselines/cpu.yaml"), baseline_from_report(after, "report.json"));
+}
+
+std::string terminal(const Comparison& comparison, const GateResult* gate) {
+  std::ostringstream out;
+  print_comparison(comparison, gate, out);
+  return out.str();
+}
+
+TEST(PrinterGolden, Report) {
+  const auto report = testing::sample_report();
+  expect_golden("report.json", render_report("json", report));
+  expect_golden("report.junit.xml", render_report("junit", report));
+  expect_golden("report.md", render_report("markdown", report));
+  expect_golden("report.html", render_report("html", report));
+}
+
+TEST(PrinterGolden, Baseline) {
+  expect_golden("baseline.yaml", baseline_to_yaml(baseline_from_report(testing::sample_report())));
+}
+
+TEST(PrinterGolden, Gate) {
+  const auto comparison = sample_comparison();
+  const auto gate = gate_outcome(comparison, default_gate_policy());
+  expect_golden("gate.json", render_comparison("json", comparison, &gate));
+  expect_golden("gate.junit.xml", render_comparison("junit", comparison, &gate));
+  expect_golden("gate.md", render_comparison("markdown", comparison, &gate));
+  expect_golden("gate.html", render_comparison("html", comparison, &gate));
+  expect_golden("gate.txt", terminal(comparison, &gate));
+}
+
+TEST(PrinterGolden, Compare) {
+  const auto comparison = sample_comparison();
+  expect_golden("compare.json", render_comparison("json", comparison, nullptr));
+  expect_golden("compare.junit.xml", render_comparison("junit", comparison, nullptr));
+  expect_golden("compare.md", render_comparison("markdown", comparison, nullptr));
+  expect_golden("compare.html", render_comparison("html", comparison, nullptr));
+  expect_golden("compare.txt", terminal(comparison, nullptr));
+}
+
+TEST(Escape, XmlEscapesMarkupQuotesAndControlCharacters) {
+  EXPECT_EQ(xml_escape(kKernel), "void at::native::reduce_kernel&lt;float, 4&gt;(T&amp;&amp;)");
+  EXPECT_EQ(xml_escape("say \"hi\" & 'bye'"), "say &quot;hi&quot; &amp; &#39;bye&#39;");
+  EXPECT_EQ(xml_escape("\x1b[31mred\x1b[0m"), "\xEF\xBF\xBD[31mred\xEF\xBF\xBD[0m");
+  EXPECT_EQ(xml_escape("a\nb"), "a\nb");
+}
+
+TEST(Escape, MarkdownTextAndCode) {
+  EXPECT_EQ(markdown_text("a <b> *c* | d_e & f\ng -> h"), "a \\<b> \\*c\\* \\| d\\_e \\& f g -> h");
+  EXPECT_EQ(markdown_code("sum/f32@cpu|threads=1", true), "`sum/f32@cpu\\|threads=1`");
+  EXPECT_EQ(markdown_code("sum/f32@cpu|threads=1", false), "`sum/f32@cpu|threads=1`");
+  EXPECT_EQ(markdown_code("a`b", false), "``a`b``");
+  EXPECT_EQ(markdown_code("`a", false), "`` `a ``");
+  EXPECT_EQ(markdown_fence("x ``` y"), "````");
+}
+
+TEST(Printers, HtmlAndXmlNeverCarryRawKernelNamesOrMessages) {
+  const auto report = testing::sample_report();
+  for (const auto& format : {"html", "junit"}) {
+    const auto text = render_report(format, report);
+    SCOPED_TRACE(format);
+    EXPECT_EQ(text.find(kKernel), std::string::npos);
+    EXPECT_EQ(text.find("\"does not have"), std::string::npos);
+    EXPECT_EQ(text.find("<cudnn>"), std::string::npos);
+    EXPECT_NE(text.find("&lt;cudnn&gt; &amp; friends"), std::string::npos);
+  }
+  const auto html = render_report("html", report);
+  EXPECT_NE(html.find("<code>void at::native::reduce_kernel&lt;float, 4&gt;(T&amp;&amp;)</code>"), std::string::npos);
+  EXPECT_NE(html.find("&quot;does not have a deterministic implementation&quot;"), std::string::npos);
+  const auto gate_html = render_comparison("html", sample_comparison(), nullptr);
+  EXPECT_EQ(gate_html.find("<cudnn>"), std::string::npos);
+  EXPECT_NE(gate_html.find("SIGSEGV in &lt;cudnn&gt; &amp; &quot;friends&quot;"), std::string::npos);
+}
+
+TEST(Printers, HtmlLoadsNothingFromTheNetwork) {
+  const auto comparison = sample_comparison();
+  const auto gate = gate_outcome(comparison, default_gate_policy());
+  for (const auto& html : {render_report("html", testing::sample_report()), render_comparison("html", comparison, &gate)}) {
+    for (const char* reference : {"http:", "https:", "//", "src=", "<link", "<script", "@import", "url(", "<img", "<iframe"})
+      EXPECT_EQ(html.find(reference), std::string::npos) << reference;
+    EXPECT_NE(html.find("<style>"), std::string::npos);
+    EXPECT_NE(html.find("<svg"), std::string::npos);
+  }
+}
+
+TEST(Printers, JunitMarksFailuresAndSkips) {
+  const auto xml = render_report("junit", testing::sample_report());
+  EXPECT_NE(xml.find("<testsuites name=\"repro-audit\" tests=\"6\" failures=\"2\" errors=\"0\" skipped=\"1\""), std::string::npos);
+  EXPECT_NE(xml.find("<testsuite name=\"sum\" tests=\"2\" failures=\"0\""), std::string::npos);
+  EXPECT_NE(xml.find("<failure message=\"nondeterministic: 3 distinct digests in 6 runs (within-process)\" type=\"nondeterministic\">"),
+            std::string::npos);
+  EXPECT_NE(xml.find("<skipped message=\"the cuDNN path exists only on CUDA\"/>"), std::string::npos);
+  const auto comparison = sample_comparison();
+  const auto gate = gate_outcome(comparison, default_gate_policy());
+  const auto gate_xml = render_comparison("junit", comparison, &gate);
+  EXPECT_NE(gate_xml.find("tests=\"10\" failures=\"2\""), std::string::npos);
+  EXPECT_NE(gate_xml.find("type=\"NEW-NONDETERMINISM\""), std::string::npos);
+  EXPECT_NE(gate_xml.find("type=\"BROKE\""), std::string::npos);
+}
+
+TEST(Printers, MarkdownPutsTheEnvironmentDiffFirst) {
+  const auto comparison = sample_comparison();
+  const auto gate = gate_outcome(comparison, default_gate_policy());
+  const auto md = render_comparison("markdown", comparison, &gate);
+  EXPECT_LT(md.find("## Environment"), md.find("## Cells"));
+  EXPECT_NE(md.find("| CUDA driver | none | 13.2 |"), std::string::npos);
+  EXPECT_NE(md.find("`sum/f32@cpu\\|deterministic_algorithms=off,seed=0,threads=1`"), std::string::npos);
+  const auto text = terminal(comparison, &gate);
+  EXPECT_LT(text.find("Environment"), text.find("Cells"));
+}
+
+TEST(Printers, InterruptedAuditsSaySo) {
+  auto report = testing::sample_report();
+  EXPECT_EQ(render_report("markdown", report).find("Interrupted"), std::string::npos);
+  report.complete = false;
+  EXPECT_NE(render_report("markdown", report).find("**Interrupted:** only the cells that finished are reported."),
+            std::string::npos);
+  EXPECT_NE(render_report("html", report).find("Interrupted: only the cells that finished are reported."), std::string::npos);
+}
+
+TEST(Printers, UnknownFormatNamesTheValidOnes) {
+  try {
+    render_report("yaml", testing::sample_report());
+    FAIL() << "no error";
+  } catch (const UserError& error) {
+    EXPECT_STREQ(error.what(), "unknown output format 'yaml'; valid formats: json, junit, markdown, html");
+  }
+  EXPECT_THROW(render_comparison("pdf", sample_comparison(), nullptr), UserError);
+  EXPECT_EQ(report_format_names(), (std::vector<std::string>{"json", "junit", "markdown", "html"}));
+}
+
+TEST(Printers, WritesSeveralFormatsAtOnce) {
+  const auto dir = std::filesystem::temp_directory_path() / ("repro-audit-printers-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto report = testing::sample_report();
+  write_reports({{"json", (dir / "r.json").string()}, {"html", (dir / "r.html").string()}}, report);
+  EXPECT_EQ(load_report_file((dir / "r.json").string()).cells.size(), report.cells.size());
+  std::ifstream html(dir / "r.html");
+  std::stringstream text;
+  text << html.rdbuf();
+  EXPECT_EQ(text.str(), render_report("html", report));
+  // An unknown format among them writes nothing.
+  EXPECT_THROW(write_reports({{"markdown", (dir / "r.md").string()}, {"pdf", (dir / "r.pdf").string()}}, report), UserError);
+  EXPECT_FALSE(std::filesystem::exists(dir / "r.md"));
+  const auto comparison = sample_comparison();
+  write_comparisons({{"junit", (dir / "g.xml").string()}}, comparison, nullptr);
+  EXPECT_TRUE(std::filesystem::exists(dir / "g.xml"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace repro_audit

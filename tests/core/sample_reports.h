@@ -1,0 +1,115 @@
+#pragma once
+// Crafted reports with fixed values (no clocks, no plan), shared by the printer goldens and the gate
+// tests: a change to the plan or the settings never churns them.
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+
+namespace repro_audit::testing {
+
+inline nlohmann::json sample_environment() {
+  return {{"tool_version", "0.1.0"},
+          {"torch", "2.14.1"},
+          {"cpu", "AMD EPYC 7B13 64-Core Processor"},
+          {"threads", 2},
+          {"os", "Linux 6.1.0"},
+          {"cuda",
+           {{"runtime", 13000},
+            {"driver", 0},
+            {"cudnn", 92400},
+            {"available", false},
+            {"devices", nlohmann::json::array()}}}};
+}
+
+inline Timing timing(std::int64_t median, std::int64_t p10, std::int64_t p90, int samples = 10) {
+  return {median, p10, p90, samples};
+}
+
+// A cell with a verdict; `column` is the flag-set label, also the settings part of the key.
+inline CellReport cell(const std::string& probe, const std::string& variant, const std::string& column,
+                       VerdictKind kind, const std::string& digest = "", const Timing& time = {}) {
+  CellReport report;
+  const bool strict = column.rfind("strict", 0) == 0;
+  report.cell.probe = probe;
+  report.cell.variant = variant;
+  report.cell.device = "cpu";
+  report.cell.label = column;
+  report.cell.settings = {{"deterministic_algorithms", strict ? "on" : "off"}, {"seed", "0"}, {"threads", "1"}};
+  report.cell.key = probe + "/" + variant + "@cpu|deterministic_algorithms=" + (strict ? "on" : "off") + ",seed=0,threads=1";
+  report.verdict.kind = kind;
+  report.verdict.digest = digest;
+  report.verdict.digests_agree = !digest.empty();
+  report.verdict.timing = time;
+  report.verdict.runs = 6;
+  report.verdict.processes = 2;
+  report.verdict.distinct_digests = digest.empty() ? 0 : 1;
+  report.documented = "deterministic";
+  return report;
+}
+
+inline Report report_of(std::vector<CellReport> cells) {
+  Report report;
+  report.tool_version = "0.1.0";
+  report.environment = sample_environment();
+  report.config = {{"fail_on", "contradiction"}};
+  report.device = "cpu";
+  report.columns = {"default threads=1", "strict threads=1"};
+  report.cells = std::move(cells);
+  report.duration_seconds = 12.5;
+  return report;
+}
+
+inline ProcessObservation traced_process(int index, const std::string& digest, const std::string& kernel_digest,
+                                         const std::vector<std::string>& kernel_names, std::int64_t time) {
+  ProcessObservation observation;
+  observation.process = index;
+  observation.runs.push_back({digest, {{"out", digest}}, true, 0, kernel_digest});
+  observation.runs.push_back({digest, {{"out", digest}}, false, time, kernel_digest});
+  observation.runs.push_back({digest, {{"out", digest}}, false, time + 100, kernel_digest});
+  std::vector<KernelRecord> kernels;
+  for (const auto& name : kernel_names) kernels.push_back({name, "", ""});
+  observation.kernel_sequences.push_back({kernel_digest, kernels});
+  return observation;
+}
+
+// Every verdict a printer must show: deterministic (with kernels whose names need escaping),
+// nondeterministic with a measured divergence and varying kernels, raises (a message with quotes),
+// unsupported, and a crash that contradicts the documentation.
+inline Report sample_report() {
+  const std::vector<std::string> sum_kernels = {"aten::sum", "void at::native::reduce_kernel<float, 4>(T&&)"};
+  auto sum_default = cell("sum", "f32", "default threads=1", VerdictKind::deterministic,
+                          "a1b2c3d4e5f60718293a4b5c6d7e8f90", timing(1000000, 950000, 1100000));
+  sum_default.verdict.kernel_digest = "0123456789abcdef0123456789abcdef";
+  sum_default.cost_ratio = 1.0;
+  sum_default.observations = {traced_process(0, sum_default.verdict.digest, sum_default.verdict.kernel_digest, sum_kernels, 1000000),
+                              traced_process(1, sum_default.verdict.digest, sum_default.verdict.kernel_digest, sum_kernels, 1000000)};
+  auto sum_strict = cell("sum", "f32", "strict threads=1", VerdictKind::deterministic, "a1b2c3d4e5f60718293a4b5c6d7e8f90",
+                         timing(1200000, 1150000, 1300000));
+  sum_strict.cost_ratio = 1.2;
+
+  auto index_default = cell("index_put_accumulate", "f32", "default threads=1", VerdictKind::nondeterministic, "",
+                            timing(2000000, 1900000, 2200000));
+  index_default.verdict.distinct_digests = 3;
+  index_default.verdict.divergence_scope = "within-process";
+  index_default.verdict.divergence = Divergence{"out", 1, 3, 100, 0.5, 2};
+  index_default.verdict.kernels_varied = true;
+  index_default.cost_ratio = 1.0;
+  index_default.observations = {traced_process(0, "x", "11111111111111111111111111111111", {"aten::index_put_", "at::native::atomic_add<double>"}, 2000000),
+                                traced_process(1, "y", "22222222222222222222222222222222", {"aten::index_put_", "at::native::sort & scan"}, 2000000)};
+  auto index_strict = cell("index_put_accumulate", "f32", "strict threads=1", VerdictKind::raises);
+  index_strict.verdict.message = "index_put_ with accumulate=True \"does not have a deterministic implementation\"";
+
+  auto ctc_default = cell("ctc_loss", "cudnn-f32", "default threads=1", VerdictKind::unsupported);
+  ctc_default.verdict.message = "the cuDNN path exists only on CUDA";
+  auto ctc_strict = cell("ctc_loss", "cudnn-f32", "strict threads=1", VerdictKind::crashed);
+  ctc_strict.verdict.message = "SIGSEGV in <cudnn> & friends";
+  ctc_strict.contradiction = Contradiction{"a verdict", "the probe failed: crashed (SIGSEGV in <cudnn> & friends)", true};
+
+  auto report = report_of({sum_default, sum_strict, index_default, index_strict, ctc_default, ctc_strict});
+  report.notes.push_back({"sum", "f32", "cpu", "threads", {"1", "2"},
+                          "sum/f32: threads 1 vs 2 give different bits (each deterministic on its own)"});
+  return report;
+}
+
+}  // namespace repro_audit::testing
