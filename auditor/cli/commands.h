@@ -17,5 +17,8 @@ Command add_env_command(CLI::App& app);
 Command add_worker_command(CLI::App& app);
 Command add_selftest_command(CLI::App& app);
 Command add_show_command(CLI::App& app);
+Command add_baseline_command(CLI::App& app);
+Command add_compare_command(CLI::App& app);
+Command add_gate_command(CLI::App& app);
 
 }  // namespace repro_audit

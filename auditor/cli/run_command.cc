@@ -12,8 +12,8 @@
 #include "cli/commands.h"
 #include "config/settings.h"
 #include "config/user_error.h"
-#include "report/atomic_file.h"
-#include "report/json_io.h"
+#include "cli/output_options.h"
+#include "compare/baseline.h"
 #include "report/terminal_printer.h"
 #include "worker/probe.h"
 
@@ -30,7 +30,8 @@ struct RunArguments {
   std::string device;
   std::string matrix;
   std::string fail_on;
-  std::string json_path;
+  OutputArguments outputs;
+  std::string save_baseline;
   std::string journal;
   std::string resume;
   bool no_cost = false;
@@ -127,7 +128,8 @@ Command add_run_command(CLI::App& app) {
   run->add_option("--fail-on", arguments->fail_on,
                   "contradiction: exit 1 where a cell contradicts what its probe documents; any: every failing cell")
       ->check(CLI::IsMember({"contradiction", "any"}));
-  run->add_option("--json", arguments->json_path, "Write the report as JSON");
+  add_output_options(run, arguments->outputs);
+  run->add_option("--save-baseline", arguments->save_baseline, "Also write the report as a baseline (YAML) to FILE");
   run->add_flag("--no-cost", arguments->no_cost, "Leave the cost ratios out of the matrix");
   run->add_option("--journal", arguments->journal,
                   "Folder journaling each finished cell (default: a new one under $XDG_STATE_HOME/repro-audit/journals, "
@@ -154,8 +156,11 @@ Command add_run_command(CLI::App& app) {
             if (result.resumed_runs > 0)
               std::cerr << fmt::format("resumed: {} of {} cell runs were already in the journal\n", result.resumed_runs,
                                        result.total_runs);
-            if (!arguments->json_path.empty())
-              write_file_atomically(arguments->json_path, report_to_json(report).dump(2) + "\n");
+            write_reports(arguments->outputs.files(), report);
+            if (!arguments->save_baseline.empty()) {
+              if (!report.complete) throw UserError("--save-baseline: the audit was interrupted; no baseline written");
+              write_baseline_file(baseline_from_report(report, arguments->save_baseline), arguments->save_baseline);
+            }
             const bool color = ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
             print_matrix(report, std::cout, {color, !arguments->no_cost});
             print_summary(report, config.fail_on, std::cout);

@@ -280,6 +280,8 @@ Snapshot load_comparable(const std::string& path) {
     j = json::parse(text);
   } catch (const json::parse_error& error) {
     throw UserError(fmt::format("{}: byte {}: invalid JSON: {}", path, error.byte, error.what()));
+  } catch (const json::exception& error) {  // e.g. a number too large for any numeric type
+    throw UserError(fmt::format("{}: invalid JSON: {}", path, error.what()));
   }
   if (j.value("schema", "") == kBaselineSchema) return parse_baseline(text, path);  // JSON is YAML too
   if (j.value("schema", "") != kReportSchema)

@@ -220,16 +220,22 @@ Report report_from_json(const json& j, const std::string& source) {
   }
 }
 
+Report parse_report(const std::string& text, const std::string& source) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& error) {
+    throw UserError(fmt::format("{}: byte {}: invalid JSON: {}", source, error.byte, error.what()));
+  } catch (const json::exception& error) {  // e.g. a number too large for any numeric type
+    throw UserError(fmt::format("{}: invalid JSON: {}", source, error.what()));
+  }
+  return report_from_json(j, source);
+}
+
 Report load_report_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw UserError(fmt::format("{}: cannot read the report", path));
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& error) {
-    throw UserError(fmt::format("{}: byte {}: invalid JSON: {}", path, error.byte, error.what()));
-  }
-  return report_from_json(j, path);
+  return parse_report(std::string(std::istreambuf_iterator<char>(in), {}), path);
 }
 
 }  // namespace repro_audit

@@ -22,6 +22,7 @@ void from_json(const nlohmann::json& j, Timing& value);
 nlohmann::json report_to_json(const Report& report);
 // Throws UserError naming `source` when the JSON is not a report of this schema.
 Report report_from_json(const nlohmann::json& json, const std::string& source);
+Report parse_report(const std::string& text, const std::string& source);
 Report load_report_file(const std::string& path);
 
 }  // namespace repro_audit

@@ -39,8 +39,13 @@ std::vector<SettingNote> find_setting_notes(const std::vector<CellReport>& cells
         continue;
       // Two deterministic cells with different bits: note the setting when it is their only difference.
       std::vector<std::string> differing;
-      for (const auto& [name, value] : a.cell.settings)
-        if (b.cell.settings.at(name) != value) differing.push_back(name);
+      bool comparable = b.cell.settings.size() == a.cell.settings.size();
+      for (const auto& [name, value] : a.cell.settings) {
+        auto other = b.cell.settings.find(name);
+        if (other == b.cell.settings.end()) comparable = false;  // not the same settings at all
+        else if (other->second != value) differing.push_back(name);
+      }
+      if (!comparable) continue;
       if (differing.size() != 1) continue;
       auto& values = changing[{a.cell.probe, a.cell.variant, a.cell.device, differing[0]}];
       values.insert(a.cell.settings.at(differing[0]));

@@ -109,8 +109,9 @@ void print_summary(const Report& report, const std::string& fail_on, std::ostrea
   std::vector<std::string> parts;
   for (const auto& [kind, count] : counts) parts.push_back(fmt::format("{} {}", count, to_string(kind)));
   const bool failed = audit_failed(report, fail_on);
-  out << fmt::format("\n{} cells: {}; {:.1f} s; {}\n", report.cells.size(), fmt::join(parts, ", "),
-                     report.duration_seconds, failed ? "FAILED" : "passed");
+  const char* outcome = !report.complete ? "INTERRUPTED" : failed ? "FAILED" : "passed";
+  out << fmt::format("\n{} cells{}{}; {:.1f} s; {}\n", report.cells.size(), parts.empty() ? "" : ": ",
+                     fmt::join(parts, ", "), report.duration_seconds, outcome);
 }
 
 }  // namespace repro_audit

@@ -135,8 +135,9 @@ std::map<std::string, std::string> worker_environment(const FlagSet& process_set
 
 Observations run_batches(const std::vector<Batch>& batches, const SupervisorOptions& options) {
   Observations observations;
-  for (int process = 0; process < options.processes; ++process)
-    for (const auto& batch : batches) BatchRunner(batch, process, options, observations).run();
+  // Batch by batch, so an interrupted audit has whole cells (every process) to report.
+  for (const auto& batch : batches)
+    for (int process = 0; process < options.processes; ++process) BatchRunner(batch, process, options, observations).run();
   return observations;
 }
 
