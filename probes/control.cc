@@ -19,7 +19,9 @@ RunFunction prepare(ProbeContext& context) {
 const std::vector<VariantInfo> kVariants = {variant("f32", "2^20 float32 values into 16 slots")};
 
 const bool racy = register_probe({
-    {"control.racy_accumulate", "float adds in an order decided by thread scheduling (atomics)", kVariants,
+    {"control.racy_accumulate",
+     "float adds in an order decided by thread scheduling (atomics)",
+     kVariants,
      {{"cpu", Documented::nondeterministic}, {"cuda", Documented::nondeterministic}},
      true,
      60,
@@ -28,7 +30,9 @@ const bool racy = register_probe({
 });
 
 const bool ordered = register_probe({
-    {"control.ordered_accumulate", "the same sum in a fixed order", kVariants,
+    {"control.ordered_accumulate",
+     "the same sum in a fixed order",
+     kVariants,
      {{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}},
      true,
      60,

@@ -28,8 +28,8 @@ RunFunction prepare(ProbeContext& context) {
   }
   const auto grad_output = context.to_device(at::ones({}, at::TensorOptions().dtype(dtype)));
   return [=] {
-    const auto loss = at::ctc_loss(log_probs, targets, input_lengths, target_lengths, /*blank=*/0,
-                                   at::Reduction::Mean, /*zero_infinity=*/false);
+    const auto loss = at::ctc_loss(log_probs, targets, input_lengths, target_lengths, /*blank=*/0, at::Reduction::Mean,
+                                   /*zero_infinity=*/false);
     return Outputs{{"loss", loss.detach()}, {"grad_log_probs", gradient(loss, log_probs, grad_output)}};
   };
 }

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include <ATen/Context.h>
+
 #include "worker/probe.h"
 
 namespace repro_audit {
@@ -52,18 +54,23 @@ RunFunction alloc_storm(ProbeContext&) {
   return []() -> Outputs {
     rlimit limit{};
     getrlimit(RLIMIT_DATA, &limit);
-    if (limit.rlim_cur == RLIM_INFINITY) throw std::runtime_error("control.alloc_storm: the worker set no memory limit");
+    if (limit.rlim_cur == RLIM_INFINITY)
+      throw std::runtime_error("control.alloc_storm: the worker set no memory limit");
+    // Under deterministic algorithms `empty` fills new memory with NaN, which would touch every
+    // page up to the limit; the storm only needs the allocations refused, not the memory used.
+    at::globalContext().setDeterministicFillUninitializedMemory(false);
     std::vector<at::Tensor> blocks;
     for (;;) blocks.push_back(at::empty({256 << 20}, at::kByte));
   };
 }
 
-const bool registered = register_probe({fault_control("control.segfault", "writes through a null pointer", "crashed"), segfault}) &&
-                        register_probe({fault_control("control.abort", "calls abort()", "crashed"), abort_run}) &&
-                        register_probe({fault_control("control.hang", "sleeps forever", "timeout", 5), hang}) &&
-                        register_probe({fault_control("control.throw", "throws an exception", "error"), throw_run}) &&
-                        register_probe({fault_control("control.alloc_storm", "allocates until the worker's memory limit", "error"),
-                                        alloc_storm});
+const bool registered =
+    register_probe({fault_control("control.segfault", "writes through a null pointer", "crashed"), segfault}) &&
+    register_probe({fault_control("control.abort", "calls abort()", "crashed"), abort_run}) &&
+    register_probe({fault_control("control.hang", "sleeps forever", "timeout", 5), hang}) &&
+    register_probe({fault_control("control.throw", "throws an exception", "error"), throw_run}) &&
+    register_probe(
+        {fault_control("control.alloc_storm", "allocates until the worker's memory limit", "error"), alloc_storm});
 
 }  // namespace
 }  // namespace repro_audit

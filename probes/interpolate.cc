@@ -25,7 +25,7 @@ RunFunction prepare(ProbeContext& context) {
   const auto mode_name = name.substr(0, name.find('-'));
   const auto& mode = *std::find_if(kModes.begin(), kModes.end(), [&](const Mode& m) { return mode_name == m.name; });
   std::vector<std::int64_t> shape = {4, 16};
-  const std::vector<std::int64_t> extent = mode.spatial == 1 ? std::vector<std::int64_t>{4096}
+  const std::vector<std::int64_t> extent = mode.spatial == 1   ? std::vector<std::int64_t>{4096}
                                            : mode.spatial == 2 ? std::vector<std::int64_t>{48, 48}
                                                                : std::vector<std::int64_t>{12, 16, 16};
   shape.insert(shape.end(), extent.begin(), extent.end());

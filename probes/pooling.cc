@@ -27,7 +27,8 @@ RunFunction prepare(ProbeContext& context) {
   const bool three_d = name.find("3d") != std::string::npos;
   const auto kind = name.substr(0, name.find(three_d ? "3d" : "2d"));
   // Overlapping windows (kernel 3, stride 2) make several outputs share an input element.
-  const auto input = requiring_grad(three_d ? context.randn({2, 8, 12, 24, 24}, dtype) : context.randn({4, 16, 64, 64}, dtype));
+  const auto input =
+      requiring_grad(three_d ? context.randn({2, 8, 12, 24, 24}, dtype) : context.randn({4, 16, 64, 64}, dtype));
   const auto samples = context.rand({input.size(0), input.size(1), three_d ? 3 : 2}, dtype);
   const auto grad_output = context.randn(pool(kind, input, three_d, samples).sizes(), dtype);
   return [=] {

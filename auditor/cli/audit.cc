@@ -59,9 +59,9 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
     device = {opened->header().at("device").get<std::string>(), opened->header().value("unavailable", "")};
   } else {
     device = resolve_device(config.device);
-    opened = Journal::create(result.journal, {{"config", config_to_json(config)},
-                                              {"device", device.device},
-                                              {"unavailable", device.unavailable}});
+    opened = Journal::create(
+        result.journal,
+        {{"config", config_to_json(config)}, {"device", device.device}, {"unavailable", device.unavailable}});
   }
   const Journal& journal = *opened;
   auto plan = make_plan(config, catalogue, device.device);
@@ -109,8 +109,8 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
     // Leave out cells that did not finish in every process: a partial cell is not a verdict.
     std::vector<Cell> done;
     for (const auto& cell : plan.cells)
-      if (!cell.unsupported_reason.empty() || (observations.count(cell.key) &&
-                                                static_cast<int>(observations.at(cell.key).size()) == config.processes))
+      if (!cell.unsupported_reason.empty() ||
+          (observations.count(cell.key) && static_cast<int>(observations.at(cell.key).size()) == config.processes))
         done.push_back(cell);
     plan.cells = std::move(done);
   }

@@ -28,7 +28,8 @@ Command add_baseline_command(CLI::App& app) {
   baseline->add_option("-o,--output", *output, "The baseline file, e.g. baselines/NAME.yaml")->required();
   return {baseline, [report, output] {
             const auto loaded = load_report_file(*report);
-            if (!loaded.complete) throw UserError(*report + ": the audit was interrupted; a baseline needs a whole audit");
+            if (!loaded.complete)
+              throw UserError(*report + ": the audit was interrupted; a baseline needs a whole audit");
             write_baseline_file(baseline_from_report(loaded, *output), *output);
             std::cout << "wrote " << *output << " (" << loaded.cells.size() << " cells)\n";
             return 0;

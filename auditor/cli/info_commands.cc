@@ -13,7 +13,8 @@
 namespace repro_audit {
 
 Command add_list_command(CLI::App& app) {
-  auto* list = app.add_subcommand("list", "List probes with their variants and documented behaviour, profiles and settings");
+  auto* list =
+      app.add_subcommand("list", "List probes with their variants and documented behaviour, profiles and settings");
   auto all = std::make_shared<bool>(false);
   list->add_flag("--all", *all, "Include the controls that are not in the default suite");
   return {list, [all] {
@@ -21,7 +22,8 @@ Command add_list_command(CLI::App& app) {
             for (const auto& probe : registered_catalogue()) {
               if (!probe.in_default_suite && !*all) continue;
               std::vector<std::string> documented;
-              for (const auto& [device, value] : probe.documented) documented.push_back(device + ": " + to_string(value));
+              for (const auto& [device, value] : probe.documented)
+                documented.push_back(device + ": " + to_string(value));
               std::cout << fmt::format("  {}{} - {}\n", probe.name,
                                        probe.in_default_suite ? "" : " (not in the default suite)", probe.description);
               if (!documented.empty()) std::cout << fmt::format("    documented: {}\n", fmt::join(documented, ", "));
@@ -39,13 +41,18 @@ Command add_list_command(CLI::App& app) {
             for (const auto& [name, flags] : profiles()) {
               std::vector<std::string> parts;
               for (const auto& [setting, value] : flags) parts.push_back(setting + "=" + value);
-              std::cout << fmt::format("  {:<12} {}\n", name, parts.empty() ? "the defaults" : fmt::format("{}", fmt::join(parts, " ")));
+              std::cout << fmt::format("  {:<12} {}\n", name,
+                                       parts.empty() ? "the defaults" : fmt::format("{}", fmt::join(parts, " ")));
             }
             std::cout << "\nSettings:\n";
             for (const auto& spec : setting_specs())
               std::cout << fmt::format("  {:<26} {} (default {}; {}; {}) {}\n", spec.name, describe_values(spec),
-                                       spec.default_value, spec.scope == SettingScope::process ? "per process" : "in process",
-                                       spec.on_cpu && spec.on_cuda ? "cpu, cuda" : spec.on_cuda ? "cuda" : "cpu", spec.help);
+                                       spec.default_value,
+                                       spec.scope == SettingScope::process ? "per process" : "in process",
+                                       spec.on_cpu && spec.on_cuda ? "cpu, cuda"
+                                       : spec.on_cuda              ? "cuda"
+                                                                   : "cpu",
+                                       spec.help);
             return 0;
           }};
 }

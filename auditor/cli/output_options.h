@@ -14,7 +14,8 @@ struct OutputArguments {
 
   std::vector<OutputFile> files() const {
     std::vector<OutputFile> result;
-    for (const auto& [format, path] : {std::pair{"json", &json}, {"junit", &junit}, {"markdown", &markdown}, {"html", &html}})
+    for (const auto& [format, path] :
+         {std::pair{"json", &json}, {"junit", &junit}, {"markdown", &markdown}, {"html", &html}})
       if (!path->empty()) result.push_back({format, *path});
     return result;
   }

@@ -59,8 +59,10 @@ void add_probe_argument(Config& config, const std::string& text, const Catalogue
   validate_probe_selection(selection, catalogue, "--probe");
   for (auto& existing : config.probes)
     if (existing.probe == selection.probe) {
-      if (existing.variants.empty() || selection.variants.empty()) existing.variants.clear();
-      else existing.variants.push_back(selection.variants[0]);
+      if (existing.variants.empty() || selection.variants.empty())
+        existing.variants.clear();
+      else
+        existing.variants.push_back(selection.variants[0]);
       return;
     }
   config.probes.push_back(selection);
@@ -118,11 +120,14 @@ Command add_run_command(CLI::App& app) {
   run->add_option("--config", arguments->config_path, "YAML config (optional; defaults equal an empty file)")
       ->check(CLI::ExistingFile);
   run->add_option("--probe", arguments->probes, "Probe to run, NAME or NAME/VARIANT (repeatable)");
-  run->add_option("--profile", arguments->profiles, "Profile to sweep (repeatable): " + fmt::format("{}", fmt::join(profile_names(), ", ")));
-  run->add_option("--axis", arguments->axes, "Axis crossed with the profiles, NAME=V1,V2 (repeatable), e.g. threads=1,2");
+  run->add_option("--profile", arguments->profiles,
+                  "Profile to sweep (repeatable): " + fmt::format("{}", fmt::join(profile_names(), ", ")));
+  run->add_option("--axis", arguments->axes,
+                  "Axis crossed with the profiles, NAME=V1,V2 (repeatable), e.g. threads=1,2");
   run->add_option("--matrix", arguments->matrix, "'full': sweep the cartesian product of the axes instead of profiles")
       ->check(CLI::IsMember({"full"}));
-  run->add_option("--repeats", arguments->repeats, "Timed runs per process after warm-up")->check(CLI::Range(1, 100000));
+  run->add_option("--repeats", arguments->repeats, "Timed runs per process after warm-up")
+      ->check(CLI::Range(1, 100000));
   run->add_option("--processes", arguments->processes, "Cross-process repeats")->check(CLI::Range(1, 1000));
   run->add_option("--device", arguments->device, "auto | cpu | cuda | cuda:N");
   run->add_option("--fail-on", arguments->fail_on,
@@ -131,9 +136,10 @@ Command add_run_command(CLI::App& app) {
   add_output_options(run, arguments->outputs);
   run->add_option("--save-baseline", arguments->save_baseline, "Also write the report as a baseline (YAML) to FILE");
   run->add_flag("--no-cost", arguments->no_cost, "Leave the cost ratios out of the matrix");
-  run->add_option("--journal", arguments->journal,
-                  "Folder journaling each finished cell (default: a new one under $XDG_STATE_HOME/repro-audit/journals, "
-                  "removed when the audit completes)");
+  run->add_option(
+      "--journal", arguments->journal,
+      "Folder journaling each finished cell (default: a new one under $XDG_STATE_HOME/repro-audit/journals, "
+      "removed when the audit completes)");
   run->add_option("--resume", arguments->resume, "Finish an interrupted audit from its journal folder")
       ->check(CLI::ExistingDirectory);
   return {run, [arguments] {
@@ -165,8 +171,9 @@ Command add_run_command(CLI::App& app) {
             print_matrix(report, std::cout, {color, !arguments->no_cost});
             print_summary(report, config.fail_on, std::cout);
             if (!report.complete) {
-              std::cerr << fmt::format("interrupted: the finished cells are journaled in {}\nresume with: {} run --resume {}\n",
-                                       result.journal, own_executable(), result.journal);
+              std::cerr << fmt::format(
+                  "interrupted: the finished cells are journaled in {}\nresume with: {} run --resume {}\n",
+                  result.journal, own_executable(), result.journal);
               return 130;
             }
             return audit_failed(report, config.fail_on) ? 1 : 0;

@@ -29,24 +29,29 @@ Command add_selftest_command(CLI::App& app) {
             const auto report = run_audit(config, catalogue, {}).report;
             if (!json_path->empty()) write_file_atomically(*json_path, report_to_json(report).dump(2) + "\n");
             int failures = 0;
-            std::cout << fmt::format("{:<34} {:<22} {:<18} {}\n", "control", "flag set", "expected", "observed");
+            std::cout << fmt::format("{:<34} {:<22} {:<18} {:<18}{}\n", "control", "flag set", "expected", "observed",
+                                     "detail");
             for (const auto& cell : report.cells) {
               const auto& expected = find_probe(catalogue, cell.cell.probe)->control_expects;
               const std::string observed = to_string(cell.verdict.kind);
               const bool ok = observed == expected;
               failures += ok ? 0 : 1;
-              std::cout << fmt::format("{:<34} {:<22} {:<18} {}{}\n", cell.cell.probe + "/" + cell.cell.variant,
-                                       cell.cell.label, expected, observed,
-                                       ok ? "" : fmt::format("  <- WRONG ({})", cell.verdict.message));
+              auto detail = cell.verdict.message.substr(0, cell.verdict.message.find(';'));
+              if (detail.size() > 60) detail = detail.substr(0, 57) + "...";
+              std::cout << fmt::format("{:<34} {:<22} {:<18} {:<18}{}{}\n", cell.cell.probe + "/" + cell.cell.variant,
+                                       cell.cell.label, expected, observed, ok ? "" : "<- WRONG ", detail);
             }
             if (failures == 0) {
-              std::cout << fmt::format("\nselftest passed: every control gave its expected verdict on {}; "
-                                       "this machine's audits can be trusted.\n", report.device);
+              std::cout << fmt::format(
+                  "\nselftest passed: every control gave its expected verdict on {}; "
+                  "this machine's audits can be trusted.\n",
+                  report.device);
               return 0;
             }
-            std::cout << fmt::format("\nselftest FAILED: {} control cell(s) gave the wrong verdict on {}; "
-                                     "do not trust this machine's audits until that is explained.\n",
-                                     failures, report.device);
+            std::cout << fmt::format(
+                "\nselftest FAILED: {} control cell(s) gave the wrong verdict on {}; "
+                "do not trust this machine's audits until that is explained.\n",
+                failures, report.device);
             return 1;
           }};
 }

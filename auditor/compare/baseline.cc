@@ -19,7 +19,7 @@ using nlohmann::json;
 namespace {
 
 const std::vector<std::string> kTopKeys = {"schema", "tool_version", "environment", "cells"};
-const std::vector<std::string> kCellKeys = {"verdict", "digest",  "kernel_digest", "kernels_varied",
+const std::vector<std::string> kCellKeys = {"verdict",   "digest", "kernel_digest", "kernels_varied",
                                             "median_ns", "p10_ns", "p90_ns",        "samples"};
 
 std::optional<std::int64_t> parse_integer(const std::string& text) {
@@ -46,8 +46,10 @@ json typed_scalar(const std::string& text) {
 
 // Quoted only when a plain scalar would read back as another type, e.g. a torch version "2.0".
 void emit_string(YAML::Emitter& out, const std::string& text) {
-  if (typed_scalar(text).is_string()) out << text;
-  else out << YAML::DoubleQuoted << text;
+  if (typed_scalar(text).is_string())
+    out << text;
+  else
+    out << YAML::DoubleQuoted << text;
 }
 
 void emit_json(YAML::Emitter& out, const json& value) {
@@ -154,14 +156,22 @@ class BaselineReader {
         if (!kind) fail(value, fmt::format("unknown verdict '{}'; valid verdicts: {}", text, verdict_names()));
         cell.verdict = *kind;
         has_verdict = true;
-      } else if (name == "digest") cell.digest = scalar(value, name);
-      else if (name == "kernel_digest") cell.kernel_digest = scalar(value, name);
-      else if (name == "kernels_varied") cell.kernels_varied = boolean(value, name);
-      else if (name == "median_ns") cell.timing.median_ns = integer(value, name);
-      else if (name == "p10_ns") cell.timing.p10_ns = integer(value, name);
-      else if (name == "p90_ns") cell.timing.p90_ns = integer(value, name);
-      else if (name == "samples") cell.timing.samples = static_cast<int>(integer(value, name));
-      else fail(entry.first, fmt::format("unknown cell field '{}'; valid fields: {}", name, fmt::join(kCellKeys, ", ")));
+      } else if (name == "digest")
+        cell.digest = scalar(value, name);
+      else if (name == "kernel_digest")
+        cell.kernel_digest = scalar(value, name);
+      else if (name == "kernels_varied")
+        cell.kernels_varied = boolean(value, name);
+      else if (name == "median_ns")
+        cell.timing.median_ns = integer(value, name);
+      else if (name == "p10_ns")
+        cell.timing.p10_ns = integer(value, name);
+      else if (name == "p90_ns")
+        cell.timing.p90_ns = integer(value, name);
+      else if (name == "samples")
+        cell.timing.samples = static_cast<int>(integer(value, name));
+      else
+        fail(entry.first, fmt::format("unknown cell field '{}'; valid fields: {}", name, fmt::join(kCellKeys, ", ")));
     }
     if (!has_verdict) fail(node, fmt::format("cell '{}' has no verdict", key));
     return cell;
@@ -189,9 +199,9 @@ class BaselineReader {
 
   static std::string verdict_names() {
     std::vector<std::string> names;
-    for (auto kind : {VerdictKind::deterministic, VerdictKind::nondeterministic, VerdictKind::warns,
-                      VerdictKind::raises, VerdictKind::unsupported, VerdictKind::error, VerdictKind::crashed,
-                      VerdictKind::timeout})
+    for (auto kind :
+         {VerdictKind::deterministic, VerdictKind::nondeterministic, VerdictKind::warns, VerdictKind::raises,
+          VerdictKind::unsupported, VerdictKind::error, VerdictKind::crashed, VerdictKind::timeout})
       names.push_back(to_string(kind));
     return fmt::format("{}", fmt::join(names, ", "));
   }
@@ -251,19 +261,23 @@ Baseline parse_baseline(const std::string& text, const std::string& source) {
   }
   BaselineReader reader(source);
   if (!root.IsMap())
-    throw UserError(source, 1, 1, fmt::format("not a repro-audit baseline: expected a map with 'schema: {}'", kBaselineSchema));
+    throw UserError(source, 1, 1,
+                    fmt::format("not a repro-audit baseline: expected a map with 'schema: {}'", kBaselineSchema));
   reader.check_schema(root);
   Baseline baseline;
   baseline.source = source;
   for (const auto& entry : root) {
     const auto key = reader.scalar(entry.first, "a key");
     if (key == "schema") continue;
-    if (key == "tool_version") baseline.tool_version = reader.scalar(entry.second, key);
+    if (key == "tool_version")
+      baseline.tool_version = reader.scalar(entry.second, key);
     else if (key == "environment") {
       if (!entry.second.IsMap() && !entry.second.IsNull()) reader.fail(entry.second, "environment must be a map");
       baseline.environment = entry.second.IsMap() ? json_from_yaml(entry.second) : json::object();
-    } else if (key == "cells") baseline.cells = reader.cells(entry.second);
-    else reader.fail(entry.first, fmt::format("unknown key '{}'; valid keys: {}", key, fmt::join(kTopKeys, ", ")));
+    } else if (key == "cells")
+      baseline.cells = reader.cells(entry.second);
+    else
+      reader.fail(entry.first, fmt::format("unknown key '{}'; valid keys: {}", key, fmt::join(kTopKeys, ", ")));
   }
   return baseline;
 }
@@ -285,8 +299,8 @@ Snapshot load_comparable(const std::string& path) {
   }
   if (j.value("schema", "") == kBaselineSchema) return parse_baseline(text, path);  // JSON is YAML too
   if (j.value("schema", "") != kReportSchema)
-    throw UserError(fmt::format("{}: neither a repro-audit report (\"schema\": \"{}\") nor a baseline (schema: {})", path,
-                                kReportSchema, kBaselineSchema));
+    throw UserError(fmt::format("{}: neither a repro-audit report (\"schema\": \"{}\") nor a baseline (schema: {})",
+                                path, kReportSchema, kBaselineSchema));
   return baseline_from_report(report_from_json(j, path), path);
 }
 

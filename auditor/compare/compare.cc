@@ -27,7 +27,8 @@ const std::vector<std::pair<Change, const char*>> kNames = {
 
 std::string verdict_text(const SnapshotCell& cell) {
   std::string text = to_string(cell.verdict);
-  if (!cell.message.empty() && (is_broken(cell) || cell.verdict == VerdictKind::raises)) text += " (" + cell.message + ")";
+  if (!cell.message.empty() && (is_broken(cell) || cell.verdict == VerdictKind::raises))
+    text += " (" + cell.message + ")";
   return text;
 }
 
@@ -65,7 +66,8 @@ void classify_kernels(const SnapshotCell& before, const SnapshotCell& after, Cel
                       std::vector<std::string>& notes) {
   if (!before.kernel_digest.empty() && !after.kernel_digest.empty() && before.kernel_digest != after.kernel_digest) {
     result.changes.push_back(Change::kernels_changed);
-    notes.push_back(fmt::format("kernels {} -> {}", short_digest(before.kernel_digest), short_digest(after.kernel_digest)));
+    notes.push_back(
+        fmt::format("kernels {} -> {}", short_digest(before.kernel_digest), short_digest(after.kernel_digest)));
   } else if (after.kernels_varied && !before.kernels_varied) {
     result.changes.push_back(Change::kernels_changed);
     notes.push_back("kernel selection now varies between runs");
@@ -75,9 +77,12 @@ void classify_kernels(const SnapshotCell& before, const SnapshotCell& after, Cel
 void classify_timing(const SnapshotCell& before, const SnapshotCell& after, double threshold, CellComparison& result,
                      std::vector<std::string>& notes) {
   if (before.timing.samples <= 0 || after.timing.samples <= 0 || before.timing.median_ns <= 0) return;
-  if (is_slower(before.timing, after.timing, threshold)) result.changes.push_back(Change::slower);
-  else if (is_faster(before.timing, after.timing, threshold)) result.changes.push_back(Change::faster);
-  else return;
+  if (is_slower(before.timing, after.timing, threshold))
+    result.changes.push_back(Change::slower);
+  else if (is_faster(before.timing, after.timing, threshold))
+    result.changes.push_back(Change::faster);
+  else
+    return;
   notes.push_back(timing_text(before.timing, after.timing));
 }
 
@@ -145,7 +150,9 @@ bool is_slower(const Timing& before, const Timing& after, double threshold) {
          after.p10_ns > before.p90_ns;
 }
 
-bool is_faster(const Timing& before, const Timing& after, double threshold) { return is_slower(after, before, threshold); }
+bool is_faster(const Timing& before, const Timing& after, double threshold) {
+  return is_slower(after, before, threshold);
+}
 
 Comparison compare_snapshots(const Snapshot& before, const Snapshot& after, const CompareOptions& options) {
   Comparison comparison;
@@ -163,7 +170,8 @@ Comparison compare_snapshots(const Snapshot& before, const Snapshot& after, cons
   for (const auto& cell : before.cells) old_cells[cell.key] = &cell;
   for (const auto& cell : after.cells) {
     auto it = old_cells.find(cell.key);
-    comparison.cells.push_back(compare_cell(it == old_cells.end() ? nullptr : it->second, &cell, options.slower_threshold));
+    comparison.cells.push_back(
+        compare_cell(it == old_cells.end() ? nullptr : it->second, &cell, options.slower_threshold));
   }
   std::set<std::string> new_keys;
   for (const auto& cell : after.cells) new_keys.insert(cell.key);

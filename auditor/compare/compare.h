@@ -57,7 +57,7 @@ struct Comparison {
   std::string before_source;
   std::string after_source;
   std::vector<EnvironmentChange> environment_changes;
-  bool platform_changed = false;  // any platform field differs
+  bool platform_changed = false;      // any platform field differs
   std::vector<CellComparison> cells;  // the new snapshot's order, then cells missing from it
   double slower_threshold = 0.10;
 };

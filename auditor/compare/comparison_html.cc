@@ -37,12 +37,13 @@ std::string cells_section(const Comparison& comparison, const GateResult* gate) 
     html += "<tr>";
     if (gate) {
       const auto action = cell_action(gate, cell.key);
-      html += action == GateAction::ignore ? "<td></td>"
-                                           : fmt::format("<td class=\"a-{0}\">{0}</td>", to_string(action));
+      html +=
+          action == GateAction::ignore ? "<td></td>" : fmt::format("<td class=\"a-{0}\">{0}</td>", to_string(action));
     }
-    html += fmt::format("<td class=\"{}\">{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                        change_css_class(cell.changes.front()), xml_escape(changes_text(cell.changes)),
-                        xml_escape(cell.key), verdict_cell(cell.before), verdict_cell(cell.after), xml_escape(cell.detail));
+    html +=
+        fmt::format("<td class=\"{}\">{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                    change_css_class(cell.changes.front()), xml_escape(changes_text(cell.changes)),
+                    xml_escape(cell.key), verdict_cell(cell.before), verdict_cell(cell.after), xml_escape(cell.detail));
   }
   return html + "</table>\n";
 }
@@ -67,11 +68,13 @@ std::string time_chart(const Comparison& comparison) {
 
 std::string render_comparison_html(const Comparison& comparison, const GateResult* gate) {
   const auto title = comparison_title(comparison, gate);
-  std::string body = fmt::format("<h1 class=\"{}\">{}</h1>\n", gate && !gate->passed ? "failed" : "passed", xml_escape(title));
+  std::string body =
+      fmt::format("<h1 class=\"{}\">{}</h1>\n", gate && !gate->passed ? "failed" : "passed", xml_escape(title));
   body += fmt::format("<p>before <code>{}</code>, after <code>{}</code>", xml_escape(comparison.before_source),
                       xml_escape(comparison.after_source));
   if (gate) body += fmt::format("; policy: {}", xml_escape(gate->policy_source));
-  body += fmt::format("; slower or faster beyond {:.0f}% and the measured spread</p>\n", comparison.slower_threshold * 100);
+  body +=
+      fmt::format("; slower or faster beyond {:.0f}% and the measured spread</p>\n", comparison.slower_threshold * 100);
   body += environment_section(comparison, gate) + cells_section(comparison, gate) + time_chart(comparison);
   return html_document(title, body);
 }

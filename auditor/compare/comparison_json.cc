@@ -40,7 +40,8 @@ json comparison_to_json(const Comparison& comparison, const GateResult* gate) {
             {"summary", json::object()},
             {"cells", json::array()}};
   for (const auto& change : comparison.environment_changes)
-    j["environment"]["changes"].push_back({{"field", change.field}, {"before", change.before}, {"after", change.after}});
+    j["environment"]["changes"].push_back(
+        {{"field", change.field}, {"before", change.before}, {"after", change.after}});
   for (const auto& [change, count] : count_headlines(comparison)) j["summary"][to_string(change)] = count;
   for (const auto& cell : comparison.cells) {
     json item = {{"key", cell.key}, {"classes", names_of(cell.changes)}, {"detail", cell.detail}};

@@ -14,14 +14,16 @@ std::string environment_section(const Comparison& comparison, const GateResult* 
   if (gate) md += markdown_text(platform_sentence(comparison)) + "\n\n";
   md += "| field | before | after |\n| --- | --- | --- |\n";
   for (const auto& change : comparison.environment_changes)
-    md += fmt::format("| {} | {} | {} |\n", change.field, markdown_text(change.before.empty() ? "(absent)" : change.before),
+    md += fmt::format("| {} | {} | {} |\n", change.field,
+                      markdown_text(change.before.empty() ? "(absent)" : change.before),
                       markdown_text(change.after.empty() ? "(absent)" : change.after));
   return md + "\n";
 }
 
 std::string cells_section(const Comparison& comparison, const GateResult* gate) {
   std::string md = "## Cells\n\n| class | cells |\n| --- | ---: |\n";
-  for (const auto& [change, count] : count_headlines(comparison)) md += fmt::format("| {} | {} |\n", to_string(change), count);
+  for (const auto& [change, count] : count_headlines(comparison))
+    md += fmt::format("| {} | {} |\n", to_string(change), count);
   md += fmt::format("\nSlower or faster: beyond {:.0f}% and the measured spread (p10-p90).\n\n",
                     comparison.slower_threshold * 100);
   std::string rows;
@@ -34,8 +36,9 @@ std::string cells_section(const Comparison& comparison, const GateResult* gate) 
                         markdown_text(cell->detail));
   }
   if (rows.empty()) return md + "No cell changed.\n";
-  return md + (gate ? "| gate | change | cell | detail |\n| --- | --- | --- | --- |\n"
-                    : "| change | cell | detail |\n| --- | --- | --- |\n") +
+  return md +
+         (gate ? "| gate | change | cell | detail |\n| --- | --- | --- | --- |\n"
+               : "| change | cell | detail |\n| --- | --- | --- |\n") +
          rows;
 }
 

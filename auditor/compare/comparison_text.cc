@@ -30,7 +30,8 @@ std::string changes_text(const std::vector<Change>& changes) {
 
 std::string headline_counts_text(const Comparison& comparison) {
   std::vector<std::string> parts;
-  for (const auto& [change, count] : count_headlines(comparison)) parts.push_back(fmt::format("{} {}", count, to_string(change)));
+  for (const auto& [change, count] : count_headlines(comparison))
+    parts.push_back(fmt::format("{} {}", count, to_string(change)));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
@@ -41,7 +42,7 @@ GateAction cell_action(const GateResult* gate, const std::string& key) {
 }
 
 std::vector<const CellComparison*> cells_to_list(const Comparison& comparison, const GateResult* gate,
-                                                bool include_same) {
+                                                 bool include_same) {
   std::vector<const CellComparison*> cells;
   for (const auto& cell : comparison.cells)
     if (include_same || !cell.has(Change::same)) cells.push_back(&cell);

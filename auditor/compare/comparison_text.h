@@ -25,7 +25,8 @@ std::string change_css_class(Change change);
 
 // The cells a reader should see first: failing, then warning, then the rest, each by headline
 // precedence, the comparison's order within; SAME cells only when `include_same`.
-std::vector<const CellComparison*> cells_to_list(const Comparison& comparison, const GateResult* gate, bool include_same);
+std::vector<const CellComparison*> cells_to_list(const Comparison& comparison, const GateResult* gate,
+                                                 bool include_same);
 
 // One sentence on the platform: which rules the gate applies.
 std::string platform_sentence(const Comparison& comparison);

@@ -44,10 +44,12 @@ class PolicyReader {
     std::vector<Change> list;
     if (node.IsNull()) return list;
     std::vector<YAML::Node> items;
-    if (node.IsScalar()) items.push_back(node);
+    if (node.IsScalar())
+      items.push_back(node);
     else if (node.IsSequence())
       for (const auto& item : node) items.push_back(item);
-    else fail(node, what + " must be a list of classes");
+    else
+      fail(node, what + " must be a list of classes");
     for (const auto& item : items) {
       const auto name = scalar(item, "a class");
       const auto change = change_from_string(name);
@@ -63,10 +65,15 @@ class PolicyReader {
     GateRules read;
     for (const auto& entry : node) {
       const auto key = scalar(entry.first, "a key");
-      if (key == "fail") read.fail = changes(entry.second, where + "fail");
-      else if (key == "warn") read.warn = changes(entry.second, where + "warn");
-      else if (allow_other_keys) continue;
-      else fail(entry.first, fmt::format("unknown key '{}' in {}; valid keys: {}", key, where, fmt::join(kRuleKeys, ", ")));
+      if (key == "fail")
+        read.fail = changes(entry.second, where + "fail");
+      else if (key == "warn")
+        read.warn = changes(entry.second, where + "warn");
+      else if (allow_other_keys)
+        continue;
+      else
+        fail(entry.first,
+             fmt::format("unknown key '{}' in {}; valid keys: {}", key, where, fmt::join(kRuleKeys, ", ")));
       given = true;
     }
     if (!given) return false;
@@ -94,9 +101,12 @@ class PolicyReader {
 
 const char* to_string(GateAction action) {
   switch (action) {
-    case GateAction::ignore: return "ignore";
-    case GateAction::warn: return "warn";
-    case GateAction::fail: return "fail";
+    case GateAction::ignore:
+      return "ignore";
+    case GateAction::warn:
+      return "warn";
+    case GateAction::fail:
+      return "fail";
   }
   return "?";
 }
@@ -127,7 +137,8 @@ GatePolicy parse_gate_policy(const std::string& text, const std::string& source)
   for (const auto& entry : root) {
     const auto key = reader.scalar(entry.first, "a key");
     const auto& value = entry.second;
-    if (key == "slower_threshold") policy.slower_threshold = reader.threshold(value);
+    if (key == "slower_threshold")
+      policy.slower_threshold = reader.threshold(value);
     else if (key == "unchanged_platform" || key == "changed_platform") {
       if (!value.IsMap()) reader.fail(value, key + " must be a map with fail and warn lists");
       reader.rules(value, key + ".", key == "changed_platform" ? policy.changed_platform : policy.unchanged_platform,
@@ -163,11 +174,15 @@ GateResult gate_outcome(const Comparison& comparison, const GatePolicy& policy) 
     GateFinding warning{cell.key, {}, cell.detail};
     for (auto change : cell.changes) {
       const auto action = action_for(policy, comparison.platform_changed, change);
-      if (action == GateAction::fail) failing.triggers.push_back(change);
-      else if (action == GateAction::warn) warning.triggers.push_back(change);
+      if (action == GateAction::fail)
+        failing.triggers.push_back(change);
+      else if (action == GateAction::warn)
+        warning.triggers.push_back(change);
     }
-    if (!failing.triggers.empty()) result.failures.push_back(failing);
-    else if (!warning.triggers.empty()) result.warnings.push_back(warning);
+    if (!failing.triggers.empty())
+      result.failures.push_back(failing);
+    else if (!warning.triggers.empty())
+      result.warnings.push_back(warning);
   }
   result.passed = result.failures.empty();
   return result;

@@ -4,11 +4,16 @@ namespace repro_audit {
 
 const char* to_string(Documented documented) {
   switch (documented) {
-    case Documented::deterministic: return "deterministic";
-    case Documented::alternative_under_strict: return "alternative_under_strict";
-    case Documented::raises_under_strict: return "raises_under_strict";
-    case Documented::nondeterministic: return "nondeterministic";
-    case Documented::cublas_workspace: return "deterministic_with_cublas_workspace_config";
+    case Documented::deterministic:
+      return "deterministic";
+    case Documented::alternative_under_strict:
+      return "alternative_under_strict";
+    case Documented::raises_under_strict:
+      return "raises_under_strict";
+    case Documented::nondeterministic:
+      return "nondeterministic";
+    case Documented::cublas_workspace:
+      return "deterministic_with_cublas_workspace_config";
   }
   return "?";
 }

@@ -21,8 +21,8 @@ const char* to_string(Documented documented);
 struct VariantInfo {
   std::string name;
   std::string description;
-  std::vector<std::string> devices;  // device kinds it runs on: "cpu", "cuda"
-  std::string unsupported_reason;    // why it does not run on the devices it lacks
+  std::vector<std::string> devices;              // device kinds it runs on: "cpu", "cuda"
+  std::string unsupported_reason;                // why it does not run on the devices it lacks
   std::map<std::string, Documented> documented;  // by device kind; overrides the probe's
 };
 

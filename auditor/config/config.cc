@@ -14,9 +14,8 @@
 namespace repro_audit {
 namespace {
 
-const std::vector<std::string> kKeys = {"device",  "probes", "profiles", "axes",    "matrix",
-                                        "repeats", "warmup", "processes", "seed",   "timeout",
-                                        "fail_on"};
+const std::vector<std::string> kKeys = {"device", "probes",    "profiles", "axes",    "matrix", "repeats",
+                                        "warmup", "processes", "seed",     "timeout", "fail_on"};
 
 class Reader {
  public:
@@ -58,7 +57,8 @@ class Reader {
         ProbeSelection selection{scalar(entry.first, "a probe name"), {}};
         check_probe(entry.first, selection.probe);
         if (!(entry.second.IsScalar() && entry.second.Scalar() == "all"))
-          for (const auto& variant_node : entry.second.IsSequence() ? entry.second : YAML::Node(YAML::NodeType::Sequence)) {
+          for (const auto& variant_node :
+               entry.second.IsSequence() ? entry.second : YAML::Node(YAML::NodeType::Sequence)) {
             const auto variant = scalar(variant_node, "a variant name");
             check_variant(variant_node, selection.probe, variant);
             selection.variants.push_back(variant);
@@ -88,8 +88,8 @@ class Reader {
     if (info->find_variant(variant)) return;
     std::vector<std::string> names;
     for (const auto& v : info->variants) names.push_back(v.name);
-    fail(node, fmt::format("unknown variant '{}' of probe '{}'; valid variants: {}", variant, probe,
-                           fmt::join(names, ", ")));
+    fail(node,
+         fmt::format("unknown variant '{}' of probe '{}'; valid variants: {}", variant, probe, fmt::join(names, ", ")));
   }
 
   std::map<std::string, std::vector<std::string>> axes(const YAML::Node& node) const {
@@ -99,13 +99,16 @@ class Reader {
       const auto name = scalar(entry.first, "a setting name");
       const auto* spec = find_setting(name);
       if (!spec)
-        fail(entry.first, fmt::format("unknown setting '{}'; valid settings: {}", name, fmt::join(setting_names(), ", ")));
+        fail(entry.first,
+             fmt::format("unknown setting '{}'; valid settings: {}", name, fmt::join(setting_names(), ", ")));
       std::vector<std::string> values;
       const auto items = entry.second.IsSequence() ? entry.second : YAML::Node(YAML::NodeType::Sequence);
-      if (entry.second.IsScalar()) values.push_back(checked_value(entry.second, *spec));
+      if (entry.second.IsScalar())
+        values.push_back(checked_value(entry.second, *spec));
       else if (entry.second.IsSequence())
         for (const auto& item : items) values.push_back(checked_value(item, *spec));
-      else fail(entry.second, "an axis must be a value or a list of values");
+      else
+        fail(entry.second, "an axis must be a value or a list of values");
       if (values.empty()) fail(entry.second, fmt::format("axis '{}' has no values", name));
       result[name] = values;
     }
@@ -138,7 +141,8 @@ Config parse_config(const std::string& text, const std::string& source, const Ca
   }
   if (root.IsNull()) return config;
   Reader reader(source, catalogue);
-  if (!root.IsMap()) reader.fail(root, "the config must be a map of keys: " + fmt::format("{}", fmt::join(kKeys, ", ")));
+  if (!root.IsMap())
+    reader.fail(root, "the config must be a map of keys: " + fmt::format("{}", fmt::join(kKeys, ", ")));
   bool has_profiles = false;
   for (const auto& entry : root) {
     const auto key = reader.scalar(entry.first, "a key");
@@ -212,15 +216,15 @@ void validate_probe_selection(const ProbeSelection& selection, const Catalogue& 
 
 void validate_profile(const std::string& profile, const std::string& where) {
   if (!profiles().count(profile))
-    throw UserError(fmt::format("{}: unknown profile '{}'; valid profiles: {}", where, profile,
-                                fmt::join(profile_names(), ", ")));
+    throw UserError(
+        fmt::format("{}: unknown profile '{}'; valid profiles: {}", where, profile, fmt::join(profile_names(), ", ")));
 }
 
 void validate_axis(const std::string& name, const std::vector<std::string>& values, const std::string& where) {
   const auto* spec = find_setting(name);
   if (!spec)
-    throw UserError(fmt::format("{}: unknown setting '{}'; valid settings: {}", where, name,
-                                fmt::join(setting_names(), ", ")));
+    throw UserError(
+        fmt::format("{}: unknown setting '{}'; valid settings: {}", where, name, fmt::join(setting_names(), ", ")));
   for (const auto& value : values)
     if (!is_valid_value(*spec, value))
       throw UserError(fmt::format("{}: invalid value '{}' for setting '{}'; valid values: {}", where, value, name,

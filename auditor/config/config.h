@@ -16,8 +16,8 @@ struct ProbeSelection {
 
 struct Config {
   std::string source = "<defaults>";
-  std::string device = "auto";                 // auto | cpu | cuda | cuda:N
-  std::vector<ProbeSelection> probes;          // empty: the default suite
+  std::string device = "auto";         // auto | cpu | cuda | cuda:N
+  std::vector<ProbeSelection> probes;  // empty: the default suite
   std::vector<std::string> profiles = {"default", "strict", "strict-warn"};
   // Crossed with every profile (profile mode) or with each other (matrix mode).
   std::map<std::string, std::vector<std::string>> axes = {{"threads", {"1", "2"}}};
@@ -26,7 +26,7 @@ struct Config {
   int warmup = 1;            // digested, not timed
   int processes = 2;         // cross-process repeats
   std::uint64_t seed = 0;
-  double timeout_seconds = 0;  // per cell; 0 = the probe's own default
+  double timeout_seconds = 0;             // per cell; 0 = the probe's own default
   std::string fail_on = "contradiction";  // contradiction | any
 };
 
@@ -35,11 +35,9 @@ Config parse_config(const std::string& text, const std::string& source, const Ca
 Config load_config_file(const std::string& path, const Catalogue& catalogue);
 
 // Checks values given on the command line against the same rules as the YAML.
-void validate_probe_selection(const ProbeSelection& selection, const Catalogue& catalogue,
-                              const std::string& where);
+void validate_probe_selection(const ProbeSelection& selection, const Catalogue& catalogue, const std::string& where);
 void validate_profile(const std::string& profile, const std::string& where);
-void validate_axis(const std::string& name, const std::vector<std::string>& values,
-                   const std::string& where);
+void validate_axis(const std::string& name, const std::vector<std::string>& values, const std::string& where);
 void validate_device(const std::string& device, const std::string& where);
 
 }  // namespace repro_audit

@@ -8,11 +8,20 @@ namespace repro_audit {
 
 nlohmann::json config_to_json(const Config& config) {
   nlohmann::json probes = nlohmann::json::array();
-  for (const auto& selection : config.probes) probes.push_back({{"probe", selection.probe}, {"variants", selection.variants}});
-  return {{"source", config.source},     {"device", config.device},   {"probes", probes},
-          {"profiles", config.profiles}, {"axes", config.axes},       {"full_matrix", config.full_matrix},
-          {"repeats", config.repeats},   {"warmup", config.warmup},   {"processes", config.processes},
-          {"seed", config.seed},         {"timeout", config.timeout_seconds}, {"fail_on", config.fail_on}};
+  for (const auto& selection : config.probes)
+    probes.push_back({{"probe", selection.probe}, {"variants", selection.variants}});
+  return {{"source", config.source},
+          {"device", config.device},
+          {"probes", probes},
+          {"profiles", config.profiles},
+          {"axes", config.axes},
+          {"full_matrix", config.full_matrix},
+          {"repeats", config.repeats},
+          {"warmup", config.warmup},
+          {"processes", config.processes},
+          {"seed", config.seed},
+          {"timeout", config.timeout_seconds},
+          {"fail_on", config.fail_on}};
 }
 
 Config config_from_json(const nlohmann::json& json, const std::string& source) {
@@ -22,7 +31,8 @@ Config config_from_json(const nlohmann::json& json, const std::string& source) {
     config.device = json.at("device").get<std::string>();
     config.probes.clear();
     for (const auto& selection : json.at("probes"))
-      config.probes.push_back({selection.at("probe").get<std::string>(), selection.at("variants").get<std::vector<std::string>>()});
+      config.probes.push_back(
+          {selection.at("probe").get<std::string>(), selection.at("variants").get<std::vector<std::string>>()});
     config.profiles = json.at("profiles").get<std::vector<std::string>>();
     config.axes = json.at("axes").get<std::map<std::string, std::vector<std::string>>>();
     config.full_matrix = json.at("full_matrix").get<bool>();

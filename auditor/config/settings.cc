@@ -9,18 +9,48 @@ namespace repro_audit {
 const std::vector<SettingSpec>& setting_specs() {
   using S = SettingScope;
   static const std::vector<SettingSpec> specs = {
-      {"allow_tf32", {"false", "true"}, "false", S::in_process, false, true,
+      {"allow_tf32",
+       {"false", "true"},
+       "false",
+       S::in_process,
+       false,
+       true,
        "TF32 in cuBLAS matmuls and cuDNN convolutions"},
-      {"cublas_workspace_config", {"unset", ":4096:8", ":16:8"}, "unset", S::process, false, true,
+      {"cublas_workspace_config",
+       {"unset", ":4096:8", ":16:8"},
+       "unset",
+       S::process,
+       false,
+       true,
        "CUBLAS_WORKSPACE_CONFIG in the worker's environment before cuBLAS starts"},
-      {"cudnn_benchmark", {"false", "true"}, "false", S::in_process, false, true,
+      {"cudnn_benchmark",
+       {"false", "true"},
+       "false",
+       S::in_process,
+       false,
+       true,
        "cudnn.benchmark: time candidate algorithms and keep the fastest"},
-      {"cudnn_deterministic", {"false", "true"}, "false", S::in_process, false, true,
+      {"cudnn_deterministic",
+       {"false", "true"},
+       "false",
+       S::in_process,
+       false,
+       true,
        "cudnn.deterministic: only deterministic convolution algorithms"},
       {"cudnn_enabled", {"true", "false"}, "true", S::in_process, false, true, "cudnn.enabled"},
-      {"deterministic_algorithms", {"off", "on", "warn"}, "off", S::in_process, true, true,
+      {"deterministic_algorithms",
+       {"off", "on", "warn"},
+       "off",
+       S::in_process,
+       true,
+       true,
        "torch.use_deterministic_algorithms (warn = warn_only=True)"},
-      {"fill_uninitialized_memory", {"true", "false"}, "true", S::in_process, true, true,
+      {"fill_uninitialized_memory",
+       {"true", "false"},
+       "true",
+       S::in_process,
+       true,
+       true,
        "fill new uninitialised memory with NaN when deterministic algorithms are on"},
       {"seed", {}, "0", S::in_process, true, true, "torch.manual_seed before every run"},
       {"threads", {}, "2", S::process, true, false, "intra-op threads (at::set_num_threads)"},
@@ -87,8 +117,8 @@ FlagSet make_flag_set(const FlagSet& overrides, const std::string& device) {
   FlagSet flags;
   for (const auto& spec : setting_specs()) {
     auto it = overrides.find(spec.name);
-    flags[spec.name] = applies_to(spec, device) ? (it != overrides.end() ? it->second : spec.default_value)
-                                                : kNotApplicable;
+    flags[spec.name] =
+        applies_to(spec, device) ? (it != overrides.end() ? it->second : spec.default_value) : kNotApplicable;
   }
   return flags;
 }

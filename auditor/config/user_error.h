@@ -11,8 +11,7 @@ class UserError : public std::runtime_error {
   explicit UserError(const std::string& message) : std::runtime_error(message) {}
   // `file:line:column: message`, lines and columns counted from 1 as editors do.
   UserError(const std::string& file, int line, int column, const std::string& message)
-      : std::runtime_error(file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
-                           message) {}
+      : std::runtime_error(file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message) {}
 };
 
 }  // namespace repro_audit

@@ -53,9 +53,11 @@ Divergence compare_tensors(const std::string& output, int run, const at::Tensor&
     if (std::memcmp(a + i * size, b + i * size, size) == 0) continue;
     ++divergence.differing_elements;
     const double abs_difference = std::fabs(da[i] - db[i]);
-    if (!std::isnan(abs_difference)) divergence.max_abs_difference = std::max(divergence.max_abs_difference, abs_difference);
-    const long double ulps = floating ? std::fabs(ordered(load(a + i * size, size), size) - ordered(load(b + i * size, size), size))
-                                      : static_cast<long double>(abs_difference);
+    if (!std::isnan(abs_difference))
+      divergence.max_abs_difference = std::max(divergence.max_abs_difference, abs_difference);
+    const long double ulps =
+        floating ? std::fabs(ordered(load(a + i * size, size), size) - ordered(load(b + i * size, size), size))
+                 : static_cast<long double>(abs_difference);
     divergence.max_ulp_difference = std::max(divergence.max_ulp_difference, static_cast<double>(ulps));
   }
   return divergence;

@@ -75,16 +75,19 @@ Plan make_plan(const Config& config, const Catalogue& catalogue, const std::stri
       if (!selection.variants.empty() &&
           std::find(selection.variants.begin(), selection.variants.end(), variant.name) == selection.variants.end())
         continue;
-      const bool supported =
-          std::find(variant.devices.begin(), variant.devices.end(), kind) != variant.devices.end();
+      const bool supported = std::find(variant.devices.begin(), variant.devices.end(), kind) != variant.devices.end();
       for (const auto& column : plan.columns) {
-        Cell cell{cell_key(probe->name, variant.name, device, column.flags), probe->name, variant.name, device,
-                  column.label, column.flags, "",
+        Cell cell{cell_key(probe->name, variant.name, device, column.flags),
+                  probe->name,
+                  variant.name,
+                  device,
+                  column.label,
+                  column.flags,
+                  "",
                   config.timeout_seconds > 0 ? config.timeout_seconds : probe->timeout_seconds};
         if (!supported)
-          cell.unsupported_reason = variant.unsupported_reason.empty()
-                                        ? fmt::format("no implementation on {}", kind)
-                                        : variant.unsupported_reason;
+          cell.unsupported_reason = variant.unsupported_reason.empty() ? fmt::format("no implementation on {}", kind)
+                                                                       : variant.unsupported_reason;
         if (keys.insert(cell.key).second) plan.cells.push_back(std::move(cell));
       }
     }

@@ -18,7 +18,8 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   const auto folder = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
   std::string temporary = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
   const int fd = mkstemp(temporary.data());
-  if (fd < 0) throw UserError(fmt::format("{}: cannot create a file in {}: {}", path, folder.string(), std::strerror(errno)));
+  if (fd < 0)
+    throw UserError(fmt::format("{}: cannot create a file in {}: {}", path, folder.string(), std::strerror(errno)));
   auto fail = [&](const char* step) {
     const std::string reason = std::strerror(errno);
     ::close(fd);

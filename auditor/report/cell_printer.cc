@@ -21,7 +21,8 @@ void print_divergence(const Verdict& verdict, std::ostream& out) {
 }
 
 void print_kernels(const CellReport& cell, std::ostream& out) {
-  out << fmt::format("  kernels: {}\n", cell.verdict.kernels_varied ? "SELECTION VARIED between runs" : "the same in every run");
+  out << fmt::format("  kernels: {}\n",
+                     cell.verdict.kernels_varied ? "SELECTION VARIED between runs" : "the same in every run");
   for (const auto& observation : cell.observations) {
     if (!observation.trace_unavailable.empty()) {
       out << fmt::format("    process {}: trace unavailable: {}\n", observation.process, observation.trace_unavailable);

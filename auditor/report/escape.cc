@@ -7,7 +7,8 @@ namespace {
 
 std::string one_line(std::string_view text) {
   std::string line(text);
-  std::replace_if(line.begin(), line.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
+  std::replace_if(
+      line.begin(), line.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
   return line;
 }
 
@@ -27,14 +28,26 @@ std::string xml_escape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\r' && c != '\t') out += "\xEF\xBF\xBD";
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\r' && c != '\t')
+          out += "\xEF\xBF\xBD";
+        else
+          out += c;
     }
   }
   return out;
@@ -63,6 +76,8 @@ std::string markdown_code(std::string_view text, bool in_table) {
   return ticks + (pad ? " " : "") + body + (pad ? " " : "") + ticks;
 }
 
-std::string markdown_fence(std::string_view text) { return std::string(std::max<std::size_t>(3, longest_backtick_run(text) + 1), '`'); }
+std::string markdown_fence(std::string_view text) {
+  return std::string(std::max<std::size_t>(3, longest_backtick_run(text) + 1), '`');
+}
 
 }  // namespace repro_audit

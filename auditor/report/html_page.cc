@@ -73,8 +73,9 @@ std::string svg_ratio_chart(const std::vector<ChartBar>& bars, const std::string
         label_width + width + 4);
   }
   const double reference = label_width + scale;
-  svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#1b1f24\" stroke-dasharray=\"4 3\"/>\n",
-                     reference, top - 4, height - 4);
+  svg += fmt::format(
+      "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#1b1f24\" stroke-dasharray=\"4 3\"/>\n",
+      reference, top - 4, height - 4);
   return svg + "</svg>\n";
 }
 

@@ -11,7 +11,7 @@ namespace repro_audit {
 std::string html_document(const std::string& title, const std::string& body);
 
 struct ChartBar {
-  std::string label;      // plain text, escaped here
+  std::string label;  // plain text, escaped here
   double value = 0;
   std::string css_class;  // colour, from the page's style sheet
 };

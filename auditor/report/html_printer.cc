@@ -60,11 +60,12 @@ std::string cost_chart(const Report& report) {
 std::string kernel_lists(const CellReport& cell) {
   std::string html;
   for (const auto& [digest, kernels] : kernel_sequences(cell)) {
-    html += fmt::format("<p>Kernel sequence <code>{}</code> ({} kernels):</p>\n<ol>\n", xml_escape(short_digest(digest)),
-                        kernels.size());
+    html += fmt::format("<p>Kernel sequence <code>{}</code> ({} kernels):</p>\n<ol>\n",
+                        xml_escape(short_digest(digest)), kernels.size());
     for (const auto& kernel : kernels) {
       html += fmt::format("<li><code>{}</code>", xml_escape(kernel.name));
-      if (!kernel.grid.empty()) html += fmt::format(" grid ({}) block ({})", xml_escape(kernel.grid), xml_escape(kernel.block));
+      if (!kernel.grid.empty())
+        html += fmt::format(" grid ({}) block ({})", xml_escape(kernel.grid), xml_escape(kernel.block));
       html += "</li>\n";
     }
     html += "</ol>\n";
@@ -76,9 +77,10 @@ std::string cell_details(const Report& report) {
   std::string html = "<h2>Cells</h2>\n";
   for (const auto& cell : report.cells) {
     const bool failing = is_failing(cell.verdict) || (cell.contradiction && cell.contradiction->breaks_audit);
-    html += fmt::format("<details id=\"{}\"{}><summary><span class=\"{}\">{}</span> <code>{}</code>: {}</summary>\n<ul>\n",
-                        cell_anchor(report, cell), failing ? " open" : "", verdict_css_class(cell.verdict),
-                        xml_escape(verdict_mark(cell)), xml_escape(cell.cell.key), xml_escape(verdict_headline(cell)));
+    html +=
+        fmt::format("<details id=\"{}\"{}><summary><span class=\"{}\">{}</span> <code>{}</code>: {}</summary>\n<ul>\n",
+                    cell_anchor(report, cell), failing ? " open" : "", verdict_css_class(cell.verdict),
+                    xml_escape(verdict_mark(cell)), xml_escape(cell.cell.key), xml_escape(verdict_headline(cell)));
     for (const auto& line : verdict_details(cell)) html += fmt::format("<li>{}</li>\n", xml_escape(line));
     html += "</ul>\n" + kernel_lists(cell) + "</details>\n";
   }
@@ -92,8 +94,9 @@ std::string findings(const Report& report) {
     if (!cell.contradiction) continue;
     if (!any) html += "<h2>Contradictions with PyTorch's documentation</h2>\n<ul>\n";
     any = true;
-    html += fmt::format("<li><strong>{}</strong> <code>{}</code>: {}</li>\n", cell.contradiction->breaks_audit ? "FAIL" : "note",
-                        xml_escape(cell.cell.key), xml_escape(cell.contradiction->text));
+    html += fmt::format("<li><strong>{}</strong> <code>{}</code>: {}</li>\n",
+                        cell.contradiction->breaks_audit ? "FAIL" : "note", xml_escape(cell.cell.key),
+                        xml_escape(cell.contradiction->text));
   }
   if (any) html += "</ul>\n";
   if (!report.notes.empty()) {
@@ -110,15 +113,17 @@ std::string verdict_css_class(const Verdict& verdict) {
   switch (verdict.kind) {
     case VerdictKind::error:
     case VerdictKind::crashed:
-    case VerdictKind::timeout: return "v-broken";
-    default: return std::string("v-") + to_string(verdict.kind);
+    case VerdictKind::timeout:
+      return "v-broken";
+    default:
+      return std::string("v-") + to_string(verdict.kind);
   }
 }
 
 std::string render_html(const Report& report) {
   const bool failed = audit_failed(report, report_fail_on(report));
-  std::string body = fmt::format("<h1>repro-audit report: <span class=\"{}\">{}</span></h1>\n", failed ? "failed" : "passed",
-                                 failed ? "FAILED" : "passed");
+  std::string body = fmt::format("<h1>repro-audit report: <span class=\"{}\">{}</span></h1>\n",
+                                 failed ? "failed" : "passed", failed ? "FAILED" : "passed");
   body += fmt::format("<p>{} cells on <code>{}</code>: {}; {:.1f} s; repro-audit {}</p>\n", report.cells.size(),
                       xml_escape(report.device), xml_escape(verdict_counts(report)), report.duration_seconds,
                       xml_escape(report.tool_version));

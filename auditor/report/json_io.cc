@@ -81,8 +81,12 @@ void from_json(const json& j, ProcessObservation& value) {
 }
 
 void to_json(json& j, const Cell& value) {
-  j = {{"key", value.key},     {"probe", value.probe},     {"variant", value.variant},
-       {"device", value.device}, {"label", value.label}, {"settings", value.settings},
+  j = {{"key", value.key},
+       {"probe", value.probe},
+       {"variant", value.variant},
+       {"device", value.device},
+       {"label", value.label},
+       {"settings", value.settings},
        {"timeout_seconds", value.timeout_seconds}};
   if (!value.unsupported_reason.empty()) j["unsupported_reason"] = value.unsupported_reason;
 }

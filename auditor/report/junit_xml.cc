@@ -31,7 +31,8 @@ std::string testcase(const JUnitCase& test) {
     return xml + fmt::format(">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
                              xml_escape(*test.failure_message), xml_escape(test.failure_type), xml_escape(test.text));
   if (test.skipped_message)
-    return xml + fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_escape(*test.skipped_message));
+    return xml +
+           fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_escape(*test.skipped_message));
   if (!test.text.empty())
     return xml + fmt::format(">\n      <system-out>{}</system-out>\n    </testcase>\n", xml_escape(test.text));
   return xml + "/>\n";

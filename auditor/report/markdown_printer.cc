@@ -44,7 +44,8 @@ std::string kernel_block(const CellReport& cell) {
     std::string names;
     for (const auto& kernel : kernels) names += kernel.name + "\n";
     const auto fence = markdown_fence(names);
-    md += fmt::format("Kernels {}:\n\n{}text\n{}{}\n\n", markdown_code(short_digest(digest), false), fence, names, fence);
+    md +=
+        fmt::format("Kernels {}:\n\n{}text\n{}{}\n\n", markdown_code(short_digest(digest), false), fence, names, fence);
   }
   return md;
 }
@@ -65,8 +66,8 @@ std::string render_markdown(const Report& report) {
   const bool failed = audit_failed(report, report_fail_on(report));
   std::string md = fmt::format("# repro-audit: {}\n\n", failed ? "FAILED" : "passed");
   md += fmt::format("{} cells on {}: {}; {:.1f} s; repro-audit {}\n\n", report.cells.size(),
-                    markdown_code(report.device, false), markdown_text(verdict_counts(report)),
-                    report.duration_seconds, markdown_text(report.tool_version));
+                    markdown_code(report.device, false), markdown_text(verdict_counts(report)), report.duration_seconds,
+                    markdown_text(report.tool_version));
   if (!report.complete) md += "**Interrupted:** only the cells that finished are reported.\n\n";
   md += environment_section(report);
   md += matrix_section(report);

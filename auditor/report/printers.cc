@@ -36,7 +36,8 @@ std::vector<std::string> report_format_names() {
 std::string render_report(const std::string& format, const Report& report) {
   for (const auto& candidate : report_formats())
     if (candidate.name == format) return candidate.render(report);
-  throw UserError(fmt::format("unknown output format '{}'; valid formats: {}", format, fmt::join(report_format_names(), ", ")));
+  throw UserError(
+      fmt::format("unknown output format '{}'; valid formats: {}", format, fmt::join(report_format_names(), ", ")));
 }
 
 void write_report(const std::string& format, const Report& report, const std::string& path) {

@@ -42,8 +42,10 @@ std::vector<SettingNote> find_setting_notes(const std::vector<CellReport>& cells
       bool comparable = b.cell.settings.size() == a.cell.settings.size();
       for (const auto& [name, value] : a.cell.settings) {
         auto other = b.cell.settings.find(name);
-        if (other == b.cell.settings.end()) comparable = false;  // not the same settings at all
-        else if (other->second != value) differing.push_back(name);
+        if (other == b.cell.settings.end())
+          comparable = false;  // not the same settings at all
+        else if (other->second != value)
+          differing.push_back(name);
       }
       if (!comparable) continue;
       if (differing.size() != 1) continue;
@@ -76,7 +78,8 @@ Report build_report(const Plan& plan, const std::map<std::string, std::vector<Pr
     cell_report.verdict = judge(cell, seen);
     cell_report.observations = seen;
     const auto* probe = find_probe(catalogue, cell.probe);
-    const auto documented = probe ? probe->documented_on(cell.variant, device_kind(cell.device)) : Documented::deterministic;
+    const auto documented =
+        probe ? probe->documented_on(cell.variant, device_kind(cell.device)) : Documented::deterministic;
     cell_report.documented = to_string(documented);
     cell_report.contradiction = find_contradiction(documented, cell.settings, cell_report.verdict);
     report.cells.push_back(std::move(cell_report));

@@ -37,14 +37,30 @@ std::string cost_text(const CellReport& cell) {
 std::string verdict_mark(const CellReport& cell) {
   std::string mark;
   switch (cell.verdict.kind) {
-    case VerdictKind::deterministic: mark = "✓"; break;
-    case VerdictKind::nondeterministic: mark = "✗"; break;
-    case VerdictKind::warns: mark = cell.verdict.digests_agree ? "W✓" : "W✗"; break;
-    case VerdictKind::raises: mark = "R"; break;
-    case VerdictKind::unsupported: mark = "skip"; break;
-    case VerdictKind::error: mark = "ERR"; break;
-    case VerdictKind::crashed: mark = "CRASH"; break;
-    case VerdictKind::timeout: mark = "TIME"; break;
+    case VerdictKind::deterministic:
+      mark = "✓";
+      break;
+    case VerdictKind::nondeterministic:
+      mark = "✗";
+      break;
+    case VerdictKind::warns:
+      mark = cell.verdict.digests_agree ? "W✓" : "W✗";
+      break;
+    case VerdictKind::raises:
+      mark = "R";
+      break;
+    case VerdictKind::unsupported:
+      mark = "skip";
+      break;
+    case VerdictKind::error:
+      mark = "ERR";
+      break;
+    case VerdictKind::crashed:
+      mark = "CRASH";
+      break;
+    case VerdictKind::timeout:
+      mark = "TIME";
+      break;
   }
   if (cell.contradiction) mark += cell.contradiction->breaks_audit ? "!" : "?";
   return mark;
@@ -66,7 +82,8 @@ void print_matrix(const Report& report, std::ostream& out, const TerminalOptions
     for (const auto& row : rows) {
       auto it = by_position.find({row, column});
       if (it != by_position.end())
-        width = std::max(width, display_width(verdict_mark(*it->second) + (options.show_cost ? cost_text(*it->second) : "")));
+        width = std::max(width,
+                         display_width(verdict_mark(*it->second) + (options.show_cost ? cost_text(*it->second) : "")));
     }
     widths.push_back(width);
   }
@@ -80,8 +97,10 @@ void print_matrix(const Report& report, std::ostream& out, const TerminalOptions
       std::string text = it == by_position.end() ? "" : verdict_mark(*it->second);
       if (it != by_position.end() && options.show_cost) text += cost_text(*it->second);
       const auto padded = pad(text, widths[i]);
-      if (options.color && it != by_position.end()) out << "  " << color_of(*it->second) << padded << "\033[0m";
-      else out << "  " << padded;
+      if (options.color && it != by_position.end())
+        out << "  " << color_of(*it->second) << padded << "\033[0m";
+      else
+        out << "  " << padded;
     }
     out << "\n";
   }

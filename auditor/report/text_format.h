@@ -37,7 +37,7 @@ std::vector<std::pair<std::string, std::vector<KernelRecord>>> kernel_sequences(
 
 // The verdict matrix as the terminal shows it: a row per probe/variant, a column per flag set.
 struct MatrixRow {
-  std::string name;                       // "probe/variant"
+  std::string name;                      // "probe/variant"
   std::vector<const CellReport*> cells;  // aligned with Report::columns; null where no cell
 };
 std::vector<MatrixRow> verdict_matrix(const Report& report);

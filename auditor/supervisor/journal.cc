@@ -40,7 +40,8 @@ Journal Journal::create(const std::string& folder, const nlohmann::json& header)
 
 Journal Journal::open(const std::string& folder) {
   const auto header_path = fs::path(folder) / kHeaderFile;
-  if (!fs::exists(header_path)) throw UserError(fmt::format("{}: not a repro-audit journal (no {})", folder, kHeaderFile));
+  if (!fs::exists(header_path))
+    throw UserError(fmt::format("{}: not a repro-audit journal (no {})", folder, kHeaderFile));
   auto header = read_json(header_path);
   if (!header.is_object() || header.value("schema", "") != kJournalSchema)
     throw UserError(fmt::format("{}: not a repro-audit journal (expected \"schema\": \"{}\")", header_path.string(),

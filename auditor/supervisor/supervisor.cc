@@ -43,8 +43,8 @@ class BatchRunner {
     observation.process = process_;
     if (options_.on_cell) options_.on_cell(cell, observation);
     observations_[cell.key].push_back(std::move(observation));
-    remaining_.erase(std::find_if(remaining_.begin(), remaining_.end(),
-                                  [&](const Cell& c) { return c.key == cell.key; }));
+    remaining_.erase(
+        std::find_if(remaining_.begin(), remaining_.end(), [&](const Cell& c) { return c.key == cell.key; }));
   }
 
   const Cell* find_remaining(const std::string& key) const {
@@ -54,10 +54,11 @@ class BatchRunner {
   }
 
   void run_worker(int attempt) {
-    const auto log = (std::filesystem::path(options_.log_folder) /
-                      fmt::format("worker-{}-p{}-{}.log", std::hash<std::string>{}(canonical_settings(batch_.process_settings)) % 100000,
-                                  process_, attempt))
-                         .string();
+    const auto log =
+        (std::filesystem::path(options_.log_folder) /
+         fmt::format("worker-{}-p{}-{}.log",
+                     std::hash<std::string>{}(canonical_settings(batch_.process_settings)) % 100000, process_, attempt))
+            .string();
     WorkerProcess worker({options_.executable, "worker"}, worker_environment(batch_.process_settings),
                          batch_request(batch_, remaining_, process_, options_).dump() + "\n", log);
     const Cell* in_flight = nullptr;
@@ -90,7 +91,8 @@ class BatchRunner {
       } else if (kind == "start") {
         in_flight = find_remaining(event.value("key", ""));
         if (in_flight)
-          deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(in_flight->timeout_seconds * 1000));
+          deadline =
+              Clock::now() + std::chrono::milliseconds(static_cast<long long>(in_flight->timeout_seconds * 1000));
       } else if (kind == "cell") {
         const auto* cell = find_remaining(event.value("key", ""));
         if (cell) finish(*cell, event.at("observation").get<ProcessObservation>());
@@ -102,9 +104,11 @@ class BatchRunner {
     if (remaining_.empty()) return;
     // The worker died: blame the cell it was running, or the first one when it died before starting any.
     const auto tail = worker.log_tail(600);
-    const auto message = tail.empty() ? "worker ended: " + ending : fmt::format("worker ended: {}; stderr: {}", ending, tail);
+    const auto message =
+        tail.empty() ? "worker ended: " + ending : fmt::format("worker ended: {}; stderr: {}", ending, tail);
     const Cell& victim = in_flight ? *in_flight : remaining_.front();
-    finish(victim, ended_observation(process_, worker.killed_by_signal() || in_flight ? "crashed" : "exception", message));
+    finish(victim,
+           ended_observation(process_, worker.killed_by_signal() || in_flight ? "crashed" : "exception", message));
   }
 
   const Batch& batch_;
@@ -118,9 +122,12 @@ class BatchRunner {
 
 nlohmann::json batch_request(const Batch& batch, const std::vector<Cell>& cells, int process,
                              const SupervisorOptions& options) {
-  return {{"device", options.device},         {"process", process},
-          {"repeats", options.repeats},       {"warmup", options.warmup},
-          {"process_settings", batch.process_settings}, {"cells", cells}};
+  return {{"device", options.device},
+          {"process", process},
+          {"repeats", options.repeats},
+          {"warmup", options.warmup},
+          {"process_settings", batch.process_settings},
+          {"cells", cells}};
 }
 
 std::map<std::string, std::string> worker_environment(const FlagSet& process_settings) {
@@ -137,7 +144,8 @@ Observations run_batches(const std::vector<Batch>& batches, const SupervisorOpti
   Observations observations;
   // Batch by batch, so an interrupted audit has whole cells (every process) to report.
   for (const auto& batch : batches)
-    for (int process = 0; process < options.processes; ++process) BatchRunner(batch, process, options, observations).run();
+    for (int process = 0; process < options.processes; ++process)
+      BatchRunner(batch, process, options, observations).run();
   return observations;
 }
 

@@ -45,8 +45,9 @@ std::string signal_name(int signal) {
   return abbreviation ? fmt::format("SIG{}", abbreviation) : fmt::format("signal {}", signal);
 }
 
-WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& environment,
-                             const std::string& input, const std::string& log_path)
+WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
+                             const std::map<std::string, std::string>& environment, const std::string& input,
+                             const std::string& log_path)
     : log_path_(log_path) {
   int input_pipe[2], output_pipe[2];
   if (pipe2(input_pipe, O_CLOEXEC) != 0 || pipe2(output_pipe, O_CLOEXEC) != 0)
@@ -95,7 +96,8 @@ WorkerProcess::ReadStatus WorkerProcess::read_line(std::string& line, std::chron
       buffer_.erase(0, newline + 1);
       return ReadStatus::line;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return ReadStatus::deadline;
     pollfd descriptor{output_fd_, POLLIN, 0};
     const int ready = ::poll(&descriptor, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));

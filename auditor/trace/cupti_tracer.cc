@@ -87,7 +87,8 @@ class CuptiTracer : public Tracer {
     *max_records = 0;
   }
 
-  static void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t, std::size_t valid) {
+  static void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t,
+                                        std::size_t valid) {
     auto records = kernel_records_from_buffer(buffer, valid);
     std::free(buffer);
     if (auto* tracer = active_tracer.load()) {
@@ -108,7 +109,8 @@ std::vector<KernelRecord> kernel_records_from_buffer(std::uint8_t* buffer, std::
   std::vector<KernelRecord> records;
   CUpti_Activity* activity = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid_size, &activity) == CUPTI_SUCCESS) {
-    if (activity->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && activity->kind != CUPTI_ACTIVITY_KIND_KERNEL) continue;
+    if (activity->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && activity->kind != CUPTI_ACTIVITY_KIND_KERNEL)
+      continue;
     const auto* kernel = reinterpret_cast<const KernelActivity*>(activity);
     records.push_back({demangle(kernel->name), fmt::format("{},{},{}", kernel->gridX, kernel->gridY, kernel->gridZ),
                        fmt::format("{},{},{}", kernel->blockX, kernel->blockY, kernel->blockZ)});

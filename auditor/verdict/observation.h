@@ -10,7 +10,7 @@ namespace repro_audit {
 
 struct KernelRecord {
   std::string name;
-  std::string grid;   // "x,y,z" where the backend has it
+  std::string grid;  // "x,y,z" where the backend has it
   std::string block;
 };
 

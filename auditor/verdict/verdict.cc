@@ -9,10 +9,14 @@ namespace repro_audit {
 namespace {
 
 const std::vector<std::pair<VerdictKind, const char*>> kNames = {
-    {VerdictKind::deterministic, "deterministic"}, {VerdictKind::nondeterministic, "nondeterministic"},
-    {VerdictKind::warns, "warns"},                 {VerdictKind::raises, "raises"},
-    {VerdictKind::unsupported, "unsupported"},     {VerdictKind::error, "error"},
-    {VerdictKind::crashed, "crashed"},             {VerdictKind::timeout, "timeout"},
+    {VerdictKind::deterministic, "deterministic"},
+    {VerdictKind::nondeterministic, "nondeterministic"},
+    {VerdictKind::warns, "warns"},
+    {VerdictKind::raises, "raises"},
+    {VerdictKind::unsupported, "unsupported"},
+    {VerdictKind::error, "error"},
+    {VerdictKind::crashed, "crashed"},
+    {VerdictKind::timeout, "timeout"},
 };
 
 bool mentions_determinism(const std::string& message) {
@@ -32,16 +36,19 @@ std::optional<Verdict> judge_failure(const Cell& cell, const std::vector<Process
     verdict.processes = static_cast<int>(observations.size());
     verdict.warnings = it->warnings;
     const std::string name = status;
-    if (name == "crashed") verdict.kind = VerdictKind::crashed;
-    else if (name == "timeout") verdict.kind = VerdictKind::timeout;
-    else if (name == "unsupported") verdict.kind = VerdictKind::unsupported;
+    if (name == "crashed")
+      verdict.kind = VerdictKind::crashed;
+    else if (name == "timeout")
+      verdict.kind = VerdictKind::timeout;
+    else if (name == "unsupported")
+      verdict.kind = VerdictKind::unsupported;
     else {
       const bool all_raised = std::all_of(observations.begin(), observations.end(),
                                           [](const ProcessObservation& o) { return o.status == "exception"; });
-      const bool strict = cell.settings.count("deterministic_algorithms") &&
-                          cell.settings.at("deterministic_algorithms") == "on";
-      verdict.kind = strict && all_raised && mentions_determinism(it->message) ? VerdictKind::raises
-                                                                               : VerdictKind::error;
+      const bool strict =
+          cell.settings.count("deterministic_algorithms") && cell.settings.at("deterministic_algorithms") == "on";
+      verdict.kind =
+          strict && all_raised && mentions_determinism(it->message) ? VerdictKind::raises : VerdictKind::error;
       if (!all_raised) verdict.message = "raised in some processes only: " + it->message;
     }
     return verdict;
@@ -95,8 +102,8 @@ Timing timing_of(const std::vector<std::int64_t>& samples_ns) {
     const auto index = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
     return sorted[std::clamp<std::size_t>(index, 1, sorted.size()) - 1];
   };
-  timing.median_ns = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                       : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  timing.median_ns =
+      sorted.size() % 2 ? sorted[sorted.size() / 2] : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
   timing.p10_ns = rank(0.10);
   timing.p90_ns = rank(0.90);
   timing.samples = static_cast<int>(sorted.size());
@@ -161,8 +168,8 @@ Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observati
       }
     if (!verdict.divergence) verdict.divergence = divergence_by_digest(observations);
   }
-  const bool warn_only = cell.settings.count("deterministic_algorithms") &&
-                         cell.settings.at("deterministic_algorithms") == "warn";
+  const bool warn_only =
+      cell.settings.count("deterministic_algorithms") && cell.settings.at("deterministic_algorithms") == "warn";
   if (warn_only && !verdict.warnings.empty()) {
     verdict.kind = VerdictKind::warns;
     verdict.message = verdict.warnings.front();
@@ -174,9 +181,12 @@ bool is_failing(const Verdict& verdict) {
   switch (verdict.kind) {
     case VerdictKind::deterministic:
     case VerdictKind::raises:
-    case VerdictKind::unsupported: return false;
-    case VerdictKind::warns: return !verdict.digests_agree;
-    default: return true;
+    case VerdictKind::unsupported:
+      return false;
+    case VerdictKind::warns:
+      return !verdict.digests_agree;
+    default:
+      return true;
   }
 }
 
@@ -210,7 +220,8 @@ std::optional<Contradiction> find_contradiction(Documented documented, const Fla
         return Contradiction{"deterministic", "documented to have a deterministic implementation, but raised", true};
       return std::nullopt;
     case Documented::cublas_workspace: {
-      const auto workspace = settings.count("cublas_workspace_config") ? settings.at("cublas_workspace_config") : "unset";
+      const auto workspace =
+          settings.count("cublas_workspace_config") ? settings.at("cublas_workspace_config") : "unset";
       const bool configured = workspace == ":4096:8" || workspace == ":16:8";
       return find_contradiction(configured ? Documented::alternative_under_strict : Documented::raises_under_strict,
                                 settings, verdict);
@@ -223,9 +234,10 @@ std::optional<Contradiction> find_contradiction(Documented documented, const Fla
                                       : "documented to raise, but ran and every run agreed",
                              diverged};
       if (mode == "warn" && kind != VerdictKind::warns)
-        return Contradiction{"warns", diverged ? "documented to warn, but diverged without a warning"
-                                               : "documented to warn, but no warning came",
-                             diverged};
+        return Contradiction{
+            "warns",
+            diverged ? "documented to warn, but diverged without a warning" : "documented to warn, but no warning came",
+            diverged};
       return std::nullopt;
   }
   return std::nullopt;

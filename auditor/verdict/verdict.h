@@ -24,10 +24,10 @@ struct Timing {
 
 struct Verdict {
   VerdictKind kind = VerdictKind::error;
-  int runs = 0;              // digested runs over every process
+  int runs = 0;  // digested runs over every process
   int processes = 0;
   int distinct_digests = 0;
-  std::string digest;        // the agreed digest when every run agreed
+  std::string digest;  // the agreed digest when every run agreed
   bool digests_agree = false;
   std::string divergence_scope;  // within-process | across-processes
   std::optional<Divergence> divergence;
@@ -56,7 +56,6 @@ struct Contradiction {
   std::string text;
   bool breaks_audit = false;  // a broken promise (silent divergence, error) rather than stale docs
 };
-std::optional<Contradiction> find_contradiction(Documented documented, const FlagSet& settings,
-                                                const Verdict& verdict);
+std::optional<Contradiction> find_contradiction(Documented documented, const FlagSet& settings, const Verdict& verdict);
 
 }  // namespace repro_audit

@@ -30,9 +30,10 @@ nlohmann::json cuda_environment() {
   for (int index = 0; index < count; ++index) {
     cudaDeviceProp properties{};
     if (cudaGetDeviceProperties(&properties, index) != cudaSuccess) continue;
-    cuda["devices"].push_back({{"name", properties.name},
-                               {"sm_count", properties.multiProcessorCount},
-                               {"compute_capability", std::to_string(properties.major) + "." + std::to_string(properties.minor)}});
+    cuda["devices"].push_back(
+        {{"name", properties.name},
+         {"sm_count", properties.multiProcessorCount},
+         {"compute_capability", std::to_string(properties.major) + "." + std::to_string(properties.minor)}});
   }
   return cuda;
 }

@@ -66,7 +66,8 @@ VariantInfo cuda_variant(std::string name, std::string description, std::string 
 
 at::ScalarType dtype_of_variant(const std::string& variant) {
   auto ends_with = [&](const std::string& suffix) {
-    return variant.size() >= suffix.size() && variant.compare(variant.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return variant.size() >= suffix.size() &&
+           variant.compare(variant.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   if (ends_with("bf16")) return at::kBFloat16;
   if (ends_with("f16")) return at::kHalf;

@@ -42,7 +42,7 @@ FlagSet read_back_settings() {
   auto& context = at::globalContext();
   const auto text = [](bool b) { return std::string(b ? "true" : "false"); };
   return {
-      {"deterministic_algorithms", !context.deterministicAlgorithms()           ? "off"
+      {"deterministic_algorithms", !context.deterministicAlgorithms()          ? "off"
                                    : context.deterministicAlgorithmsWarnOnly() ? "warn"
                                                                                : "on"},
       {"fill_uninitialized_memory", text(context.deterministicFillUninitializedMemory())},

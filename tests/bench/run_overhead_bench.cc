@@ -47,7 +47,8 @@ void run_cells(benchmark::State& state, const char* probe, const char* variant, 
   RunTimer& timer = mode == Mode::untraced ? static_cast<RunTimer&>(no_clock) : clock;
   for (auto _ : state) benchmark::DoNotOptimize(run_cell(cell, request, tracer, timer));
   state.counters["runs"] = benchmark::Counter(20.0 * state.iterations());
-  state.counters["per_run"] = benchmark::Counter(20.0 * state.iterations(), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["per_run"] =
+      benchmark::Counter(20.0 * state.iterations(), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 // One ATen op per run.

@@ -67,8 +67,8 @@ processes: 2
     EXPECT_EQ(cell.at("runs"), 10);  // (1 warm-up + 4) x 2 processes
     EXPECT_TRUE(cell.at("settings").is_object());
     if (cell.at("probe") == "index_put_accumulate")
-      EXPECT_EQ(cell.at("verdict"), cell.at("settings").at("deterministic_algorithms") == "on" ? "deterministic"
-                                                                                               : "nondeterministic");
+      EXPECT_EQ(cell.at("verdict"),
+                cell.at("settings").at("deterministic_algorithms") == "on" ? "deterministic" : "nondeterministic");
   }
 }
 
@@ -114,19 +114,12 @@ TEST_F(Cli, CudaOnAMachineWithoutAGpuIsSkippedNotFailed) {
 
 namespace {
 
-TEST_F(Cli, SelftestCatchesTheRacyControlAndPasses) {
-  const auto result = run("selftest --device cpu");
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_TRUE(std::regex_search(result.output,
-                                std::regex("control\\.racy_accumulate/f32 +strict threads=2 +nondeterministic +nondeterministic\n")))
-      << result.output;
-  EXPECT_NE(result.output.find("selftest passed"), std::string::npos);
-}
-
 TEST_F(Cli, FullMatrixFromTheCommandLine) {
   const auto report_path = (folder_ / "report.json").string();
-  const auto result = run("run --device cpu --probe index_put_accumulate/f32 --matrix full --axis deterministic_algorithms=off,on "
-                          "--axis threads=2 --axis fill_uninitialized_memory=true,false --repeats 3 --json " + report_path);
+  const auto result =
+      run("run --device cpu --probe index_put_accumulate/f32 --matrix full --axis deterministic_algorithms=off,on "
+          "--axis threads=2 --axis fill_uninitialized_memory=true,false --repeats 3 --json " +
+          report_path);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   std::ifstream in(report_path);
   const auto report = nlohmann::json::parse(in);
@@ -141,9 +134,59 @@ TEST_F(Cli, ListShowsPerVariantDocumentation) {
   for (const auto* probe : {"bincount", "embedding_bag", "ctc_loss", "pooling", "interpolate", "sparse_bmm", "conv",
                             "matmul", "cumsum", "control.racy_accumulate", "control.ordered_accumulate"})
     EXPECT_NE(list.output.find(probe), std::string::npos) << probe;
-  EXPECT_NE(list.output.find("max-f32                mode=max, float32 [cpu, cuda] documented cuda: raises_under_strict"),
-            std::string::npos)
+  EXPECT_NE(
+      list.output.find("max-f32                mode=max, float32 [cpu, cuda] documented cuda: raises_under_strict"),
+      std::string::npos)
       << list.output;
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(Cli, RoundTripThroughABaselineAndADriftedDigestFailsTheGate) {
+  const auto report_path = (folder_ / "report.json").string();
+  const auto baseline_path = (folder_ / "baseline.yaml").string();
+  ASSERT_EQ(run("run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 3 --json " +
+                report_path + " --save-baseline " + baseline_path)
+                .exit_code,
+            0);
+  const auto same = run("gate --baseline " + baseline_path + " --report " + report_path);
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+
+  std::ifstream in(report_path);
+  auto report = nlohmann::json::parse(in);
+  report["cells"][0]["digest"] = "00000000000000000000000000000000";
+  std::ofstream((folder_ / "drifted.json").string()) << report.dump();
+  const auto drifted =
+      run("gate --baseline " + baseline_path + " --report " + (folder_ / "drifted.json").string() + " --junit " +
+          (folder_ / "gate.xml").string() + " --markdown " + (folder_ / "gate.md").string());
+  EXPECT_EQ(drifted.exit_code, 1) << drifted.output;
+  EXPECT_NE(drifted.output.find("DRIFT"), std::string::npos) << drifted.output;
+  EXPECT_TRUE(fs::exists(folder_ / "gate.xml"));
+  EXPECT_TRUE(fs::exists(folder_ / "gate.md"));
+
+  EXPECT_EQ(run("gate --baseline " + report_path + " --report /nonexistent.json").exit_code, 2);
+  const auto compare = run("compare " + baseline_path + " " + (folder_ / "drifted.json").string());
+  EXPECT_EQ(compare.exit_code, 0);
+  EXPECT_NE(compare.output.find("DRIFT"), std::string::npos) << compare.output;
+}
+
+TEST_F(Cli, SelftestCatchesTheRacyControlAndEveryFaultControl) {
+  const auto result = run("selftest --device cpu");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("selftest passed"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(
+      result.output,
+      std::regex("control\\.racy_accumulate/f32 +strict threads=2 +nondeterministic +nondeterministic *\n")))
+      << result.output;
+  for (const auto* line : {R"(control\.segfault/default +default threads=2 +crashed +crashed)",
+                           R"(control\.abort/default +default threads=2 +crashed +crashed)",
+                           R"(control\.hang/default +default threads=2 +timeout +timeout)",
+                           R"(control\.throw/default +default threads=2 +error +error)",
+                           R"(control\.alloc_storm/default +default threads=2 +error +error)",
+                           R"(control\.ordered_accumulate/f32 +strict threads=2 +deterministic +deterministic)"})
+    EXPECT_TRUE(std::regex_search(result.output, std::regex(line))) << line << "\n" << result.output;
 }
 
 }  // namespace

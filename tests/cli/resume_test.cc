@@ -30,7 +30,8 @@ int journaled_runs(const fs::path& journal) {
 }
 
 pid_t start(const std::string& arguments, const fs::path& output) {
-  const std::string command = std::string("exec ") + REPRO_AUDIT_BINARY + " " + arguments + " > " + output.string() + " 2>&1";
+  const std::string command =
+      std::string("exec ") + REPRO_AUDIT_BINARY + " " + arguments + " > " + output.string() + " 2>&1";
   const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
   pid_t pid = 0;
   EXPECT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
@@ -73,7 +74,8 @@ class Resume : public ::testing::Test {
   // Resumes the journal and checks the final report holds every cell exactly once.
   void resume_and_check(const fs::path& journal, int journaled_before) {
     const auto report_path = folder_ / "report.json";
-    const int code = run_to_end("run --resume " + journal.string() + " --json " + report_path.string(), folder_ / "resume.txt");
+    const int code =
+        run_to_end("run --resume " + journal.string() + " --json " + report_path.string(), folder_ / "resume.txt");
     const auto output = slurp(folder_ / "resume.txt");
     EXPECT_EQ(code, 0) << output;
     EXPECT_NE(output.find(fmt_resumed(journaled_before)), std::string::npos) << output;
@@ -129,7 +131,9 @@ TEST_F(Resume, AfterCtrlCTheFinishedCellsAreKeptAndTheWayBackIsPrinted) {
 TEST_F(Resume, AJournalFolderIsNotReusedByANewAudit) {
   const auto journal = folder_ / "journal";
   ASSERT_EQ(run_to_end("run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2 --journal " +
-                           journal.string(), folder_ / "first.txt"), 0);
+                           journal.string(),
+                       folder_ / "first.txt"),
+            0);
   EXPECT_EQ(run_to_end("run --device cpu --probe sum/f32 --journal " + journal.string(), folder_ / "second.txt"), 2);
   EXPECT_NE(slurp(folder_ / "second.txt").find("already holds a journal"), std::string::npos);
   EXPECT_EQ(run_to_end("run --resume " + folder_.string(), folder_ / "third.txt"), 2);  // no journal there

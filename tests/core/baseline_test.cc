@@ -25,9 +25,8 @@ std::string error_of(const std::string& text) {
 class TempDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("repro-audit-baseline-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("repro-audit-baseline-" + std::to_string(getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -89,23 +88,27 @@ TEST(Baseline, EmptyReportGivesALoadableBaseline) {
 }
 
 TEST(Baseline, WrongOrMissingSchemaNamesFileLineColumn) {
-  EXPECT_NE(error_of("cells: {}\n").find("base.yaml:1:1: not a repro-audit baseline: missing 'schema: repro-audit.baseline/1'"),
+  EXPECT_NE(error_of("cells: {}\n")
+                .find("base.yaml:1:1: not a repro-audit baseline: missing 'schema: repro-audit.baseline/1'"),
             std::string::npos)
       << error_of("cells: {}\n");
-  EXPECT_NE(error_of("tool_version: x\nschema: repro-audit.baseline/2\n")
-                .find("base.yaml:2:9: schema 'repro-audit.baseline/2' is not supported; expected 'repro-audit.baseline/1'"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("tool_version: x\nschema: repro-audit.baseline/2\n")
+          .find("base.yaml:2:9: schema 'repro-audit.baseline/2' is not supported; expected 'repro-audit.baseline/1'"),
+      std::string::npos);
   EXPECT_NE(error_of("- a\n- b\n").find("base.yaml:1:1: not a repro-audit baseline"), std::string::npos);
   EXPECT_NE(error_of("schema: [unclosed\n").find("base.yaml:2:"), std::string::npos) << error_of("schema: [unclosed\n");
 }
 
 TEST(Baseline, UnknownKeysFieldsAndVerdictsNameTheValidChoices) {
   const std::string head = "schema: repro-audit.baseline/1\n";
-  EXPECT_NE(error_of(head + "cels: {}\n").find("base.yaml:2:1: unknown key 'cels'; valid keys: schema, tool_version, environment, cells"),
+  EXPECT_NE(error_of(head + "cels: {}\n")
+                .find("base.yaml:2:1: unknown key 'cels'; valid keys: schema, tool_version, environment, cells"),
             std::string::npos);
-  EXPECT_NE(error_of(head + "cells:\n  a/b@cpu|x=1:\n    verdict: flaky\n")
-                .find("base.yaml:4:14: unknown verdict 'flaky'; valid verdicts: deterministic, nondeterministic, warns"),
-            std::string::npos)
+  EXPECT_NE(
+      error_of(head + "cells:\n  a/b@cpu|x=1:\n    verdict: flaky\n")
+          .find("base.yaml:4:14: unknown verdict 'flaky'; valid verdicts: deterministic, nondeterministic, warns"),
+      std::string::npos)
       << error_of(head + "cells:\n  a/b@cpu|x=1:\n    verdict: flaky\n");
   EXPECT_NE(error_of(head + "cells:\n  k:\n    verdict: deterministic\n    median: 3\n")
                 .find("base.yaml:5:5: unknown cell field 'median'; valid fields: verdict, digest, kernel_digest"),
@@ -115,7 +118,8 @@ TEST(Baseline, UnknownKeysFieldsAndVerdictsNameTheValidChoices) {
             std::string::npos);
   EXPECT_NE(error_of(head + "cells:\n  k:\n    digest: ab\n").find("base.yaml:4:5: cell 'k' has no verdict"),
             std::string::npos);
-  EXPECT_NE(error_of(head + "cells:\n  k: {verdict: raises}\n  k: {verdict: raises}\n").find("base.yaml:4:3: cell 'k' appears twice"),
+  EXPECT_NE(error_of(head + "cells:\n  k: {verdict: raises}\n  k: {verdict: raises}\n")
+                .find("base.yaml:4:3: cell 'k' appears twice"),
             std::string::npos);
 }
 

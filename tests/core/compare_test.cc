@@ -35,7 +35,9 @@ CellComparison compare_one(const CellReport& before, const CellReport& after) {
   return comparison.cells.at(0);
 }
 
-std::vector<Change> classes(const CellReport& before, const CellReport& after) { return compare_one(before, after).changes; }
+std::vector<Change> classes(const CellReport& before, const CellReport& after) {
+  return compare_one(before, after).changes;
+}
 
 TEST(Compare, NamesRoundTrip) {
   for (auto change : all_changes()) EXPECT_EQ(change_from_string(to_string(change)), change);
@@ -90,7 +92,8 @@ TEST(Compare, ErrorCrashOrTimeoutNowIsBroke) {
     EXPECT_EQ(result.detail, fmt::format("verdict deterministic -> {} (SIGKILL)", to_string(kind)));
   }
   // Broken both times: known, not news.
-  EXPECT_EQ(classes(with_kind(VerdictKind::crashed), with_kind(VerdictKind::timeout)), std::vector<Change>{Change::same});
+  EXPECT_EQ(classes(with_kind(VerdictKind::crashed), with_kind(VerdictKind::timeout)),
+            std::vector<Change>{Change::same});
 }
 
 TEST(Compare, OtherVerdictChangesAreSameWithTheChangeInTheDetail) {
@@ -123,7 +126,8 @@ TEST(Compare, SlowerNeedsBothTheThresholdAndTheSpread) {
   // +50% median but a wide spread that overlaps the old p90: noise, not a regression.
   EXPECT_EQ(classes(before, deterministic("d1", timing(1500000, 1000000, 2000000))), std::vector<Change>{Change::same});
   // Clear of the spread but within the 10% threshold.
-  EXPECT_EQ(classes(deterministic("d1", timing(1000000, 999000, 1001000)), deterministic("d1", timing(1080000, 1079000, 1081000))),
+  EXPECT_EQ(classes(deterministic("d1", timing(1000000, 999000, 1001000)),
+                    deterministic("d1", timing(1080000, 1079000, 1081000))),
             std::vector<Change>{Change::same});
   // No timing on one side.
   EXPECT_EQ(classes(before, deterministic("d1", Timing{})), std::vector<Change>{Change::same});
@@ -145,7 +149,8 @@ TEST(Compare, ClassesCombineInPrecedenceOrder) {
   after.verdict.kernel_digest = "k2";
   const auto result = compare_one(before, after);
   EXPECT_EQ(result.changes, (std::vector<Change>{Change::drift, Change::kernels_changed, Change::slower}));
-  EXPECT_EQ(result.detail.rfind("digest d1 -> d2; kernels k1 -> k2; median 1.00 ms -> 1.50 ms", 0), 0u) << result.detail;
+  EXPECT_EQ(result.detail.rfind("digest d1 -> d2; kernels k1 -> k2; median 1.00 ms -> 1.50 ms", 0), 0u)
+      << result.detail;
 }
 
 TEST(Compare, BrokeIgnoresTimingAndKernels) {

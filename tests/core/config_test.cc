@@ -71,13 +71,15 @@ TEST(Config, UnknownProbeNamesLineColumnAndChoices) {
 }
 
 TEST(Config, UnknownKeySettingValueProfileAndVariant) {
-  EXPECT_NE(error_of("repeat: 3\n").find("audit.yaml:1:1: unknown key 'repeat'; valid keys: device"), std::string::npos);
+  EXPECT_NE(error_of("repeat: 3\n").find("audit.yaml:1:1: unknown key 'repeat'; valid keys: device"),
+            std::string::npos);
   EXPECT_NE(error_of("axes: {thread: [1]}\n").find("1:8: unknown setting 'thread'; valid settings: allow_tf32"),
             std::string::npos);
   EXPECT_NE(error_of("axes: {deterministic_algorithms: [maybe]}\n").find("valid values: off, on, warn"),
             std::string::npos);
-  EXPECT_NE(error_of("profiles: [default, lenient]\n").find("1:21: unknown profile 'lenient'; valid profiles: cudnn-pinned"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("profiles: [default, lenient]\n").find("1:21: unknown profile 'lenient'; valid profiles: cudnn-pinned"),
+      std::string::npos);
   EXPECT_NE(error_of("probes: {sum: [f16]}\n").find("unknown variant 'f16' of probe 'sum'; valid variants: f32"),
             std::string::npos);
   EXPECT_NE(error_of("repeats: many\n").find("1:10: repeats must be an integer from 1 to 100000"), std::string::npos);

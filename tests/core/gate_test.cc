@@ -27,8 +27,8 @@ std::string error_of(const std::string& text) {
 }
 
 GateResult gate(const Report& before, const Report& after, const GatePolicy& policy = default_gate_policy()) {
-  const auto comparison = compare_snapshots(baseline_from_report(before, "base.yaml"), baseline_from_report(after, "r.json"),
-                                            {policy.slower_threshold});
+  const auto comparison = compare_snapshots(baseline_from_report(before, "base.yaml"),
+                                            baseline_from_report(after, "r.json"), {policy.slower_threshold});
   return gate_outcome(comparison, policy);
 }
 
@@ -102,20 +102,25 @@ changed_platform:
 }
 
 TEST(GatePolicy, ErrorsNameFileLineColumnAndChoices) {
-  EXPECT_NE(error_of("fial: [DRIFT]\n").find("gate.yaml:1:1: unknown key 'fial'; valid keys: slower_threshold, fail, warn"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("fial: [DRIFT]\n").find("gate.yaml:1:1: unknown key 'fial'; valid keys: slower_threshold, fail, warn"),
+      std::string::npos);
   const auto unknown_class = error_of("unchanged_platform:\n  fail: [BROKE, DRIFTED]\n");
-  EXPECT_NE(unknown_class.find("gate.yaml:2:17: unknown class 'DRIFTED' in unchanged_platform.fail; valid classes: MISSING, "
-                               "NEW, BROKE, NEW-NONDETERMINISM, DRIFT, FIXED, KERNELS-CHANGED, SLOWER, FASTER, SAME"),
-            std::string::npos)
+  EXPECT_NE(
+      unknown_class.find("gate.yaml:2:17: unknown class 'DRIFTED' in unchanged_platform.fail; valid classes: MISSING, "
+                         "NEW, BROKE, NEW-NONDETERMINISM, DRIFT, FIXED, KERNELS-CHANGED, SLOWER, FASTER, SAME"),
+      std::string::npos)
       << unknown_class;
-  EXPECT_NE(error_of("changed_platform: {fail: [], block: []}\n").find("gate.yaml:1:30: unknown key 'block' in changed_platform."),
+  EXPECT_NE(error_of("changed_platform: {fail: [], block: []}\n")
+                .find("gate.yaml:1:30: unknown key 'block' in changed_platform."),
             std::string::npos)
       << error_of("changed_platform: {fail: [], block: []}\n");
   EXPECT_NE(error_of("fail: [DRIFT]\nwarn: [DRIFT]\n").find("class 'DRIFT' is listed under both fail and warn"),
             std::string::npos);
-  EXPECT_NE(error_of("slower_threshold: ten\n").find("gate.yaml:1:19: slower_threshold must be a number"), std::string::npos);
-  EXPECT_NE(error_of("changed_platform: [DRIFT]\n").find("gate.yaml:1:19: changed_platform must be a map"), std::string::npos);
+  EXPECT_NE(error_of("slower_threshold: ten\n").find("gate.yaml:1:19: slower_threshold must be a number"),
+            std::string::npos);
+  EXPECT_NE(error_of("changed_platform: [DRIFT]\n").find("gate.yaml:1:19: changed_platform must be a map"),
+            std::string::npos);
   EXPECT_NE(error_of("[DRIFT]\n").find("gate.yaml:1:1: a gate policy must be a map"), std::string::npos);
 }
 
@@ -135,16 +140,18 @@ TEST(Gate, EveryClassGetsItsDefaultActionAndExitCode) {
 
 TEST(Gate, EveryScenarioProducesItsClass) {
   for (const auto& scenario : one_scenario_per_class()) {
-    const auto comparison = compare_snapshots(baseline_from_report(single(scenario.before)),
-                                              baseline_from_report(single(scenario.after)));
+    const auto comparison =
+        compare_snapshots(baseline_from_report(single(scenario.before)), baseline_from_report(single(scenario.after)));
     ASSERT_EQ(comparison.cells.size(), 1u);
     EXPECT_EQ(comparison.cells[0].changes, std::vector<Change>{scenario.change}) << to_string(scenario.change);
   }
 }
 
 TEST(Gate, WarningsAloneStillPass) {
-  auto before = cell("sum", "f32", "default threads=1", VerdictKind::deterministic, "d1", timing(1000000, 950000, 1050000));
-  auto after = cell("sum", "f32", "default threads=1", VerdictKind::deterministic, "d1", timing(1500000, 1400000, 1600000));
+  auto before =
+      cell("sum", "f32", "default threads=1", VerdictKind::deterministic, "d1", timing(1000000, 950000, 1050000));
+  auto after =
+      cell("sum", "f32", "default threads=1", VerdictKind::deterministic, "d1", timing(1500000, 1400000, 1600000));
   before.verdict.kernel_digest = "k1";
   after.verdict.kernel_digest = "k2";
   const auto result = gate(report_of({before}), report_of({after}));
@@ -167,8 +174,10 @@ TEST(Gate, DriftWarnsAfterAPlatformChangeAndFailsWithout) {
 }
 
 TEST(Gate, ThePolicyThresholdDecidesSlower) {
-  const auto before = report_of({cell("sum", "f32", "default threads=1", VerdictKind::deterministic, "d1", timing(1000000, 950000, 1050000))});
-  const auto after = report_of({cell("sum", "f32", "default threads=1", VerdictKind::deterministic, "d1", timing(1500000, 1400000, 1600000))});
+  const auto before = report_of(
+      {cell("sum", "f32", "default threads=1", VerdictKind::deterministic, "d1", timing(1000000, 950000, 1050000))});
+  const auto after = report_of(
+      {cell("sum", "f32", "default threads=1", VerdictKind::deterministic, "d1", timing(1500000, 1400000, 1600000))});
   auto policy = parse_gate_policy("fail: [SLOWER]\n", "gate.yaml");
   EXPECT_FALSE(gate(before, after, policy).passed);
   policy.slower_threshold = 0.60;
@@ -179,7 +188,8 @@ class GateFiles : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
-           ("repro-audit-gate-" + std::to_string(getpid()) + "-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("repro-audit-gate-" + std::to_string(getpid()) + "-" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }

@@ -30,7 +30,9 @@ TEST(Plan, SettingsThatDoNotApplyCollapseToNotApplicable) {
   EXPECT_EQ(cell.settings.at("cudnn_benchmark"), "n/a");
   EXPECT_EQ(cell.settings.at("cublas_workspace_config"), "n/a");
   EXPECT_EQ(cell.settings.at("threads"), "1");
-  EXPECT_EQ(cell.key, "index_put_accumulate/f32@cpu|deterministic_algorithms=off,fill_uninitialized_memory=true,seed=0,threads=1");
+  EXPECT_EQ(
+      cell.key,
+      "index_put_accumulate/f32@cpu|deterministic_algorithms=off,fill_uninitialized_memory=true,seed=0,threads=1");
 }
 
 TEST(Plan, ProfilesThatCollapseOnTheDeviceGiveNoDuplicateCells) {
@@ -90,7 +92,8 @@ TEST(WorkerEnvironment, CublasWorkspaceConfigIsSetOrRemovedBeforeTheWorkerStarts
   EXPECT_EQ(worker_environment({{"cublas_workspace_config", ":4096:8"}}).at("CUBLAS_WORKSPACE_CONFIG"), ":4096:8");
   // An empty value removes a variable the parent may have set.
   EXPECT_EQ(worker_environment({{"cublas_workspace_config", "unset"}}).at("CUBLAS_WORKSPACE_CONFIG"), "");
-  EXPECT_EQ(worker_environment({{"threads", "2"}, {"cublas_workspace_config", "n/a"}}).at("CUBLAS_WORKSPACE_CONFIG"), "");
+  EXPECT_EQ(worker_environment({{"threads", "2"}, {"cublas_workspace_config", "n/a"}}).at("CUBLAS_WORKSPACE_CONFIG"),
+            "");
 }
 
 }  // namespace

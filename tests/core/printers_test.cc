@@ -28,7 +28,8 @@ const char* const kKernel = "void at::native::reduce_kernel<float, 4>(T&&)";
 // Before and after a driver upgrade, one cell per class the printers must show.
 Comparison sample_comparison() {
   const std::string column = "default threads=1";
-  auto det = [&](const std::string& probe, const std::string& digest, const Timing& time = timing(1000000, 950000, 1050000)) {
+  auto det = [&](const std::string& probe, const std::string& digest,
+                 const Timing& time = timing(1000000, 950000, 1050000)) {
     return cell(probe, "f32", column, VerdictKind::deterministic, digest, time);
   };
   auto kernels_before = det("conv2d", "c1"), kernels_after = det("conv2d", "c1");
@@ -38,13 +39,15 @@ Comparison sample_comparison() {
   crashed.verdict.message = "SIGSEGV in <cudnn> & \"friends\"";
   auto before = report_of({det("sum", "5555555555555555"), kernels_before, det("matmul", "m1"),
                            cell("index_add", "f32", column, VerdictKind::nondeterministic), det("scatter_add", "s1"),
-                           det("embedding_bag", "e1"), det("cumsum", "u1"), det("bmm", "b1", timing(2000000, 1900000, 2100000)),
-                           det("ctc_loss", "t1")});
-  auto after = report_of({det("sum", "6666666666666666"), kernels_after, det("matmul", "m1", timing(1500000, 1400000, 1600000)),
-                          det("index_add", "i1"), cell("scatter_add", "f32", column, VerdictKind::nondeterministic), crashed,
-                          det("bincount", "n1"), det("bmm", "b1", timing(1000000, 950000, 1050000)), det("ctc_loss", "t1")});
+                           det("embedding_bag", "e1"), det("cumsum", "u1"),
+                           det("bmm", "b1", timing(2000000, 1900000, 2100000)), det("ctc_loss", "t1")});
+  auto after =
+      report_of({det("sum", "6666666666666666"), kernels_after, det("matmul", "m1", timing(1500000, 1400000, 1600000)),
+                 det("index_add", "i1"), cell("scatter_add", "f32", column, VerdictKind::nondeterministic), crashed,
+                 det("bincount", "n1"), det("bmm", "b1", timing(1000000, 950000, 1050000)), det("ctc_loss", "t1")});
   after.environment["cuda"]["driver"] = 13020;
-  return compare_snapshots(baseline_from_report(before, "baselines/cpu.yaml"), baseline_from_report(after, "report.json"));
+  return compare_snapshots(baseline_from_report(before, "baselines/cpu.yaml"),
+                           baseline_from_report(after, "report.json"));
 }
 
 std::string terminal(const Comparison& comparison, const GateResult* gate) {
@@ -121,8 +124,10 @@ TEST(Printers, HtmlAndXmlNeverCarryRawKernelNamesOrMessages) {
 TEST(Printers, HtmlLoadsNothingFromTheNetwork) {
   const auto comparison = sample_comparison();
   const auto gate = gate_outcome(comparison, default_gate_policy());
-  for (const auto& html : {render_report("html", testing::sample_report()), render_comparison("html", comparison, &gate)}) {
-    for (const char* reference : {"http:", "https:", "//", "src=", "<link", "<script", "@import", "url(", "<img", "<iframe"})
+  for (const auto& html :
+       {render_report("html", testing::sample_report()), render_comparison("html", comparison, &gate)}) {
+    for (const char* reference :
+         {"http:", "https:", "//", "src=", "<link", "<script", "@import", "url(", "<img", "<iframe"})
       EXPECT_EQ(html.find(reference), std::string::npos) << reference;
     EXPECT_NE(html.find("<style>"), std::string::npos);
     EXPECT_NE(html.find("<svg"), std::string::npos);
@@ -131,9 +136,11 @@ TEST(Printers, HtmlLoadsNothingFromTheNetwork) {
 
 TEST(Printers, JunitMarksFailuresAndSkips) {
   const auto xml = render_report("junit", testing::sample_report());
-  EXPECT_NE(xml.find("<testsuites name=\"repro-audit\" tests=\"6\" failures=\"2\" errors=\"0\" skipped=\"1\""), std::string::npos);
+  EXPECT_NE(xml.find("<testsuites name=\"repro-audit\" tests=\"6\" failures=\"2\" errors=\"0\" skipped=\"1\""),
+            std::string::npos);
   EXPECT_NE(xml.find("<testsuite name=\"sum\" tests=\"2\" failures=\"0\""), std::string::npos);
-  EXPECT_NE(xml.find("<failure message=\"nondeterministic: 3 distinct digests in 6 runs (within-process)\" type=\"nondeterministic\">"),
+  EXPECT_NE(xml.find("<failure message=\"nondeterministic: 3 distinct digests in 6 runs (within-process)\" "
+                     "type=\"nondeterministic\">"),
             std::string::npos);
   EXPECT_NE(xml.find("<skipped message=\"the cuDNN path exists only on CUDA\"/>"), std::string::npos);
   const auto comparison = sample_comparison();
@@ -161,7 +168,8 @@ TEST(Printers, InterruptedAuditsSaySo) {
   report.complete = false;
   EXPECT_NE(render_report("markdown", report).find("**Interrupted:** only the cells that finished are reported."),
             std::string::npos);
-  EXPECT_NE(render_report("html", report).find("Interrupted: only the cells that finished are reported."), std::string::npos);
+  EXPECT_NE(render_report("html", report).find("Interrupted: only the cells that finished are reported."),
+            std::string::npos);
 }
 
 TEST(Printers, UnknownFormatNamesTheValidOnes) {
@@ -186,7 +194,8 @@ TEST(Printers, WritesSeveralFormatsAtOnce) {
   text << html.rdbuf();
   EXPECT_EQ(text.str(), render_report("html", report));
   // An unknown format among them writes nothing.
-  EXPECT_THROW(write_reports({{"markdown", (dir / "r.md").string()}, {"pdf", (dir / "r.pdf").string()}}, report), UserError);
+  EXPECT_THROW(write_reports({{"markdown", (dir / "r.md").string()}, {"pdf", (dir / "r.pdf").string()}}, report),
+               UserError);
   EXPECT_FALSE(std::filesystem::exists(dir / "r.md"));
   const auto comparison = sample_comparison();
   write_comparisons({{"junit", (dir / "g.xml").string()}}, comparison, nullptr);

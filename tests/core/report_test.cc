@@ -24,9 +24,12 @@ Report sample_report() {
   for (const auto& cell : plan.cells) {
     const bool two = cell.settings.at("threads") == "2";
     const bool strict = cell.settings.at("deterministic_algorithms") != "off";
-    if (cell.probe == "sum") observations[cell.key] = {runs({two ? "s2" : "s1", two ? "s2" : "s1"}, 100)};
-    else if (two && !strict) observations[cell.key] = {runs({"x", "y", "z"}, 100)};
-    else observations[cell.key] = {runs({"i", "i"}, strict ? 300 : 100)};
+    if (cell.probe == "sum")
+      observations[cell.key] = {runs({two ? "s2" : "s1", two ? "s2" : "s1"}, 100)};
+    else if (two && !strict)
+      observations[cell.key] = {runs({"x", "y", "z"}, 100)};
+    else
+      observations[cell.key] = {runs({"i", "i"}, strict ? 300 : 100)};
   }
   return build_report(plan, observations, testing::test_catalogue());
 }
@@ -41,7 +44,9 @@ TEST(Report, NotesSettingsThatChangeTheBitsOfDeterministicCells) {
 
 TEST(Report, CostRatioAgainstTheDefaultProfileWithTheSameThreads) {
   const auto report = sample_report();
-  const auto* strict = find_cell(report, "index_put_accumulate/f32@cpu|deterministic_algorithms=on,fill_uninitialized_memory=true,seed=0,threads=1");
+  const auto* strict = find_cell(
+      report,
+      "index_put_accumulate/f32@cpu|deterministic_algorithms=on,fill_uninitialized_memory=true,seed=0,threads=1");
   ASSERT_TRUE(strict);
   ASSERT_TRUE(strict->cost_ratio);
   EXPECT_DOUBLE_EQ(*strict->cost_ratio, 3.0);

@@ -36,7 +36,8 @@ inline CellReport cell(const std::string& probe, const std::string& variant, con
   report.cell.device = "cpu";
   report.cell.label = column;
   report.cell.settings = {{"deterministic_algorithms", strict ? "on" : "off"}, {"seed", "0"}, {"threads", "1"}};
-  report.cell.key = probe + "/" + variant + "@cpu|deterministic_algorithms=" + (strict ? "on" : "off") + ",seed=0,threads=1";
+  report.cell.key =
+      probe + "/" + variant + "@cpu|deterministic_algorithms=" + (strict ? "on" : "off") + ",seed=0,threads=1";
   report.verdict.kind = kind;
   report.verdict.digest = digest;
   report.verdict.digests_agree = !digest.empty();
@@ -82,10 +83,11 @@ inline Report sample_report() {
                           "a1b2c3d4e5f60718293a4b5c6d7e8f90", timing(1000000, 950000, 1100000));
   sum_default.verdict.kernel_digest = "0123456789abcdef0123456789abcdef";
   sum_default.cost_ratio = 1.0;
-  sum_default.observations = {traced_process(0, sum_default.verdict.digest, sum_default.verdict.kernel_digest, sum_kernels, 1000000),
-                              traced_process(1, sum_default.verdict.digest, sum_default.verdict.kernel_digest, sum_kernels, 1000000)};
-  auto sum_strict = cell("sum", "f32", "strict threads=1", VerdictKind::deterministic, "a1b2c3d4e5f60718293a4b5c6d7e8f90",
-                         timing(1200000, 1150000, 1300000));
+  sum_default.observations = {
+      traced_process(0, sum_default.verdict.digest, sum_default.verdict.kernel_digest, sum_kernels, 1000000),
+      traced_process(1, sum_default.verdict.digest, sum_default.verdict.kernel_digest, sum_kernels, 1000000)};
+  auto sum_strict = cell("sum", "f32", "strict threads=1", VerdictKind::deterministic,
+                         "a1b2c3d4e5f60718293a4b5c6d7e8f90", timing(1200000, 1150000, 1300000));
   sum_strict.cost_ratio = 1.2;
 
   auto index_default = cell("index_put_accumulate", "f32", "default threads=1", VerdictKind::nondeterministic, "",
@@ -95,8 +97,10 @@ inline Report sample_report() {
   index_default.verdict.divergence = Divergence{"out", 1, 3, 100, 0.5, 2};
   index_default.verdict.kernels_varied = true;
   index_default.cost_ratio = 1.0;
-  index_default.observations = {traced_process(0, "x", "11111111111111111111111111111111", {"aten::index_put_", "at::native::atomic_add<double>"}, 2000000),
-                                traced_process(1, "y", "22222222222222222222222222222222", {"aten::index_put_", "at::native::sort & scan"}, 2000000)};
+  index_default.observations = {traced_process(0, "x", "11111111111111111111111111111111",
+                                               {"aten::index_put_", "at::native::atomic_add<double>"}, 2000000),
+                                traced_process(1, "y", "22222222222222222222222222222222",
+                                               {"aten::index_put_", "at::native::sort & scan"}, 2000000)};
   auto index_strict = cell("index_put_accumulate", "f32", "strict threads=1", VerdictKind::raises);
   index_strict.verdict.message = "index_put_ with accumulate=True \"does not have a deterministic implementation\"";
 
@@ -104,10 +108,15 @@ inline Report sample_report() {
   ctc_default.verdict.message = "the cuDNN path exists only on CUDA";
   auto ctc_strict = cell("ctc_loss", "cudnn-f32", "strict threads=1", VerdictKind::crashed);
   ctc_strict.verdict.message = "SIGSEGV in <cudnn> & friends";
-  ctc_strict.contradiction = Contradiction{"a verdict", "the probe failed: crashed (SIGSEGV in <cudnn> & friends)", true};
+  ctc_strict.contradiction =
+      Contradiction{"a verdict", "the probe failed: crashed (SIGSEGV in <cudnn> & friends)", true};
 
   auto report = report_of({sum_default, sum_strict, index_default, index_strict, ctc_default, ctc_strict});
-  report.notes.push_back({"sum", "f32", "cpu", "threads", {"1", "2"},
+  report.notes.push_back({"sum",
+                          "f32",
+                          "cpu",
+                          "threads",
+                          {"1", "2"},
                           "sum/f32: threads 1 vs 2 give different bits (each deterministic on its own)"});
   return report;
 }

@@ -33,11 +33,17 @@ TEST_P(EveryProbe, GivesAVerdictOnTheCpuThatMatchesItsDocumentationUnderStrict) 
   const auto& [probe, variant] = GetParam();
   const auto catalogue = registered_catalogue();
   const auto* info = find_probe(catalogue, probe);
-  Cell cell{"", probe, variant, "cpu", "strict threads=2",
-            make_flag_set({{"deterministic_algorithms", "on"}, {"threads", "2"}}, "cpu"), ""};
+  Cell cell{"",
+            probe,
+            variant,
+            "cpu",
+            "strict threads=2",
+            make_flag_set({{"deterministic_algorithms", "on"}, {"threads", "2"}}, "cpu"),
+            ""};
   cell.key = cell_key(probe, variant, "cpu", cell.settings);
   const auto* variant_info = info->find_variant(variant);
-  const bool on_cpu = std::find(variant_info->devices.begin(), variant_info->devices.end(), "cpu") != variant_info->devices.end();
+  const bool on_cpu =
+      std::find(variant_info->devices.begin(), variant_info->devices.end(), "cpu") != variant_info->devices.end();
   apply_process_settings({{"threads", "2"}});
   WorkerRequest request;
   request.repeats = 3;
@@ -75,7 +81,7 @@ TEST(Controls, RacyIsCaughtAndOrderedIsClean) {
     cell.key = cell_key(name, "f32", "cpu", cell.settings);
     const auto verdict = judge(cell, {testing::run_untraced(cell, request), testing::run_untraced(cell, request)});
     EXPECT_EQ(verdict.kind, std::string(name) == "control.racy_accumulate" ? VerdictKind::nondeterministic
-                                                                            : VerdictKind::deterministic)
+                                                                           : VerdictKind::deterministic)
         << name;
   }
 }

@@ -8,14 +8,18 @@ namespace repro_audit {
 namespace {
 
 TEST(Settings, ApplyingAFlagSetChangesLibtorchState) {
-  apply_cell_settings(make_flag_set({{"deterministic_algorithms", "warn"}, {"fill_uninitialized_memory", "false"}}, "cuda"));
+  apply_cell_settings(
+      make_flag_set({{"deterministic_algorithms", "warn"}, {"fill_uninitialized_memory", "false"}}, "cuda"));
   auto state = read_back_settings();
   EXPECT_EQ(state.at("deterministic_algorithms"), "warn");
   EXPECT_TRUE(at::globalContext().deterministicAlgorithmsWarnOnly());
   EXPECT_EQ(state.at("fill_uninitialized_memory"), "false");
 
-  apply_cell_settings(make_flag_set({{"deterministic_algorithms", "on"}, {"cudnn_benchmark", "true"},
-                                     {"cudnn_deterministic", "true"}, {"cudnn_enabled", "false"}, {"allow_tf32", "true"}},
+  apply_cell_settings(make_flag_set({{"deterministic_algorithms", "on"},
+                                     {"cudnn_benchmark", "true"},
+                                     {"cudnn_deterministic", "true"},
+                                     {"cudnn_enabled", "false"},
+                                     {"allow_tf32", "true"}},
                                     "cuda"));
   state = read_back_settings();
   EXPECT_EQ(state.at("deterministic_algorithms"), "on");

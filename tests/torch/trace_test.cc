@@ -94,8 +94,9 @@ TEST(RecordFunctionTracer, SeesTheIndexPutPathThatRan) {
   WorkerRequest request;
   request.repeats = 2;
   const auto plain = run_cell(make_cell("index_put_accumulate", "f32", {{"threads", "2"}}), request, *tracer, timer);
-  const auto strict = run_cell(make_cell("index_put_accumulate", "f32", {{"threads", "2"}, {"deterministic_algorithms", "on"}}),
-                               request, *tracer, timer);
+  const auto strict =
+      run_cell(make_cell("index_put_accumulate", "f32", {{"threads", "2"}, {"deterministic_algorithms", "on"}}),
+               request, *tracer, timer);
   ASSERT_TRUE(plain.trace_unavailable.empty());
   const auto plain_names = names_of(plain);
   const auto strict_names = names_of(strict);
