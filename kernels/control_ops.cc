@@ -20,34 +20,32 @@ void check_inputs(const at::Tensor& values, const at::Tensor& index) {
               "index must be a 1-d int64 tensor as long as values");
 }
 
-at::Tensor racy_accumulate_cpu(const at::Tensor& values_in, const at::Tensor& index_in, std::int64_t slots) {
+// Checks the inputs, makes the output, and hands raw pointers to `add`, which does the summing.
+template <typename Add>
+at::Tensor accumulate(const at::Tensor& values_in, const at::Tensor& index_in, std::int64_t slots, Add add) {
   check_inputs(values_in, index_in);
   const auto values = values_in.contiguous();
   const auto index = index_in.contiguous();
   auto output = at::zeros({slots}, values.options());
-  float* out = output.data_ptr<float>();
-  const float* v = values.data_ptr<float>();
-  const std::int64_t* i = index.data_ptr<std::int64_t>();
-  const std::int64_t n = values.numel();
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kRacyThreads; ++t)
-    threads.emplace_back([=] {
-      for (std::int64_t k = t; k < n; k += kRacyThreads) std::atomic_ref<float>(out[i[k]]).fetch_add(v[k]);
-    });
-  for (auto& thread : threads) thread.join();
+  add(output.data_ptr<float>(), values.data_ptr<float>(), index.data_ptr<std::int64_t>(), values.numel());
   return output;
 }
 
-at::Tensor ordered_accumulate_cpu(const at::Tensor& values_in, const at::Tensor& index_in, std::int64_t slots) {
-  check_inputs(values_in, index_in);
-  const auto values = values_in.contiguous();
-  const auto index = index_in.contiguous();
-  auto output = at::zeros({slots}, values.options());
-  float* out = output.data_ptr<float>();
-  const float* v = values.data_ptr<float>();
-  const std::int64_t* i = index.data_ptr<std::int64_t>();
-  for (std::int64_t k = 0; k < values.numel(); ++k) out[i[k]] += v[k];
-  return output;
+at::Tensor racy_accumulate_cpu(const at::Tensor& values, const at::Tensor& index, std::int64_t slots) {
+  return accumulate(values, index, slots, [](float* out, const float* v, const std::int64_t* i, std::int64_t n) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kRacyThreads; ++t)
+      threads.emplace_back([=] {
+        for (std::int64_t k = t; k < n; k += kRacyThreads) std::atomic_ref<float>(out[i[k]]).fetch_add(v[k]);
+      });
+    for (auto& thread : threads) thread.join();
+  });
+}
+
+at::Tensor ordered_accumulate_cpu(const at::Tensor& values, const at::Tensor& index, std::int64_t slots) {
+  return accumulate(values, index, slots, [](float* out, const float* v, const std::int64_t* i, std::int64_t n) {
+    for (std::int64_t k = 0; k < n; ++k) out[i[k]] += v[k];
+  });
 }
 
 }  // namespace

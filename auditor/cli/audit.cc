@@ -7,7 +7,6 @@
 #include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
-#include <optional>
 
 #include "config/config_json.h"
 #include "config/version.h"
@@ -46,24 +45,48 @@ Config journal_config(const std::string& journal) {
   return config_from_json(opened.header().at("config"), journal);
 }
 
+namespace {
+
+struct OpenedJournal {
+  Journal journal;
+  ResolvedDevice device;
+};
+
+// A resumed audit keeps the device it started on, even if `auto` would now resolve otherwise.
+OpenedJournal open_journal(const Config& config, const std::string& folder, bool resume) {
+  if (resume) {
+    auto journal = Journal::open(folder);
+    ResolvedDevice device{journal.header().at("device").get<std::string>(), journal.header().value("unavailable", "")};
+    return {std::move(journal), std::move(device)};
+  }
+  auto device = resolve_device(config.device);
+  auto journal = Journal::create(
+      folder, {{"config", config_to_json(config)}, {"device", device.device}, {"unavailable", device.unavailable}});
+  return {std::move(journal), std::move(device)};
+}
+
+// Keeps the cells that finished in every process (a partial cell is not a verdict); true when all did.
+bool keep_finished_cells(Plan& plan, const Observations& observations, int processes) {
+  std::vector<Cell> finished;
+  for (const auto& cell : plan.cells) {
+    auto it = observations.find(cell.key);
+    if (!cell.unsupported_reason.empty() ||
+        (it != observations.end() && static_cast<int>(it->second.size()) >= processes))
+      finished.push_back(cell);
+  }
+  const bool complete = finished.size() == plan.cells.size();
+  plan.cells = std::move(finished);
+  return complete;
+}
+
+}  // namespace
+
 AuditResult run_audit(const Config& config, const Catalogue& catalogue, const AuditOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   AuditResult result;
   const bool own_journal = options.journal.empty();
   result.journal = own_journal ? default_journal_folder() : options.journal;
-  // A resumed audit keeps the device it started on, even if `auto` would now resolve otherwise.
-  std::optional<Journal> opened;
-  ResolvedDevice device;
-  if (options.resume) {
-    opened = Journal::open(result.journal);
-    device = {opened->header().at("device").get<std::string>(), opened->header().value("unavailable", "")};
-  } else {
-    device = resolve_device(config.device);
-    opened = Journal::create(
-        result.journal,
-        {{"config", config_to_json(config)}, {"device", device.device}, {"unavailable", device.unavailable}});
-  }
-  const Journal& journal = *opened;
+  const auto [journal, device] = open_journal(config, result.journal, options.resume);
   auto plan = make_plan(config, catalogue, device.device);
   if (!device.unavailable.empty())
     for (auto& cell : plan.cells) cell.unsupported_reason = device.unavailable;
@@ -102,18 +125,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   for (auto& [key, seen] : observations)
     std::sort(seen.begin(), seen.end(), [](const auto& a, const auto& b) { return a.process < b.process; });
 
-  int finished = 0;
-  for (const auto& [key, seen] : observations) finished += static_cast<int>(seen.size());
-  const bool complete = finished >= result.total_runs;
-  if (!complete) {
-    // Leave out cells that did not finish in every process: a partial cell is not a verdict.
-    std::vector<Cell> done;
-    for (const auto& cell : plan.cells)
-      if (!cell.unsupported_reason.empty() ||
-          (observations.count(cell.key) && static_cast<int>(observations.at(cell.key).size()) == config.processes))
-        done.push_back(cell);
-    plan.cells = std::move(done);
-  }
+  const bool complete = keep_finished_cells(plan, observations, config.processes);
   result.report = build_report(plan, observations, catalogue);
   result.report.complete = complete;
   result.report.tool_version = kToolVersion;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "config/user_error.h"
+#include "config/yaml_reader.h"
 #include "report/atomic_file.h"
 #include "report/json_io.h"
 
@@ -110,19 +111,9 @@ void emit_cell(YAML::Emitter& out, const SnapshotCell& cell) {
   out << YAML::EndMap;
 }
 
-class BaselineReader {
+class BaselineReader : public YamlReader {
  public:
-  explicit BaselineReader(std::string source) : source_(std::move(source)) {}
-
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {
-    const auto mark = node.Mark();
-    throw UserError(source_, std::max(mark.line, 0) + 1, std::max(mark.column, 0) + 1, message);
-  }
-
-  std::string scalar(const YAML::Node& node, const std::string& what) const {
-    if (!node.IsScalar()) fail(node, what + " must be a single value");
-    return node.Scalar();
-  }
+  using YamlReader::YamlReader;
 
   std::int64_t integer(const YAML::Node& node, const std::string& what) const {
     const auto text = scalar(node, what);
@@ -205,8 +196,6 @@ class BaselineReader {
       names.push_back(to_string(kind));
     return fmt::format("{}", fmt::join(names, ", "));
   }
-
-  std::string source_;
 };
 
 std::string read_text_file(const std::string& path, const std::string& what) {
@@ -253,13 +242,8 @@ void write_baseline_file(const Baseline& baseline, const std::string& path) {
 }
 
 Baseline parse_baseline(const std::string& text, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& error) {
-    throw UserError(source, error.mark.line + 1, error.mark.column + 1, error.msg);
-  }
   BaselineReader reader(source);
+  const YAML::Node root = reader.load(text);
   if (!root.IsMap())
     throw UserError(source, 1, 1,
                     fmt::format("not a repro-audit baseline: expected a map with 'schema: {}'", kBaselineSchema));

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "config/user_error.h"
+#include "config/yaml_reader.h"
 
 namespace repro_audit {
 namespace {
@@ -26,19 +27,9 @@ std::string change_names() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-class PolicyReader {
+class PolicyReader : public YamlReader {
  public:
-  explicit PolicyReader(std::string source) : source_(std::move(source)) {}
-
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {
-    const auto mark = node.Mark();
-    throw UserError(source_, std::max(mark.line, 0) + 1, std::max(mark.column, 0) + 1, message);
-  }
-
-  std::string scalar(const YAML::Node& node, const std::string& what) const {
-    if (!node.IsScalar()) fail(node, what + " must be a single value");
-    return node.Scalar();
-  }
+  using YamlReader::YamlReader;
 
   std::vector<Change> changes(const YAML::Node& node, const std::string& what) const {
     std::vector<Change> list;
@@ -92,9 +83,6 @@ class PolicyReader {
       fail(node, fmt::format("slower_threshold must be a number from 0 to 100 (0.10 means 10%), not '{}'", text));
     return value;
   }
-
- private:
-  std::string source_;
 };
 
 }  // namespace
@@ -121,16 +109,11 @@ GatePolicy default_gate_policy() {
 }
 
 GatePolicy parse_gate_policy(const std::string& text, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& error) {
-    throw UserError(source, error.mark.line + 1, error.mark.column + 1, error.msg);
-  }
+  PolicyReader reader(source);
+  const YAML::Node root = reader.load(text);
   auto policy = default_gate_policy();
   policy.source = source;
   if (root.IsNull()) return policy;
-  PolicyReader reader(source);
   if (!root.IsMap()) reader.fail(root, fmt::format("a gate policy must be a map of keys: {}", fmt::join(kKeys, ", ")));
   GateRules both;
   if (reader.rules(root, "", both, true)) policy.unchanged_platform = policy.changed_platform = both;

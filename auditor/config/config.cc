@@ -10,6 +10,7 @@
 
 #include "config/settings.h"
 #include "config/user_error.h"
+#include "config/yaml_reader.h"
 
 namespace repro_audit {
 namespace {
@@ -17,19 +18,9 @@ namespace {
 const std::vector<std::string> kKeys = {"device", "probes",    "profiles", "axes",    "matrix", "repeats",
                                         "warmup", "processes", "seed",     "timeout", "fail_on"};
 
-class Reader {
+class Reader : public YamlReader {
  public:
-  Reader(std::string source, const Catalogue& catalogue) : source_(std::move(source)), catalogue_(catalogue) {}
-
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {
-    const auto mark = node.Mark();
-    throw UserError(source_, mark.line + 1, mark.column + 1, message);
-  }
-
-  std::string scalar(const YAML::Node& node, const std::string& what) const {
-    if (!node.IsScalar()) fail(node, what + " must be a single value");
-    return node.Scalar();
-  }
+  Reader(std::string source, const Catalogue& catalogue) : YamlReader(std::move(source)), catalogue_(catalogue) {}
 
   std::vector<std::string> scalars(const YAML::Node& node, const std::string& what) const {
     std::vector<std::string> values;
@@ -124,7 +115,6 @@ class Reader {
   }
 
  private:
-  std::string source_;
   const Catalogue& catalogue_;
 };
 
@@ -133,14 +123,9 @@ class Reader {
 Config parse_config(const std::string& text, const std::string& source, const Catalogue& catalogue) {
   Config config;
   config.source = source;
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& error) {
-    throw UserError(source, error.mark.line + 1, error.mark.column + 1, error.msg);
-  }
-  if (root.IsNull()) return config;
   Reader reader(source, catalogue);
+  const YAML::Node root = reader.load(text);
+  if (root.IsNull()) return config;
   if (!root.IsMap())
     reader.fail(root, "the config must be a map of keys: " + fmt::format("{}", fmt::join(kKeys, ", ")));
   bool has_profiles = false;

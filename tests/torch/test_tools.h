@@ -1,10 +1,22 @@
 #pragma once
-// Runs cells in the test process without tracing, timing on the steady clock.
+// Cells for tests, run in the test process without tracing, timing on the steady clock.
+#include "config/settings.h"
 #include "trace/steady_clock_timer.h"
 #include "trace/tracer.h"
 #include "worker/worker.h"
 
 namespace repro_audit::testing {
+
+// A CPU cell of `probe/variant` with the defaults overlaid by `overrides`.
+inline Cell make_cell(const std::string& probe, const std::string& variant, const FlagSet& overrides) {
+  Cell cell;
+  cell.probe = probe;
+  cell.variant = variant;
+  cell.device = "cpu";
+  cell.settings = make_flag_set(overrides, "cpu");
+  cell.key = cell_key(probe, variant, "cpu", cell.settings);
+  return cell;
+}
 
 inline ProcessObservation run_untraced(const Cell& cell, const WorkerRequest& request) {
   NullTracer tracer("not traced in this test");

@@ -14,15 +14,7 @@
 namespace repro_audit {
 namespace {
 
-Cell make_cell(const std::string& probe, const std::string& variant, const FlagSet& overrides) {
-  Cell cell;
-  cell.probe = probe;
-  cell.variant = variant;
-  cell.device = "cpu";
-  cell.settings = make_flag_set(overrides, "cpu");
-  cell.key = cell_key(probe, variant, "cpu", cell.settings);
-  return cell;
-}
+using testing::make_cell;
 
 Verdict judge_in_process(const Cell& cell, int repeats) {
   WorkerRequest request;
