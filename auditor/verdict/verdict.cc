@@ -170,9 +170,11 @@ Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observati
   }
   const bool warn_only =
       cell.settings.count("deterministic_algorithms") && cell.settings.at("deterministic_algorithms") == "warn";
-  if (warn_only && !verdict.warnings.empty()) {
+  // Only determinism alerts make a cell `warns`; other warnings (deprecations) are kept, not judged.
+  const auto alert = std::find_if(verdict.warnings.begin(), verdict.warnings.end(), mentions_determinism);
+  if (warn_only && alert != verdict.warnings.end()) {
     verdict.kind = VerdictKind::warns;
-    verdict.message = verdict.warnings.front();
+    verdict.message = *alert;
   }
   return verdict;
 }

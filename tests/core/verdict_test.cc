@@ -73,6 +73,11 @@ TEST(Verdict, WarnOnlyModeWarnsAndJudgesDigests) {
   auto quiet = process(0, {"a", "a"});
   quiet.warnings = warned.warnings;
   EXPECT_FALSE(is_failing(judge(cell_with("warn"), {quiet})));
+  auto deprecation = process(0, {"a", "a"});
+  deprecation.warnings = {"setAllowTF32CuBLAS is going to be deprecated"};
+  const auto unrelated = judge(cell_with("warn"), {deprecation});
+  EXPECT_EQ(unrelated.kind, VerdictKind::deterministic);  // kept, but not a determinism alert
+  EXPECT_EQ(unrelated.warnings.size(), 1u);
 }
 
 TEST(Verdict, CrashTimeoutUnsupportedAndTooFewRuns) {
