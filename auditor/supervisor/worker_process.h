@@ -29,9 +29,7 @@ class WorkerProcess {
   // Reaps the child; a description of how it ended: "exit 0", "signal SIGSEGV".
   std::string wait();
   bool killed_by_signal() const { return signal_ != 0; }
-  int exit_code() const { return exit_code_; }
   std::string log_tail(std::size_t max_bytes) const;
-  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;
