@@ -7,11 +7,14 @@
 #include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
+#include <set>
 
 #include "config/config_json.h"
+#include "config/user_error.h"
 #include "config/version.h"
 #include "supervisor/journal.h"
 #include "supervisor/supervisor.h"
+#include "supervisor/worker_process.h"
 #include "worker/device.h"
 #include "worker/environment.h"
 
@@ -20,14 +23,31 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string default_journal_folder() {
+// $XDG_STATE_HOME, or ~/.local/state: the XDG spec says a relative path there is invalid and ignored.
+fs::path state_folder() {
   const char* state = std::getenv("XDG_STATE_HOME");
+  if (state && *state && fs::path(state).is_absolute()) return state;
   const char* home = std::getenv("HOME");
-  const fs::path base = state && *state ? fs::path(state) : fs::path(home ? home : "/tmp") / ".local" / "state";
+  return fs::path(home && *home ? home : "/tmp") / ".local" / "state";
+}
+
+std::string default_journal_folder() {
   char stamp[32];
   const auto now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return (base / "repro-audit" / "journals" / fmt::format("{}-{}", stamp, ::getpid())).string();
+  return (state_folder() / "repro-audit" / "journals" / fmt::format("{}-{}", stamp, ::getpid())).string();
+}
+
+// $TMPDIR, or /tmp; checked before any cell runs by making a file there.
+std::string temporary_folder() {
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string folder = tmpdir && *tmpdir ? tmpdir : "/tmp";
+  try {
+    ::close(anonymous_file(folder));
+  } catch (const UserError& error) {
+    throw UserError(fmt::format("TMPDIR={}: the workers' logs need a temporary folder: {}", folder, error.what()));
+  }
+  return folder;
 }
 
 int count_runs(const std::vector<Batch>& batches, int processes) {
@@ -35,17 +55,6 @@ int count_runs(const std::vector<Batch>& batches, int processes) {
   for (const auto& batch : batches) runs += static_cast<int>(batch.cells.size()) * processes;
   return runs;
 }
-
-}  // namespace
-
-std::string own_executable() { return fs::read_symlink("/proc/self/exe").string(); }
-
-Config journal_config(const std::string& journal) {
-  const auto opened = Journal::open(journal);
-  return config_from_json(opened.header().at("config"), journal);
-}
-
-namespace {
 
 struct OpenedJournal {
   Journal journal;
@@ -56,13 +65,59 @@ struct OpenedJournal {
 OpenedJournal open_journal(const Config& config, const std::string& folder, bool resume) {
   if (resume) {
     auto journal = Journal::open(folder);
-    ResolvedDevice device{journal.header().at("device").get<std::string>(), journal.header().value("unavailable", "")};
+    const auto& header = journal.header();
+    if (!header.contains("device") || !header.at("device").is_string() ||
+        !header.value("unavailable", nlohmann::json("")).is_string())
+      throw UserError(folder + ": malformed journal header: 'device' must be a string");
+    ResolvedDevice device{header.at("device").get<std::string>(), header.value("unavailable", "")};
+    validate_device(device.device, folder + ": journal header");
+    if (device.device == "auto")
+      throw UserError(folder + ": malformed journal header: device 'auto' was never resolved");
     return {std::move(journal), std::move(device)};
   }
   auto device = resolve_device(config.device);
   auto journal = Journal::create(
       folder, {{"config", config_to_json(config)}, {"device", device.device}, {"unavailable", device.unavailable}});
   return {std::move(journal), std::move(device)};
+}
+
+// A cell run journaled as crashed by SIGINT/SIGHUP was interrupted by a person (journals of earlier
+// versions recorded these): it runs again instead of standing as a verdict.
+bool was_interrupted(const ProcessObservation& observation) {
+  if (observation.status != "crashed") return false;
+  for (const char* signal : {"signal SIGINT", "signal SIGHUP"})
+    if (observation.message.rfind(std::string("worker ended: ") + signal, 0) == 0) return true;
+  return false;
+}
+
+// The journal's entries that belong to this plan, once per (cell, process); the rest is reported.
+void take_journal_entries(const Journal& journal, const Plan& plan, int processes, const AuditOptions& options,
+                          Observations& observations, SupervisorOptions& supervisor) {
+  std::set<std::string> keys;
+  for (const auto& cell : plan.cells) keys.insert(cell.key);
+  auto read = journal.entries();
+  for (const auto& warning : read.warnings)
+    if (options.on_warning) options.on_warning(warning);
+  for (auto& entry : read.entries) {
+    const int process = entry.observation.process;
+    std::string problem;
+    if (!keys.count(entry.key))
+      problem = "its cell is not in this audit's plan";
+    else if (process < 0 || process >= processes)
+      problem = fmt::format("process {} is outside 0..{}", process, processes - 1);
+    else if (supervisor.finished.count({entry.key, process}))
+      problem = "a second entry for the same cell run";
+    else if (was_interrupted(entry.observation))
+      problem = "it was interrupted, not crashed; it runs again";
+    if (!problem.empty()) {
+      if (options.on_warning)
+        options.on_warning(fmt::format("{}: journal entry for {} (process {}) skipped: {}", journal.folder(), entry.key,
+                                       process, problem));
+      continue;
+    }
+    supervisor.finished.insert({entry.key, process});
+    observations[entry.key].push_back(std::move(entry.observation));
+  }
 }
 
 // Keeps the cells that finished in every process (a partial cell is not a verdict); true when all did.
@@ -81,11 +136,44 @@ bool keep_finished_cells(Plan& plan, const Observations& observations, int proce
 
 }  // namespace
 
+std::string own_executable() { return fs::read_symlink("/proc/self/exe").string(); }
+
+Config journal_config(const std::string& journal, const Catalogue& catalogue) {
+  const auto opened = Journal::open(journal);
+  const auto& header = opened.header();
+  if (!header.contains("config")) throw UserError(journal + ": malformed journal header: no 'config'");
+  const auto config = config_from_json(header.at("config"), journal);
+  // A journal is a file on disk like any config: an unknown probe there must not reach a worker.
+  validate_config(config, catalogue, journal + ": journal header");
+  return config;
+}
+
+std::string nothing_audited_reason(const Report& report) {
+  if (report.cells.empty()) return "the plan has no cells";
+  std::set<std::string> reasons;
+  for (const auto& cell : report.cells) {
+    if (!is_skipped(cell.verdict)) return "";
+    reasons.insert(cell.verdict.message.empty() ? cell.cell.unsupported_reason : cell.verdict.message);
+  }
+  std::string text = report.cells.size() == 1
+                         ? std::string("its only cell was skipped")
+                         : fmt::format("every one of the {} cells was skipped", report.cells.size());
+  std::size_t shown = 0;
+  for (const auto& reason : reasons) {
+    if (reason.empty()) continue;
+    text += (shown == 0 ? ": " : "; ") + reason;
+    if (++shown == 3) break;
+  }
+  return text;
+}
+
 AuditResult run_audit(const Config& config, const Catalogue& catalogue, const AuditOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   AuditResult result;
-  const bool own_journal = options.journal.empty();
-  result.journal = own_journal ? default_journal_folder() : options.journal;
+  result.own_journal = options.journal.empty();
+  result.journal = result.own_journal ? default_journal_folder() : options.journal;
+  SupervisorOptions supervisor;
+  supervisor.temporary_folder = temporary_folder();
   const auto [journal, device] = open_journal(config, result.journal, options.resume);
   auto plan = make_plan(config, catalogue, device.device);
   if (!device.unavailable.empty())
@@ -95,21 +183,14 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   if (options.on_start) options.on_start(result.journal);
 
   Observations observations;
-  SupervisorOptions supervisor;
-  for (auto& entry : journal.entries()) {
-    supervisor.finished.insert({entry.key, entry.observation.process});
-    observations[entry.key].push_back(std::move(entry.observation));
-  }
+  take_journal_entries(journal, plan, config.processes, options, observations, supervisor);
   result.resumed_runs = static_cast<int>(supervisor.finished.size());
 
-  const auto log_folder = fs::temp_directory_path() / ("repro-audit-" + std::to_string(::getpid()));
-  fs::create_directories(log_folder);
   supervisor.executable = own_executable();
   supervisor.device = device.device;
   supervisor.repeats = config.repeats;
   supervisor.warmup = config.warmup;
   supervisor.processes = config.processes;
-  supervisor.log_folder = log_folder.string();
   supervisor.stop_requested = options.stop_requested;
   nlohmann::json environment;
   supervisor.on_environment = [&](const nlohmann::json& seen) {
@@ -119,21 +200,25 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
     journal.record(cell, observation);
     if (options.on_cell) options.on_cell(cell, observation.process);
   };
-  for (auto& [key, seen] : run_batches(batches, supervisor))
+  auto supervised = run_batches(batches, supervisor);
+  for (auto& [key, seen] : supervised.observations)
     for (auto& observation : seen) observations[key].push_back(std::move(observation));
-  fs::remove_all(log_folder);
   for (auto& [key, seen] : observations)
     std::sort(seen.begin(), seen.end(), [](const auto& a, const auto& b) { return a.process < b.process; });
 
-  const bool complete = keep_finished_cells(plan, observations, config.processes);
+  const bool complete = keep_finished_cells(plan, observations, config.processes) && !supervised.interrupted;
   result.report = build_report(plan, observations, catalogue);
   result.report.complete = complete;
   result.report.tool_version = kToolVersion;
   result.report.environment = environment.is_null() ? environment_fingerprint() : environment;
   result.report.config = config_to_json(config);
   result.report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (complete && own_journal) fs::remove_all(result.journal);
   return result;
+}
+
+void remove_finished_journal(const AuditResult& result) {
+  std::error_code ignored;  // a journal left behind costs disk space, not results
+  if (result.own_journal && result.report.complete) fs::remove_all(result.journal, ignored);
 }
 
 }  // namespace repro_audit

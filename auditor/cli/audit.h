@@ -9,26 +9,35 @@
 namespace repro_audit {
 
 struct AuditOptions {
-  std::string journal;  // folder; empty: a fresh one under the user's state folder, removed when complete
+  std::string journal;  // folder; empty: a fresh one under the user's state folder
   bool resume = false;  // continue the journal's audit: finished cell runs are not run again
   std::function<void(const std::string& journal)> on_start;
   std::function<void(const Cell&, int process)> on_cell;
+  std::function<void(const std::string& warning)> on_warning;
   std::function<bool()> stop_requested = [] { return false; };
 };
 
 struct AuditResult {
   Report report;  // when incomplete, only the cells whose every process finished
   std::string journal;
-  int resumed_runs = 0;  // cell runs taken from the journal
+  bool own_journal = false;  // the folder was made for this audit: remove it once every output is written
+  int resumed_runs = 0;      // cell runs taken from the journal
   int total_runs = 0;
 };
 
+// Throws UserError before any cell runs when the journal or temporary folder cannot be used.
 AuditResult run_audit(const Config& config, const Catalogue& catalogue, const AuditOptions& options);
 
-// The config an interrupted audit was started with.
-Config journal_config(const std::string& journal);
+// Removes the journal of a complete audit that made its own; call only after every output is written.
+void remove_finished_journal(const AuditResult& result);
+
+// The config an interrupted audit was started with, validated like a config file.
+Config journal_config(const std::string& journal, const Catalogue& catalogue);
 
 // The path of the running binary, to start workers from.
 std::string own_executable();
+
+// Why nothing was audited (every cell skipped, or none planned); empty when some cell ran.
+std::string nothing_audited_reason(const Report& report);
 
 }  // namespace repro_audit

@@ -1,8 +1,11 @@
 #include "cli/cli.h"
 
+#include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
+#include "cli/terminal.h"
 #include "config/user_error.h"
 #include "config/version.h"
 
@@ -23,12 +26,20 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? 0 : 2;
   }
+  // The worker speaks JSON to its supervisor: its output is never rewritten for a terminal.
+  std::optional<AsciiTerminal> ascii;
+  if (!utf8_locale() && !app.got_subcommand("worker")) ascii.emplace();
   try {
     for (const auto& command : commands)
       if (command.parser->parsed()) return command.action();
     return 2;
   } catch (const UserError& error) {
     std::cerr << "repro-audit: " << error.what() << "\n";
+    return 2;
+  } catch (const std::filesystem::filesystem_error& error) {
+    // A folder that cannot be made or read is the user's environment to fix, not a bug.
+    std::cerr << "repro-audit: " << (error.path1().empty() ? "" : error.path1().string() + ": ")
+              << error.code().message() << " (" << error.what() << ")\n";
     return 2;
   } catch (const std::exception& error) {
     std::cerr << "repro-audit: internal error: " << error.what() << "\n";

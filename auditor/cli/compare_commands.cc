@@ -1,11 +1,15 @@
 // `baseline`, `compare` and `gate`: hold audits against each other and against stored baselines.
 #include <unistd.h>
 
+#include <cmath>
+#include <fmt/format.h>
 #include <iostream>
 
 #include "cli/audit.h"
 #include "cli/commands.h"
+#include "cli/interruption.h"
 #include "cli/output_options.h"
+#include "cli/terminal.h"
 #include "compare/baseline.h"
 #include "compare/comparison_printers.h"
 #include "compare/comparison_terminal.h"
@@ -16,7 +20,93 @@
 namespace repro_audit {
 namespace {
 
-bool stdout_color() { return ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"); }
+// A snapshot with no cells holds nothing to compare: bad input, not a pass.
+Snapshot load_cells(const std::string& path) {
+  auto snapshot = load_comparable(path);
+  if (snapshot.cells.empty()) throw UserError(path + ": has no cells; there is nothing to compare");
+  return snapshot;
+}
+
+// Cells with a verdict on both sides: skipped cells and cells present on one side only compare nothing.
+int count_compared(const Comparison& comparison) {
+  int compared = 0;
+  for (const auto& cell : comparison.cells)
+    if (cell.before && cell.after && cell.before->verdict != VerdictKind::unsupported &&
+        cell.after->verdict != VerdictKind::unsupported)
+      ++compared;
+  return compared;
+}
+
+int report_write_failures(const std::vector<std::string>& failures) {
+  for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
+  return failures.empty() ? 0 : 2;
+}
+
+struct GateArguments {
+  std::string baseline, report, policy, config, device, journal, resume;
+  OutputArguments outputs;
+};
+
+void check_gate_arguments(const GateArguments& arguments) {
+  if (!arguments.report.empty())
+    for (const auto& [option, value] : {std::pair{"--config", &arguments.config},
+                                        {"--device", &arguments.device},
+                                        {"--journal", &arguments.journal},
+                                        {"--resume", &arguments.resume}})
+      if (!value->empty())
+        throw UserError(fmt::format("--report and {}: {} applies only when the gate runs the audit itself; give one",
+                                    option, option));
+  if (!arguments.resume.empty())
+    for (const auto& [option, value] :
+         {std::pair{"--config", &arguments.config}, {"--device", &arguments.device}, {"--journal", &arguments.journal}})
+      if (!value->empty())
+        throw UserError(
+            fmt::format("--resume and {}: the audit continues with what it started with; give no {}", option, option));
+  check_outputs(arguments.outputs.named(), {{"--baseline", arguments.baseline},
+                                            {"--report", arguments.report},
+                                            {"--policy", arguments.policy},
+                                            {"--config", arguments.config}});
+}
+
+std::string gate_resume_hint(const GateArguments& arguments, const std::string& journal) {
+  std::vector<std::string> words = {own_executable(), "gate", "--baseline", arguments.baseline, "--resume", journal};
+  if (!arguments.policy.empty()) words.insert(words.end(), {"--policy", arguments.policy});
+  for (auto& word : arguments.outputs.words()) words.push_back(word);
+  return resume_command(words);
+}
+
+// Runs (or resumes) the audit the gate judges; nullopt after an interruption, the hint printed.
+std::optional<AuditResult> gate_audit(const GateArguments& arguments) {
+  const auto catalogue = registered_catalogue();
+  Config audit;
+  if (!arguments.resume.empty()) {
+    audit = journal_config(arguments.resume, catalogue);
+  } else {
+    if (!arguments.config.empty()) audit = load_config_file(arguments.config, catalogue);
+    if (!arguments.device.empty()) {
+      validate_device(arguments.device, "--device");
+      audit.device = arguments.device;
+    }
+  }
+  AuditOptions options;
+  options.journal = arguments.resume.empty() ? arguments.journal : arguments.resume;
+  options.resume = !arguments.resume.empty();
+  options.stop_requested = stop_requested;
+  options.on_start = [](const std::string& journal) { std::cerr << "journal: " << journal << "\n"; };
+  options.on_warning = [](const std::string& warning) { std::cerr << "warning: " << warning << "\n"; };
+  install_stop_handlers();
+  auto result = run_audit(audit, catalogue, options);
+  if (result.resumed_runs > 0)
+    std::cerr << fmt::format("resumed: {} of {} cell runs were already in the journal\n", result.resumed_runs,
+                             result.total_runs);
+  if (!result.report.complete) {
+    std::cerr << fmt::format(
+        "interrupted: the finished cells are journaled in {}; nothing was gated\nresume with: {}\n", result.journal,
+        gate_resume_hint(arguments, result.journal));
+    return std::nullopt;
+  }
+  return result;
+}
 
 }  // namespace
 
@@ -27,9 +117,11 @@ Command add_baseline_command(CLI::App& app) {
   baseline->add_option("report", *report, "A report written by `run --json`")->required();
   baseline->add_option("-o,--output", *output, "The baseline file, e.g. baselines/NAME.yaml")->required();
   return {baseline, [report, output] {
+            check_outputs({{"-o", *output}}, {{"report", *report}});
             const auto loaded = load_report_file(*report);
             if (!loaded.complete)
               throw UserError(*report + ": the audit was interrupted; a baseline needs a whole audit");
+            if (loaded.cells.empty()) throw UserError(*report + ": has no cells; a baseline needs audited cells");
             write_baseline_file(baseline_from_report(loaded, *output), *output);
             std::cout << "wrote " << *output << " (" << loaded.cells.size() << " cells)\n";
             return 0;
@@ -48,49 +140,68 @@ Command add_compare_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 100.0));
   add_output_options(compare, *outputs);
   return {compare, [before, after, threshold, outputs] {
-            const auto comparison = compare_snapshots(load_comparable(*before), load_comparable(*after), {*threshold});
-            write_comparisons(outputs->files(), comparison, nullptr);
-            print_comparison(comparison, nullptr, std::cout, stdout_color());
-            return 0;
+            // CLI11's range check lets NaN through: every comparison with it is false.
+            if (!std::isfinite(*threshold) || *threshold < 0 || *threshold > 100)
+              throw UserError(fmt::format("--slower-threshold: must be a number from 0 to 100, not {}", *threshold));
+            check_outputs(outputs->named(), {{"before", *before}, {"after", *after}});
+            const auto comparison = compare_snapshots(load_cells(*before), load_cells(*after), {*threshold});
+            print_comparison(comparison, nullptr, std::cout, use_color(STDOUT_FILENO));
+            std::cout << std::flush;
+            return report_write_failures(write_comparisons(outputs->files(), comparison, nullptr));
           }};
 }
 
 Command add_gate_command(CLI::App& app) {
   auto* gate = app.add_subcommand("gate", "Hold an audit against a baseline: exit 0 passed, 1 failed");
-  auto baseline = std::make_shared<std::string>();
-  auto report = std::make_shared<std::string>();
-  auto policy = std::make_shared<std::string>();
-  auto config = std::make_shared<std::string>();
-  auto device = std::make_shared<std::string>();
-  auto outputs = std::make_shared<OutputArguments>();
-  gate->add_option("--baseline", *baseline, "The baseline to hold the audit against")->required();
-  gate->add_option("--report", *report, "A report to judge (default: run the audit now)");
-  gate->add_option("--policy", *policy, "Gate policy YAML (default: the built-in policy)")->check(CLI::ExistingFile);
-  gate->add_option("--config", *config, "Audit config when the audit runs now")->check(CLI::ExistingFile);
-  gate->add_option("--device", *device, "auto | cpu | cuda | cuda:N, when the audit runs now");
-  add_output_options(gate, *outputs);
-  return {gate, [=] {
-            const auto rules = policy->empty() ? default_gate_policy() : load_gate_policy_file(*policy);
-            const auto held = load_comparable(*baseline);
+  auto arguments = std::make_shared<GateArguments>();
+  gate->add_option("--baseline", arguments->baseline, "The baseline to hold the audit against")->required();
+  gate->add_option("--report", arguments->report, "A report to judge (default: run the audit now)");
+  gate->add_option("--policy", arguments->policy, "Gate policy YAML (default: the built-in policy)")
+      ->check(CLI::ExistingFile);
+  gate->add_option("--config", arguments->config, "Audit config when the audit runs now")->check(CLI::ExistingFile);
+  gate->add_option("--device", arguments->device, "auto | cpu | cuda | cuda:N, when the audit runs now");
+  gate->add_option("--journal", arguments->journal, "Journal folder of the audit the gate runs (see `run --journal`)");
+  gate->add_option("--resume", arguments->resume, "Finish an interrupted gate's audit from its journal folder")
+      ->check(CLI::ExistingDirectory);
+  add_output_options(gate, arguments->outputs);
+  return {gate, [arguments] {
+            check_gate_arguments(*arguments);
+            const auto rules =
+                arguments->policy.empty() ? default_gate_policy() : load_gate_policy_file(arguments->policy);
+            const auto held = load_cells(arguments->baseline);
             Snapshot current;
-            if (!report->empty()) {
-              current = load_comparable(*report);
+            std::optional<AuditResult> audit;
+            if (!arguments->report.empty()) {
+              const auto report = load_report_file(arguments->report);
+              if (!report.complete)
+                throw UserError(arguments->report + ": the audit was interrupted; a gate needs a whole audit");
+              if (report.cells.empty()) throw UserError(arguments->report + ": has no cells; there is nothing to gate");
+              current = baseline_from_report(report, arguments->report);
             } else {
-              const auto catalogue = registered_catalogue();
-              Config audit = config->empty() ? Config{} : load_config_file(*config, catalogue);
-              if (!device->empty()) {
-                validate_device(*device, "--device");
-                audit.device = *device;
-              }
-              AuditOptions options;
-              options.on_start = [](const std::string& journal) { std::cerr << "journal: " << journal << "\n"; };
-              const auto result = run_audit(audit, catalogue, options);
-              current = baseline_from_report(result.report, "this audit");
+              audit = gate_audit(*arguments);
+              if (!audit) return 130;
+              current = baseline_from_report(audit->report, "this audit");
             }
             const auto comparison = compare_snapshots(held, current, {rules.slower_threshold});
-            const auto outcome = gate_outcome(comparison, rules);
-            write_comparisons(outputs->files(), comparison, &outcome);
-            print_comparison(comparison, &outcome, std::cout, stdout_color());
+            auto outcome = gate_outcome(comparison, rules);
+            const int compared = count_compared(comparison);
+            if (compared == 0) outcome.passed = false;
+            print_comparison(comparison, &outcome, std::cout, use_color(STDOUT_FILENO));
+            std::cout << std::flush;
+            const auto failures = write_comparisons(arguments->outputs.files(), comparison, &outcome);
+            if (!failures.empty()) {
+              report_write_failures(failures);
+              if (audit)
+                std::cerr << fmt::format("the audit is kept in its journal {}; write the outputs again with: {}\n",
+                                         audit->journal, gate_resume_hint(*arguments, audit->journal));
+              return 2;
+            }
+            if (audit) remove_finished_journal(*audit);
+            if (compared == 0) {
+              std::cerr << "repro-audit: gate FAILED: nothing was compared: no cell has a verdict both in the "
+                           "baseline and in this audit (cells skipped, or keys that do not match)\n";
+              return 1;
+            }
             return gate_exit_code(outcome);
           }};
 }

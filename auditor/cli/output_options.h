@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/output_paths.h"
 #include "report/printers.h"
 
 namespace repro_audit {
@@ -17,6 +18,23 @@ struct OutputArguments {
     for (const auto& [format, path] :
          {std::pair{"json", &json}, {"junit", &junit}, {"markdown", &markdown}, {"html", &html}})
       if (!path->empty()) result.push_back({format, *path});
+    return result;
+  }
+
+  // For the checks before the work: {"--json", path}, ...
+  std::vector<NamedPath> named() const {
+    std::vector<NamedPath> result;
+    for (const auto& file : files()) result.push_back({"--" + file.format, file.path});
+    return result;
+  }
+
+  // The options again, for a resume command: "--json", path, ...
+  std::vector<std::string> words() const {
+    std::vector<std::string> result;
+    for (const auto& file : files()) {
+      result.push_back("--" + file.format);
+      result.push_back(file.path);
+    }
     return result;
   }
 };

@@ -1,7 +1,4 @@
-#include <signal.h>
 #include <unistd.h>
-
-#include <atomic>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,7 +9,10 @@
 #include "cli/commands.h"
 #include "config/settings.h"
 #include "config/user_error.h"
+#include "cli/interruption.h"
 #include "cli/output_options.h"
+#include "cli/terminal.h"
+#include "report/atomic_file.h"
 #include "compare/baseline.h"
 #include "report/terminal_printer.h"
 #include "worker/probe.h"
@@ -36,20 +36,6 @@ struct RunArguments {
   std::string resume;
   bool no_cost = false;
 };
-
-std::atomic<bool> interrupted{false};
-
-// Ctrl-C or TERM: stop starting work, end the workers, write what finished. No SA_RESTART, so a
-// waiting poll() returns at once.
-void request_stop(int) { interrupted.store(true); }
-
-void install_stop_handlers() {
-  struct sigaction action {};
-  action.sa_handler = request_stop;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
 
 // "name" or "name/variant" as given to --probe; repeated names merge.
 void add_probe_argument(Config& config, const std::string& text, const Catalogue& catalogue) {
@@ -90,8 +76,14 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
         !arguments.axes.empty() || !arguments.matrix.empty() || arguments.repeats || arguments.processes ||
         !arguments.device.empty())
       throw UserError("--resume: the audit continues with the config it started with; give no other audit options");
-    return journal_config(arguments.resume);
+    if (!arguments.journal.empty())
+      throw UserError("--resume and --journal: --resume names the journal to continue; give only one of them");
+    auto config = journal_config(arguments.resume, catalogue);
+    if (!arguments.fail_on.empty()) config.fail_on = arguments.fail_on;  // judging, not auditing: may change
+    return config;
   }
+  if (arguments.matrix == "full" && !arguments.profiles.empty())
+    throw UserError("--matrix full and --profile: the full matrix sweeps the axes instead of profiles; give one");
   Config config = arguments.config_path.empty() ? Config{} : load_config_file(arguments.config_path, catalogue);
   if (!arguments.probes.empty()) config.probes.clear();
   for (const auto& probe : arguments.probes) add_probe_argument(config, probe, catalogue);
@@ -109,7 +101,49 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
     config.device = arguments.device;
   }
   if (!arguments.fail_on.empty()) config.fail_on = arguments.fail_on;
+  validate_config(config, catalogue, "the command line");
   return config;
+}
+
+// The command that finishes this audit, with every output option again.
+std::string resume_hint(const RunArguments& arguments, const std::string& journal) {
+  std::vector<std::string> words = {own_executable(), "run", "--resume", journal};
+  for (auto& word : arguments.outputs.words()) words.push_back(word);
+  if (!arguments.save_baseline.empty()) words.insert(words.end(), {"--save-baseline", arguments.save_baseline});
+  if (!arguments.fail_on.empty()) words.insert(words.end(), {"--fail-on", arguments.fail_on});
+  if (arguments.no_cost) words.push_back("--no-cost");
+  return resume_command(words);
+}
+
+int finish_run(const RunArguments& arguments, const Config& config, const AuditResult& result) {
+  const auto& report = result.report;
+  print_matrix(report, std::cout, {use_color(STDOUT_FILENO), !arguments.no_cost});
+  print_summary(report, config.fail_on, std::cout);
+  std::cout << std::flush;
+  auto failures = write_reports(arguments.outputs.files(), report);
+  if (!report.complete) {
+    std::cerr << fmt::format("interrupted: the finished cells are journaled in {}{}\nresume with: {}\n", result.journal,
+                             arguments.save_baseline.empty() ? "" : "; no baseline was written",
+                             resume_hint(arguments, result.journal));
+    for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
+    return 130;
+  }
+  if (!arguments.save_baseline.empty())
+    for (auto& failure : write_files_atomically(
+             {{arguments.save_baseline, baseline_to_yaml(baseline_from_report(report, arguments.save_baseline))}}))
+      failures.push_back(failure);
+  if (!failures.empty()) {
+    for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
+    std::cerr << fmt::format("the audit is kept in its journal {}; write the outputs again with: {}\n", result.journal,
+                             resume_hint(arguments, result.journal));
+    return 2;
+  }
+  remove_finished_journal(result);
+  if (const auto reason = nothing_audited_reason(report); !reason.empty()) {
+    std::cerr << "repro-audit: nothing was audited: " << reason << "\n";
+    return 1;
+  }
+  return audit_failed(report, config.fail_on) ? 1 : 0;
 }
 
 }  // namespace
@@ -145,38 +179,27 @@ Command add_run_command(CLI::App& app) {
   return {run, [arguments] {
             const auto catalogue = registered_catalogue();
             const auto config = make_config(*arguments, catalogue);
-            const bool tty = ::isatty(STDERR_FILENO);
+            auto outputs = arguments->outputs.named();
+            outputs.push_back({"--save-baseline", arguments->save_baseline});
+            check_outputs(outputs, {{"--config", arguments->config_path}});
+            const bool progress = is_capable_terminal(STDERR_FILENO);
             AuditOptions options;
             options.journal = arguments->resume.empty() ? arguments->journal : arguments->resume;
             options.resume = !arguments->resume.empty();
-            options.stop_requested = [] { return interrupted.load(); };
+            options.stop_requested = stop_requested;
             options.on_start = [](const std::string& journal) { std::cerr << "journal: " << journal << "\n"; };
-            if (tty)
+            options.on_warning = [](const std::string& warning) { std::cerr << "warning: " << warning << "\n"; };
+            if (progress)
               options.on_cell = [](const Cell& cell, int process) {
                 std::cerr << fmt::format("\r\033[K[p{}] {}", process, cell.key) << std::flush;
               };
             install_stop_handlers();
             const auto result = run_audit(config, catalogue, options);
-            if (tty) std::cerr << "\r\033[K" << std::flush;
-            const auto& report = result.report;
+            if (progress) std::cerr << "\r\033[K" << std::flush;
             if (result.resumed_runs > 0)
               std::cerr << fmt::format("resumed: {} of {} cell runs were already in the journal\n", result.resumed_runs,
                                        result.total_runs);
-            write_reports(arguments->outputs.files(), report);
-            if (!arguments->save_baseline.empty()) {
-              if (!report.complete) throw UserError("--save-baseline: the audit was interrupted; no baseline written");
-              write_baseline_file(baseline_from_report(report, arguments->save_baseline), arguments->save_baseline);
-            }
-            const bool color = ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
-            print_matrix(report, std::cout, {color, !arguments->no_cost});
-            print_summary(report, config.fail_on, std::cout);
-            if (!report.complete) {
-              std::cerr << fmt::format(
-                  "interrupted: the finished cells are journaled in {}\nresume with: {} run --resume {}\n",
-                  result.journal, own_executable(), result.journal);
-              return 130;
-            }
-            return audit_failed(report, config.fail_on) ? 1 : 0;
+            return finish_run(*arguments, config, result);
           }};
 }
 

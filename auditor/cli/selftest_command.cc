@@ -1,10 +1,13 @@
 // `selftest`: runs the control probes and says plainly whether the auditor can be trusted here.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "cli/audit.h"
 #include "cli/commands.h"
+#include "cli/interruption.h"
+#include "cli/output_paths.h"
 #include "report/atomic_file.h"
 #include "report/json_io.h"
 #include "worker/probe.h"
@@ -26,7 +29,19 @@ Command add_selftest_command(CLI::App& app) {
             config.axes = {{"threads", {"2"}}};
             for (const auto& probe : catalogue)
               if (!probe.control_expects.empty()) config.probes.push_back({probe.name, {}});
-            const auto report = run_audit(config, catalogue, {}).report;
+            check_outputs({{"--json", *json_path}}, {});
+            AuditOptions options;
+            options.stop_requested = stop_requested;
+            install_stop_handlers();
+            const auto result = run_audit(config, catalogue, options);
+            const auto& report = result.report;
+            if (!report.complete) {
+              std::error_code ignored;  // a selftest is quick to run again; its partial journal is no use
+              std::filesystem::remove_all(result.journal, ignored);
+              std::cerr << "interrupted: the selftest did not finish\n";
+              return 130;
+            }
+            remove_finished_journal(result);
             if (!json_path->empty()) write_file_atomically(*json_path, report_to_json(report).dump(2) + "\n");
             int failures = 0;
             std::cout << fmt::format("{:<34} {:<22} {:<18} {:<18}{}\n", "control", "flag set", "expected", "observed",

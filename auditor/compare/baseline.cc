@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
-#include <set>
+#include <optional>
 #include <sstream>
 
+#include "config/input_file.h"
 #include "config/user_error.h"
 #include "config/yaml_reader.h"
 #include "report/atomic_file.h"
@@ -77,22 +77,6 @@ void emit_json(YAML::Emitter& out, const json& value) {
   }
 }
 
-// yaml-cpp tags quoted scalars "!" and plain ones "?": a quoted "2.0" stays a string.
-json json_from_yaml(const YAML::Node& node) {
-  if (node.IsMap()) {
-    json object = json::object();
-    for (const auto& entry : node) object[entry.first.Scalar()] = json_from_yaml(entry.second);
-    return object;
-  }
-  if (node.IsSequence()) {
-    json array = json::array();
-    for (const auto& item : node) array.push_back(json_from_yaml(item));
-    return array;
-  }
-  if (!node.IsScalar()) return nullptr;
-  return node.Tag() == "!" ? json(node.Scalar()) : typed_scalar(node.Scalar());
-}
-
 void emit_cell(YAML::Emitter& out, const SnapshotCell& cell) {
   out << YAML::Key << cell.key << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "verdict" << YAML::Value << to_string(cell.verdict);
@@ -111,36 +95,51 @@ void emit_cell(YAML::Emitter& out, const SnapshotCell& cell) {
   out << YAML::EndMap;
 }
 
-class BaselineReader : public YamlReader {
+// A YAML node as the baseline reader holds it, built from events: one top-level value or one cell at
+// a time, never the whole file (yaml-cpp's own tree takes about 30 times the text).
+struct Piece {
+  enum class Kind { null, scalar, sequence, map };
+  explicit Piece(Kind kind = Kind::null, const YAML::Mark& mark = {}, bool quoted = false, std::string text = "")
+      : kind(kind), mark(mark), quoted(quoted), text(std::move(text)) {}
+  Kind kind;
+  YAML::Mark mark;
+  bool quoted;  // a quoted scalar is a string, whatever it spells
+  std::string text;
+  std::vector<Piece> items;  // a sequence's items; a map's keys and values, alternating
+};
+
+class BaselineReader {
  public:
-  using YamlReader::YamlReader;
+  explicit BaselineReader(const YamlReader& yaml) : yaml_(yaml) {}
 
-  std::int64_t integer(const YAML::Node& node, const std::string& what) const {
-    const auto text = scalar(node, what);
-    const auto value = parse_integer(text);
-    if (!value || *value < 0) fail(node, fmt::format("{} must be a non-negative integer, not '{}'", what, text));
-    return *value;
+  [[noreturn]] void fail(const Piece& piece, const std::string& message) const { yaml_.fail(piece.mark, message); }
+
+  std::string scalar(const Piece& piece, const std::string& what) const {
+    if (piece.kind != Piece::Kind::scalar) fail(piece, what + " must be a single value");
+    return piece.text;
   }
 
-  void check_schema(const YAML::Node& root) const {
-    for (const auto& entry : root)
-      if (entry.first.IsScalar() && entry.first.Scalar() == "schema") {
-        const auto schema = scalar(entry.second, "schema");
-        if (schema != kBaselineSchema)
-          fail(entry.second, fmt::format("schema '{}' is not supported; expected '{}'", schema, kBaselineSchema));
-        return;
-      }
-    fail(root, fmt::format("not a repro-audit baseline: missing 'schema: {}'", kBaselineSchema));
+  void check_schema(const Piece& value) const {
+    const auto schema = scalar(value, "schema");
+    if (schema != kBaselineSchema)
+      fail(value, fmt::format("schema '{}' is not supported; expected '{}'", schema, kBaselineSchema));
   }
 
-  SnapshotCell cell(const std::string& key, const YAML::Node& node) const {
-    if (!node.IsMap()) fail(node, fmt::format("cell '{}' must be a map of: {}", key, fmt::join(kCellKeys, ", ")));
+  json environment(const Piece& value) const {
+    if (value.kind == Piece::Kind::null) return json::object();
+    if (value.kind != Piece::Kind::map) fail(value, "environment must be a map");
+    return json_of(value);
+  }
+
+  SnapshotCell cell(const Piece& key, const Piece& node) const {
     SnapshotCell cell;
-    cell.key = key;
+    cell.key = scalar(key, "a cell key");
+    if (node.kind != Piece::Kind::map)
+      fail(node, fmt::format("cell '{}' must be a map of: {}", cell.key, fmt::join(kCellKeys, ", ")));
     bool has_verdict = false;
-    for (const auto& entry : node) {
-      const auto name = scalar(entry.first, "a cell field");
-      const auto& value = entry.second;
+    for (std::size_t i = 0; i + 1 < node.items.size(); i += 2) {
+      const auto name = scalar(node.items[i], "a cell field");
+      const auto& value = node.items[i + 1];
       if (name == "verdict") {
         const auto text = scalar(value, "verdict");
         const auto kind = verdict_from_string(text);
@@ -148,9 +147,9 @@ class BaselineReader : public YamlReader {
         cell.verdict = *kind;
         has_verdict = true;
       } else if (name == "digest")
-        cell.digest = scalar(value, name);
+        cell.digest = digest(value, name);
       else if (name == "kernel_digest")
-        cell.kernel_digest = scalar(value, name);
+        cell.kernel_digest = digest(value, name);
       else if (name == "kernels_varied")
         cell.kernels_varied = boolean(value, name);
       else if (name == "median_ns")
@@ -162,29 +161,51 @@ class BaselineReader : public YamlReader {
       else if (name == "samples")
         cell.timing.samples = static_cast<int>(integer(value, name));
       else
-        fail(entry.first, fmt::format("unknown cell field '{}'; valid fields: {}", name, fmt::join(kCellKeys, ", ")));
+        fail(node.items[i], fmt::format("unknown cell field '{}'; valid fields: {}", name, fmt::join(kCellKeys, ", ")));
     }
-    if (!has_verdict) fail(node, fmt::format("cell '{}' has no verdict", key));
+    if (!has_verdict) fail(node, fmt::format("cell '{}' has no verdict", cell.key));
     return cell;
   }
 
-  std::vector<SnapshotCell> cells(const YAML::Node& node) const {
-    std::vector<SnapshotCell> result;
-    if (node.IsNull()) return result;
-    if (!node.IsMap()) fail(node, "cells must be a map of cell key: {verdict, digest, ...}");
-    std::set<std::string> seen;
-    for (const auto& entry : node) {
-      const auto key = scalar(entry.first, "a cell key");
-      if (!seen.insert(key).second) fail(entry.first, fmt::format("cell '{}' appears twice", key));
-      result.push_back(cell(key, entry.second));
+ private:
+  // yaml-cpp tags quoted scalars "!" and plain ones "?": a quoted "2.0" stays a string.
+  json json_of(const Piece& piece) const {
+    switch (piece.kind) {
+      case Piece::Kind::map: {
+        json object = json::object();
+        for (std::size_t i = 0; i + 1 < piece.items.size(); i += 2)
+          object[scalar(piece.items[i], "a key")] = json_of(piece.items[i + 1]);
+        return object;
+      }
+      case Piece::Kind::sequence: {
+        json array = json::array();
+        for (const auto& item : piece.items) array.push_back(json_of(item));
+        return array;
+      }
+      case Piece::Kind::scalar:
+        return piece.quoted ? json(piece.text) : typed_scalar(piece.text);
+      case Piece::Kind::null:
+        break;
     }
-    return result;
+    return nullptr;
   }
 
- private:
-  bool boolean(const YAML::Node& node, const std::string& what) const {
-    const auto text = scalar(node, what);
-    if (text != "true" && text != "false") fail(node, fmt::format("{} must be true or false, not '{}'", what, text));
+  std::string digest(const Piece& piece, const std::string& what) const {
+    auto text = scalar(piece, what);
+    if (!is_digest(text)) fail(piece, fmt::format("{} '{}' is not 32 lower-case hex digits", what, text));
+    return text;
+  }
+
+  std::int64_t integer(const Piece& piece, const std::string& what) const {
+    const auto text = scalar(piece, what);
+    const auto value = parse_integer(text);
+    if (!value || *value < 0) fail(piece, fmt::format("{} must be a non-negative integer, not '{}'", what, text));
+    return *value;
+  }
+
+  bool boolean(const Piece& piece, const std::string& what) const {
+    const auto text = scalar(piece, what);
+    if (text != "true" && text != "false") fail(piece, fmt::format("{} must be true or false, not '{}'", what, text));
     return text == "true";
   }
 
@@ -196,15 +217,120 @@ class BaselineReader : public YamlReader {
       names.push_back(to_string(kind));
     return fmt::format("{}", fmt::join(names, ", "));
   }
+
+  const YamlReader& yaml_;
 };
 
-std::string read_text_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(fmt::format("{}: cannot read the {}", path, what));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+// Builds pieces from the checked events of YamlReader::stream, and reads each top-level entry and
+// each cell as soon as it is complete.
+class BaselineEvents : public YAML::EventHandler {
+ public:
+  BaselineEvents(const BaselineReader& reader, Baseline& baseline) : reader_(reader), baseline_(baseline) {}
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}  // the stream sends the node an alias names
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { add(Piece(Piece::Kind::null, mark)); }
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t, const std::string& value) override {
+    add(Piece(Piece::Kind::scalar, mark, tag == "!", value));
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    open(Piece(Piece::Kind::sequence, mark));
+  }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    open(Piece(Piece::Kind::map, mark));
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapEnd() override { close(); }
+
+  // After the last event: what needs the whole file.
+  void finish() const {
+    if (!root_) not_a_baseline();
+    if (!has_schema_)
+      reader_.fail(*root_, fmt::format("not a repro-audit baseline: missing 'schema: {}'", kBaselineSchema));
+    if (deferred_) throw *deferred_;
+  }
+
+ private:
+  [[noreturn]] void not_a_baseline() const {
+    reader_.fail(Piece(), fmt::format("not a repro-audit baseline: expected a map with 'schema: {}'", kBaselineSchema));
+  }
+
+  void open(Piece&& piece) {
+    if (open_.empty()) {
+      if (piece.kind != Piece::Kind::map) not_a_baseline();
+      root_ = Piece(piece.kind, piece.mark);
+    }
+    // The cells are read one by one, never gathered into their map.
+    if (open_.size() == 1 && piece.kind == Piece::Kind::map && root_key_ && root_key_->kind == Piece::Kind::scalar &&
+        root_key_->text == "cells")
+      in_cells_ = true;
+    open_.push_back(std::move(piece));
+  }
+
+  void close() {
+    auto piece = std::move(open_.back());
+    open_.pop_back();
+    if (open_.size() == 1) in_cells_ = false;
+    if (!open_.empty()) add(std::move(piece));
+  }
+
+  void add(Piece&& piece) {
+    if (open_.empty()) not_a_baseline();  // the whole document is a single value
+    if (open_.size() == 1) {
+      if (!root_key_) return void(root_key_ = std::move(piece));
+      root_entry(*root_key_, piece);
+      root_key_.reset();
+    } else if (open_.size() == 2 && in_cells_) {
+      if (!cell_key_) return void(cell_key_ = std::move(piece));
+      read([&] { baseline_.cells.push_back(reader_.cell(*cell_key_, piece)); });
+      cell_key_.reset();
+    } else {
+      open_.back().items.push_back(std::move(piece));
+    }
+  }
+
+  void root_entry(const Piece& key, const Piece& value) {
+    if (key.kind == Piece::Kind::scalar && key.text == "schema") {
+      reader_.check_schema(value);
+      has_schema_ = true;
+      return;
+    }
+    read([&] {
+      const auto name = reader_.scalar(key, "a key");
+      if (name == "tool_version")
+        baseline_.tool_version = reader_.scalar(value, name);
+      else if (name == "environment")
+        baseline_.environment = reader_.environment(value);
+      else if (name == "cells" && value.kind != Piece::Kind::map && value.kind != Piece::Kind::null)
+        reader_.fail(value, "cells must be a map of cell key: {verdict, digest, ...}");
+      else if (name != "cells")
+        reader_.fail(key, fmt::format("unknown key '{}'; valid keys: {}", name, fmt::join(kTopKeys, ", ")));
+    });
+  }
+
+  // Until the schema is seen, a mistake waits: a file without one is first of all not a baseline.
+  template <typename Read>
+  void read(Read&& read_piece) {
+    if (deferred_) return;
+    if (has_schema_) return read_piece();
+    try {
+      read_piece();
+    } catch (const UserError& error) {
+      deferred_ = error;
+    }
+  }
+
+  const BaselineReader& reader_;
+  Baseline& baseline_;
+  std::vector<Piece> open_;  // the pieces being built, the root first
+  std::optional<Piece> root_;
+  std::optional<Piece> root_key_;
+  std::optional<Piece> cell_key_;
+  bool in_cells_ = false;
+  bool has_schema_ = false;
+  std::optional<UserError> deferred_;
+};
 
 }  // namespace
 
@@ -242,50 +368,33 @@ void write_baseline_file(const Baseline& baseline, const std::string& path) {
 }
 
 Baseline parse_baseline(const std::string& text, const std::string& source) {
-  BaselineReader reader(source);
-  const YAML::Node root = reader.load(text);
-  if (!root.IsMap())
-    throw UserError(source, 1, 1,
-                    fmt::format("not a repro-audit baseline: expected a map with 'schema: {}'", kBaselineSchema));
-  reader.check_schema(root);
+  const YamlReader yaml(source);
+  const BaselineReader reader(yaml);
   Baseline baseline;
   baseline.source = source;
-  for (const auto& entry : root) {
-    const auto key = reader.scalar(entry.first, "a key");
-    if (key == "schema") continue;
-    if (key == "tool_version")
-      baseline.tool_version = reader.scalar(entry.second, key);
-    else if (key == "environment") {
-      if (!entry.second.IsMap() && !entry.second.IsNull()) reader.fail(entry.second, "environment must be a map");
-      baseline.environment = entry.second.IsMap() ? json_from_yaml(entry.second) : json::object();
-    } else if (key == "cells")
-      baseline.cells = reader.cells(entry.second);
-    else
-      reader.fail(entry.first, fmt::format("unknown key '{}'; valid keys: {}", key, fmt::join(kTopKeys, ", ")));
-  }
+  BaselineEvents events(reader, baseline);
+  yaml.stream(text, events);
+  events.finish();
   return baseline;
 }
 
-Baseline load_baseline_file(const std::string& path) { return parse_baseline(read_text_file(path, "baseline"), path); }
+Baseline load_baseline_file(const std::string& path) {
+  return parse_baseline(read_input_file(path, "baseline", kMaxReportBytes), path);
+}
 
 Snapshot load_comparable(const std::string& path) {
-  const auto text = read_text_file(path, "report or baseline");
+  const auto text = read_input_file(path, "report or baseline", kMaxReportBytes);
   const auto start = text.find_first_not_of(" \t\r\n");
   // A report is JSON (an object); anything else is read as a baseline, whose errors then apply.
   if (start == std::string::npos || text[start] != '{') return parse_baseline(text, path);
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& error) {
-    throw UserError(fmt::format("{}: byte {}: invalid JSON: {}", path, error.byte, error.what()));
-  } catch (const json::exception& error) {  // e.g. a number too large for any numeric type
-    throw UserError(fmt::format("{}: invalid JSON: {}", path, error.what()));
-  }
-  if (j.value("schema", "") == kBaselineSchema) return parse_baseline(text, path);  // JSON is YAML too
-  if (j.value("schema", "") != kReportSchema)
+  auto parsed = parse_report_json(text, path);
+  const auto& header = parsed.header;
+  const auto schema = header.contains("schema") && header["schema"].is_string() ? header["schema"] : json("");
+  if (schema == kBaselineSchema) return parse_baseline(text, path);  // JSON is YAML too
+  if (schema != kReportSchema)
     throw UserError(fmt::format("{}: neither a repro-audit report (\"schema\": \"{}\") nor a baseline (schema: {})",
                                 path, kReportSchema, kBaselineSchema));
-  return baseline_from_report(report_from_json(j, path), path);
+  return baseline_from_report(report_from_parsed(std::move(parsed), path), path);
 }
 
 const SnapshotCell* find_snapshot_cell(const Snapshot& snapshot, const std::string& key) {

@@ -32,11 +32,12 @@ std::string cells_section(const Comparison& comparison, const GateResult* gate) 
   html += "</p>\n<table>\n<tr>";
   if (gate) html += "<th>gate</th>";
   html += "<th>class</th><th>cell</th><th>before</th><th>after</th><th>detail</th></tr>\n";
+  const GateActions actions(gate);
   for (const auto* listed : cells_to_list(comparison, gate, true)) {
     const auto& cell = *listed;
     html += "<tr>";
     if (gate) {
-      const auto action = cell_action(gate, cell.key);
+      const auto action = actions.action(cell.key);
       html +=
           action == GateAction::ignore ? "<td></td>" : fmt::format("<td class=\"a-{0}\">{0}</td>", to_string(action));
     }

@@ -43,11 +43,12 @@ json comparison_to_json(const Comparison& comparison, const GateResult* gate) {
     j["environment"]["changes"].push_back(
         {{"field", change.field}, {"before", change.before}, {"after", change.after}});
   for (const auto& [change, count] : count_headlines(comparison)) j["summary"][to_string(change)] = count;
+  const GateActions actions(gate);
   for (const auto& cell : comparison.cells) {
     json item = {{"key", cell.key}, {"classes", names_of(cell.changes)}, {"detail", cell.detail}};
     if (cell.before) item["before"] = snapshot_cell_json(*cell.before);
     if (cell.after) item["after"] = snapshot_cell_json(*cell.after);
-    if (gate) item["gate"] = to_string(cell_action(gate, cell.key));
+    if (gate) item["gate"] = to_string(actions.action(cell.key));
     j["cells"].push_back(item);
   }
   if (gate)

@@ -9,12 +9,13 @@ namespace repro_audit {
 
 std::string render_comparison_junit(const Comparison& comparison, const GateResult* gate) {
   std::vector<JUnitCase> cases;
+  const GateActions actions(gate);
   for (const auto& cell : comparison.cells) {
     JUnitCase test;
     test.suite = probe_of_key(cell.key);
     test.name = cell.key;
-    GateAction action = GateAction::ignore;
-    const auto* finding = gate ? find_finding(*gate, cell.key, &action) : nullptr;
+    const auto action = actions.action(cell.key);
+    const auto* finding = actions.finding(cell.key);
     const auto line = fmt::format("{}: {}", changes_text(cell.changes), cell.detail);
     if (action == GateAction::fail) {
       test.failure_message = fmt::format("{}: {}", changes_text(finding->triggers), cell.detail);

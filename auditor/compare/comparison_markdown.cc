@@ -27,9 +27,10 @@ std::string cells_section(const Comparison& comparison, const GateResult* gate) 
   md += fmt::format("\nSlower or faster: beyond {:.0f}% and the measured spread (p10-p90).\n\n",
                     comparison.slower_threshold * 100);
   std::string rows;
+  const GateActions actions(gate);
   for (const auto* cell : cells_to_list(comparison, gate, false)) {
     if (gate) {
-      const auto action = cell_action(gate, cell->key);
+      const auto action = actions.action(cell->key);
       rows += action == GateAction::fail ? "| **FAIL** " : action == GateAction::warn ? "| WARN " : "| ";
     }
     rows += fmt::format("| {} | {} | {} |\n", changes_text(cell->changes), markdown_code(cell->key, true),

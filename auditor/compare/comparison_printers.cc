@@ -43,10 +43,11 @@ void write_comparison(const std::string& format, const Comparison& comparison, c
   write_file_atomically(path, render_comparison(format, comparison, gate));
 }
 
-void write_comparisons(const std::vector<OutputFile>& outputs, const Comparison& comparison, const GateResult* gate) {
-  std::vector<std::string> contents;
-  for (const auto& output : outputs) contents.push_back(render_comparison(output.format, comparison, gate));
-  for (std::size_t i = 0; i < outputs.size(); ++i) write_file_atomically(outputs[i].path, contents[i]);
+std::vector<std::string> write_comparisons(const std::vector<OutputFile>& outputs, const Comparison& comparison,
+                                           const GateResult* gate) {
+  std::vector<FileContent> files;
+  for (const auto& output : outputs) files.push_back({output.path, render_comparison(output.format, comparison, gate)});
+  return write_files_atomically(files);
 }
 
 }  // namespace repro_audit

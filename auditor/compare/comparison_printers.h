@@ -20,7 +20,8 @@ const std::vector<ComparisonFormat>& comparison_formats();
 std::string render_comparison(const std::string& format, const Comparison& comparison, const GateResult* gate);
 void write_comparison(const std::string& format, const Comparison& comparison, const GateResult* gate,
                       const std::string& path);
-// Renders every file before writing the first.
-void write_comparisons(const std::vector<OutputFile>& outputs, const Comparison& comparison, const GateResult* gate);
+// Renders every file before writing the first; returns a message per file that could not be written.
+std::vector<std::string> write_comparisons(const std::vector<OutputFile>& outputs, const Comparison& comparison,
+                                           const GateResult* gate);
 
 }  // namespace repro_audit

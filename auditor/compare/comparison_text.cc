@@ -35,23 +35,36 @@ std::string headline_counts_text(const Comparison& comparison) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-GateAction cell_action(const GateResult* gate, const std::string& key) {
-  GateAction action = GateAction::ignore;
-  if (gate) find_finding(*gate, key, &action);
-  return action;
+GateActions::GateActions(const GateResult* gate) {
+  if (!gate) return;
+  // The first finding for a key wins, failures before warnings, as find_finding has it.
+  for (const auto& finding : gate->failures) by_key_.emplace(finding.key, std::pair{GateAction::fail, &finding});
+  for (const auto& finding : gate->warnings) by_key_.emplace(finding.key, std::pair{GateAction::warn, &finding});
+}
+
+GateAction GateActions::action(const std::string& key) const {
+  const auto it = by_key_.find(key);
+  return it == by_key_.end() ? GateAction::ignore : it->second.first;
+}
+
+const GateFinding* GateActions::finding(const std::string& key) const {
+  const auto it = by_key_.find(key);
+  return it == by_key_.end() ? nullptr : it->second.second;
 }
 
 std::vector<const CellComparison*> cells_to_list(const Comparison& comparison, const GateResult* gate,
                                                  bool include_same) {
-  std::vector<const CellComparison*> cells;
-  for (const auto& cell : comparison.cells)
-    if (include_same || !cell.has(Change::same)) cells.push_back(&cell);
-  auto rank = [&](const CellComparison* cell) {
-    const auto action = cell_action(gate, cell->key);
+  const GateActions actions(gate);
+  std::vector<std::pair<std::pair<int, int>, const CellComparison*>> ranked;
+  for (const auto& cell : comparison.cells) {
+    if (!include_same && cell.has(Change::same)) continue;
+    const auto action = actions.action(cell.key);
     const int action_rank = action == GateAction::fail ? 0 : action == GateAction::warn ? 1 : 2;
-    return std::pair{action_rank, static_cast<int>(cell->changes.front())};
-  };
-  std::stable_sort(cells.begin(), cells.end(), [&](const auto* a, const auto* b) { return rank(a) < rank(b); });
+    ranked.push_back({{action_rank, static_cast<int>(cell.changes.front())}, &cell});
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<const CellComparison*> cells;
+  for (const auto& entry : ranked) cells.push_back(entry.second);
   return cells;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 // Wording shared by the comparison printers, so the terminal, Markdown, HTML and JUnit agree.
 #include <string>
+#include <unordered_map>
+#include <utility>
 
 #include "compare/compare.h"
 #include "compare/gate_policy.h"
@@ -17,8 +19,18 @@ std::string changes_text(const std::vector<Change>& changes);
 // "10 SAME, 1 DRIFT"
 std::string headline_counts_text(const Comparison& comparison);
 
-// What the gate did with a cell; ignore when there is no gate.
-GateAction cell_action(const GateResult* gate, const std::string& key);
+// What the gate did with each cell, by key; ignore for every cell when there is no gate. Built once
+// per printed comparison: searching the findings for each cell would be quadratic.
+class GateActions {
+ public:
+  explicit GateActions(const GateResult* gate);
+  GateAction action(const std::string& key) const;
+  // The finding behind a fail or warn, else null.
+  const GateFinding* finding(const std::string& key) const;
+
+ private:
+  std::unordered_map<std::string, std::pair<GateAction, const GateFinding*>> by_key_;
+};
 
 // "NEW-NONDETERMINISM" -> "c-new-nondeterminism": the CSS class of a headline class.
 std::string change_css_class(Change change);

@@ -5,9 +5,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
+#include "config/input_file.h"
 #include "config/user_error.h"
 #include "config/yaml_reader.h"
 
@@ -134,11 +134,7 @@ GatePolicy parse_gate_policy(const std::string& text, const std::string& source)
 }
 
 GatePolicy load_gate_policy_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UserError(fmt::format("{}: cannot read the gate policy", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_gate_policy(text.str(), path);
+  return parse_gate_policy(read_input_file(path, "gate policy", kMaxConfigBytes), path);
 }
 
 GateAction action_for(const GatePolicy& policy, bool platform_changed, Change change) {

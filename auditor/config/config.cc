@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "config/input_file.h"
 #include "config/settings.h"
 #include "config/user_error.h"
 #include "config/yaml_reader.h"
@@ -43,6 +44,9 @@ class Reader : public YamlReader {
 
   std::vector<ProbeSelection> probes(const YAML::Node& node) const {
     std::vector<ProbeSelection> result;
+    // An empty list would otherwise mean "the default suite": a surprise when the list was meant to be filled.
+    if ((node.IsSequence() || node.IsMap()) && node.size() == 0)
+      fail(node, "probes is empty; list probes, or leave the key out for the default suite");
     if (node.IsMap()) {
       for (const auto& entry : node) {
         ProbeSelection selection{scalar(entry.first, "a probe name"), {}};
@@ -129,6 +133,7 @@ Config parse_config(const std::string& text, const std::string& source, const Ca
   if (!root.IsMap())
     reader.fail(root, "the config must be a map of keys: " + fmt::format("{}", fmt::join(kKeys, ", ")));
   bool has_profiles = false;
+  YAML::Node runs_node = root;  // the repeats or processes value, for the "too few runs" message
   for (const auto& entry : root) {
     const auto key = reader.scalar(entry.first, "a key");
     const auto& value = entry.second;
@@ -144,6 +149,7 @@ Config parse_config(const std::string& text, const std::string& source, const Ca
     } else if (key == "profiles") {
       has_profiles = true;
       config.profiles = reader.scalars(value, "profiles");
+      if (config.profiles.empty()) reader.fail(value, "profiles is empty: an audit needs at least one profile");
       for (std::size_t i = 0; i < config.profiles.size(); ++i)
         if (!profiles().count(config.profiles[i]))
           reader.fail(value.IsSequence() ? value[i] : value,
@@ -155,12 +161,15 @@ Config parse_config(const std::string& text, const std::string& source, const Ca
       if (has_profiles) reader.fail(entry.first, "give either profiles or matrix, not both");
       config.axes = reader.axes(value);
       config.full_matrix = true;
+      if (config.axes.empty()) reader.fail(value, "matrix is empty: give at least one setting: [values]");
     } else if (key == "repeats") {
       config.repeats = reader.integer(value, "repeats", 1, 100000);
+      runs_node = value;
     } else if (key == "warmup") {
       config.warmup = reader.integer(value, "warmup", 0, 1000);
     } else if (key == "processes") {
       config.processes = reader.integer(value, "processes", 1, 1000);
+      runs_node = value;
     } else if (key == "seed") {
       config.seed = static_cast<std::uint64_t>(reader.integer(value, "seed", 0, 2147483647));
     } else if (key == "timeout") {
@@ -174,15 +183,42 @@ Config parse_config(const std::string& text, const std::string& source, const Ca
     }
   }
   if (has_profiles && config.full_matrix) reader.fail(root, "give either profiles or matrix, not both");
+  if (config.repeats * config.processes < 2) reader.fail(runs_node, too_few_runs(config));
   return config;
 }
 
+std::string too_few_runs(const Config& config) {
+  return fmt::format(
+      "repeats x processes is {} x {}: a verdict needs at least 2 timed runs to compare; raise repeats or processes",
+      config.repeats, config.processes);
+}
+
+void validate_config(const Config& config, const Catalogue& catalogue, const std::string& where) {
+  validate_device(config.device, where);
+  for (const auto& selection : config.probes) validate_probe_selection(selection, catalogue, where);
+  if (!config.full_matrix && config.profiles.empty())
+    throw UserError(where + ": no profiles: an audit needs at least one profile");
+  for (const auto& profile : config.profiles) validate_profile(profile, where);
+  if (config.full_matrix && config.axes.empty()) throw UserError(where + ": the full matrix needs at least one axis");
+  for (const auto& [name, values] : config.axes) {
+    if (values.empty()) throw UserError(fmt::format("{}: axis '{}' has no values", where, name));
+    validate_axis(name, values, where);
+  }
+  const auto check_range = [&](const char* what, double value, double low, double high) {
+    if (!(value >= low && value <= high))
+      throw UserError(fmt::format("{}: {} must be from {} to {}, not {}", where, what, low, high, value));
+  };
+  check_range("repeats", config.repeats, 1, 100000);
+  check_range("warmup", config.warmup, 0, 1000);
+  check_range("processes", config.processes, 1, 1000);
+  check_range("timeout", config.timeout_seconds, 0, 86400);
+  if (config.repeats * config.processes < 2) throw UserError(where + ": " + too_few_runs(config));
+  if (config.fail_on != "contradiction" && config.fail_on != "any")
+    throw UserError(fmt::format("{}: fail_on must be one of: contradiction, any, not '{}'", where, config.fail_on));
+}
+
 Config load_config_file(const std::string& path, const Catalogue& catalogue) {
-  std::ifstream in(path);
-  if (!in) throw UserError(fmt::format("{}: cannot read the config file", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_config(text.str(), path, catalogue);
+  return parse_config(read_input_file(path, "config", kMaxConfigBytes), path, catalogue);
 }
 
 void validate_probe_selection(const ProbeSelection& selection, const Catalogue& catalogue, const std::string& where) {

@@ -39,5 +39,8 @@ void validate_probe_selection(const ProbeSelection& selection, const Catalogue& 
 void validate_profile(const std::string& profile, const std::string& where);
 void validate_axis(const std::string& name, const std::vector<std::string>& values, const std::string& where);
 void validate_device(const std::string& device, const std::string& where);
+// Every rule of the YAML, for a config assembled elsewhere: command-line overrides, a journal header.
+void validate_config(const Config& config, const Catalogue& catalogue, const std::string& where);
+std::string too_few_runs(const Config& config);
 
 }  // namespace repro_audit

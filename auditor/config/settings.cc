@@ -53,7 +53,9 @@ const std::vector<SettingSpec>& setting_specs() {
        true,
        "fill new uninitialised memory with NaN when deterministic algorithms are on"},
       {"seed", {}, "0", S::in_process, true, true, "torch.manual_seed before every run"},
-      {"threads", {}, "2", S::process, true, false, "intra-op threads (at::set_num_threads)"},
+      // 0 is no thread pool at all, and more threads than any machine has cores is a typo that would only
+      // surface as a worker failing to start them.
+      {"threads", {}, "2", S::process, true, false, "intra-op threads (at::set_num_threads)", 1, 1024},
   };
   return specs;
 }
@@ -71,14 +73,18 @@ std::vector<std::string> setting_names() {
 }
 
 bool is_valid_value(const SettingSpec& spec, const std::string& value) {
-  if (spec.values.empty())
-    return !value.empty() && value.size() <= 9 &&
-           std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (spec.values.empty()) {
+    if (value.empty() || value.size() > 9 ||
+        !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return false;
+    const long number = std::stol(value);
+    return number >= spec.minimum && number <= spec.maximum;
+  }
   return std::find(spec.values.begin(), spec.values.end(), value) != spec.values.end();
 }
 
 std::string describe_values(const SettingSpec& spec) {
-  if (spec.values.empty()) return "a non-negative integer";
+  if (spec.values.empty()) return fmt::format("an integer from {} to {}", spec.minimum, spec.maximum);
   return fmt::format("{}", fmt::join(spec.values, ", "));
 }
 

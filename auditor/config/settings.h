@@ -18,6 +18,9 @@ struct SettingSpec {
   bool on_cpu;
   bool on_cuda;
   std::string help;
+  // Integer settings only: the accepted range.
+  long minimum = 0;
+  long maximum = 999999999;
 };
 
 // One concrete value per setting, keyed by setting name; "n/a" where the setting does not apply.

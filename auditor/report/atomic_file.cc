@@ -46,4 +46,14 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   }
 }
 
+std::vector<std::string> write_files_atomically(const std::vector<FileContent>& files) {
+  std::vector<std::string> failures;
+  for (const auto& file : files) try {
+      write_file_atomically(file.path, file.content);
+    } catch (const UserError& error) {
+      failures.push_back(error.what());
+    }
+  return failures;
+}
+
 }  // namespace repro_audit

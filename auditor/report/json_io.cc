@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include <stdexcept>
 
+#include "config/input_file.h"
 #include "config/user_error.h"
 
 namespace repro_audit {
@@ -172,6 +173,45 @@ CellReport cell_from_json(const json& j) {
   return report;
 }
 
+// A digest that is not one would reach compare as a change, or as the absence of one.
+class BadDigest : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+void check_digest(const std::string& digest, const char* what, bool may_be_empty) {
+  if ((may_be_empty && digest.empty()) || is_digest(digest)) return;
+  throw BadDigest(fmt::format("{} '{}' is not 32 lower-case hex digits", what, digest));
+}
+
+void check_digests(const CellReport& report) {
+  check_digest(report.verdict.digest, "digest", true);
+  check_digest(report.verdict.kernel_digest, "kernel_digest", true);
+  for (const auto& observation : report.observations) {
+    for (const auto& run : observation.runs) {
+      check_digest(run.digest, "run digest", false);
+      check_digest(run.kernel_digest, "run kernel_digest", true);
+      for (const auto& output : run.outputs) check_digest(output.second, "output digest", false);
+    }
+    for (const auto& sequence : observation.kernel_sequences)
+      check_digest(sequence.first, "kernel sequence digest", false);
+  }
+}
+
+// A mistake in a cell is kept, not thrown, until the schema says the file is a report at all.
+void add_cell(ParsedReport& parsed, const json& j) {
+  if (parsed.cell_error) return;
+  const auto index = parsed.cells.size();
+  try {
+    parsed.cells.push_back(cell_from_json(j));
+    check_digests(parsed.cells.back());
+  } catch (const json::exception& error) {
+    parsed.cell_error = fmt::format("cells[{}]: {}", index, error.what());
+  } catch (const BadDigest& error) {
+    parsed.cell_error = fmt::format("cells[{}] ({}): {}", index, parsed.cells.back().cell.key, error.what());
+  }
+}
+
 }  // namespace
 
 json report_to_json(const Report& report) {
@@ -204,19 +244,24 @@ json report_to_json(const Report& report) {
   return j;
 }
 
-Report report_from_json(const json& j, const std::string& source) {
-  if (!j.is_object() || j.value("schema", "") != kReportSchema)
+Report report_from_parsed(ParsedReport&& parsed, const std::string& source) {
+  auto& j = parsed.header;
+  const auto schema = j.is_object() ? j.find("schema") : j.end();
+  if (schema == j.end() || *schema != kReportSchema)
     throw UserError(fmt::format("{}: not a repro-audit report (expected \"schema\": \"{}\")", source, kReportSchema));
   try {
     Report report;
     report.tool_version = j.value("tool_version", "");
-    report.environment = j.value("environment", json::object());
-    report.config = j.value("config", json::object());
+    if (j.contains("environment")) report.environment = std::move(j["environment"]);
+    if (j.contains("config")) report.config = std::move(j["config"]);
     report.device = j.value("device", "");
     report.columns = j.value("columns", std::vector<std::string>{});
     report.duration_seconds = j.value("duration_seconds", 0.0);
     report.complete = j.value("complete", true);
-    for (const auto& cell : j.at("cells")) report.cells.push_back(cell_from_json(cell));
+    if (!j.contains("cells") || !j["cells"].is_array())
+      throw UserError(fmt::format("{}: malformed report: \"cells\" must be an array", source));
+    if (parsed.cell_error) throw UserError(fmt::format("{}: malformed report: {}", source, *parsed.cell_error));
+    report.cells = std::move(parsed.cells);
     report.notes = find_setting_notes(report.cells);
     return report;
   } catch (const json::exception& error) {
@@ -224,22 +269,32 @@ Report report_from_json(const json& j, const std::string& source) {
   }
 }
 
-Report parse_report(const std::string& text, const std::string& source) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& error) {
-    throw UserError(fmt::format("{}: byte {}: invalid JSON: {}", source, error.byte, error.what()));
-  } catch (const json::exception& error) {  // e.g. a number too large for any numeric type
-    throw UserError(fmt::format("{}: invalid JSON: {}", source, error.what()));
+ParsedReport parse_report_json(const std::string& text, const std::string& source) {
+  ParsedReport parsed;
+  parsed.header = parse_json_input(text, source, "cells", [&](json&& cell) { add_cell(parsed, cell); });
+  return parsed;
+}
+
+Report report_from_json(const json& j, const std::string& source) {
+  ParsedReport parsed;
+  const auto cells = j.is_object() ? j.find("cells") : j.end();
+  if (cells == j.end() || !cells->is_array()) {
+    parsed.header = j;
+  } else {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (it != cells) parsed.header[it.key()] = *it;
+    parsed.header["cells"] = json::array();
+    for (const auto& cell : *cells) add_cell(parsed, cell);
   }
-  return report_from_json(j, source);
+  return report_from_parsed(std::move(parsed), source);
+}
+
+Report parse_report(const std::string& text, const std::string& source) {
+  return report_from_parsed(parse_report_json(text, source), source);
 }
 
 Report load_report_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UserError(fmt::format("{}: cannot read the report", path));
-  return parse_report(std::string(std::istreambuf_iterator<char>(in), {}), path);
+  return parse_report(read_input_file(path, "report", kMaxReportBytes), path);
 }
 
 }  // namespace repro_audit

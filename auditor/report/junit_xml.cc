@@ -41,20 +41,22 @@ std::string testcase(const JUnitCase& test) {
 }  // namespace
 
 std::string junit_document(const std::string& name, const std::vector<JUnitCase>& cases) {
+  // Each suite's cases gathered once: scanning every case for each suite would be quadratic.
   std::vector<std::string> suites;
   std::map<std::string, Counts> counts;
+  std::map<std::string, std::vector<const JUnitCase*>> members;
   Counts total;
   for (const auto& test : cases) {
     if (!counts.count(test.suite)) suites.push_back(test.suite);
     counts[test.suite].add(test);
+    members[test.suite].push_back(&test);
     total.add(test);
   }
   auto xml = fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\" {}>\n", xml_escape(name),
                          total.attributes());
   for (const auto& suite : suites) {
     xml += fmt::format("  <testsuite name=\"{}\" {}>\n", xml_escape(suite), counts[suite].attributes());
-    for (const auto& test : cases)
-      if (test.suite == suite) xml += testcase(test);
+    for (const auto* test : members[suite]) xml += testcase(*test);
     xml += "  </testsuite>\n";
   }
   return xml + "</testsuites>\n";

@@ -44,10 +44,10 @@ void write_report(const std::string& format, const Report& report, const std::st
   write_file_atomically(path, render_report(format, report));
 }
 
-void write_reports(const std::vector<OutputFile>& outputs, const Report& report) {
-  std::vector<std::string> contents;
-  for (const auto& output : outputs) contents.push_back(render_report(output.format, report));
-  for (std::size_t i = 0; i < outputs.size(); ++i) write_file_atomically(outputs[i].path, contents[i]);
+std::vector<std::string> write_reports(const std::vector<OutputFile>& outputs, const Report& report) {
+  std::vector<FileContent> files;
+  for (const auto& output : outputs) files.push_back({output.path, render_report(output.format, report)});
+  return write_files_atomically(files);
 }
 
 }  // namespace repro_audit

@@ -28,7 +28,8 @@ struct OutputFile {
 };
 
 // Every requested file; all are rendered before the first is written, so an unknown format leaves
-// no partial set behind.
-void write_reports(const std::vector<OutputFile>& outputs, const Report& report);
+// no partial set behind. A file that cannot be written does not stop the others: returns a message
+// per failed file.
+std::vector<std::string> write_reports(const std::vector<OutputFile>& outputs, const Report& report);
 
 }  // namespace repro_audit

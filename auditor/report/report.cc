@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <map>
 #include <set>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
 
 namespace repro_audit {
 namespace {
@@ -26,34 +31,61 @@ void fill_cost_ratios(std::vector<CellReport>& cells) {
 
 }  // namespace
 
+// Two deterministic cells of a variant whose bits differ and whose settings differ in one setting
+// only: that setting changes the bits. Comparing every pair of cells was quadratic; instead each cell
+// goes, once per setting, into the bucket of cells equal to it in everything but that setting.
 std::vector<SettingNote> find_setting_notes(const std::vector<CellReport>& cells) {
-  std::vector<SettingNote> notes;
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::set<std::string>> changing;
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    const auto& a = cells[i];
-    if (a.verdict.kind != VerdictKind::deterministic) continue;
-    for (std::size_t j = i + 1; j < cells.size(); ++j) {
-      const auto& b = cells[j];
-      if (b.verdict.kind != VerdictKind::deterministic || a.cell.probe != b.cell.probe ||
-          a.cell.variant != b.cell.variant || a.cell.device != b.cell.device || a.verdict.digest == b.verdict.digest)
-        continue;
-      // Two deterministic cells with different bits: note the setting when it is their only difference.
-      std::vector<std::string> differing;
-      bool comparable = b.cell.settings.size() == a.cell.settings.size();
-      for (const auto& [name, value] : a.cell.settings) {
-        auto other = b.cell.settings.find(name);
-        if (other == b.cell.settings.end())
-          comparable = false;  // not the same settings at all
-        else if (other->second != value)
-          differing.push_back(name);
+  struct Member {
+    const std::string* value;
+    const std::string* digest;
+  };
+  struct Bucket {
+    const Cell* first = nullptr;
+    const std::string* setting = nullptr;
+    std::vector<Member> members;
+  };
+  std::unordered_map<std::string, Bucket> buckets;
+  auto append = [](std::string& key, const std::string& text) {  // length-prefixed: no text can fake a boundary
+    key += std::to_string(text.size());
+    key += ':';
+    key += text;
+  };
+  for (const auto& report : cells) {
+    if (report.verdict.kind != VerdictKind::deterministic) continue;
+    const auto& cell = report.cell;
+    for (const auto& [setting, value] : cell.settings) {
+      std::string key;
+      for (const auto* part : {&cell.probe, &cell.variant, &cell.device, &setting}) append(key, *part);
+      for (const auto& [name, other] : cell.settings) {
+        append(key, name);
+        if (name != setting) append(key, other);
       }
-      if (!comparable) continue;
-      if (differing.size() != 1) continue;
-      auto& values = changing[{a.cell.probe, a.cell.variant, a.cell.device, differing[0]}];
-      values.insert(a.cell.settings.at(differing[0]));
-      values.insert(b.cell.settings.at(differing[0]));
+      auto& bucket = buckets[key];
+      if (!bucket.first) bucket = {&cell, &setting, {}};
+      bucket.members.push_back({&value, &report.verdict.digest});
     }
   }
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::set<std::string>> changing;
+  for (const auto& [key, bucket] : buckets) {
+    if (bucket.members.size() < 2) continue;
+    // A member's value changes the bits when another member has both another value and another
+    // digest: by inclusion-exclusion, those are all but the ones sharing its value or its digest.
+    std::unordered_map<std::string_view, std::size_t> by_value, by_digest;
+    std::map<std::pair<std::string_view, std::string_view>, std::size_t> by_both;
+    for (const auto& member : bucket.members) {
+      ++by_value[*member.value];
+      ++by_digest[*member.digest];
+      ++by_both[{*member.value, *member.digest}];
+    }
+    for (const auto& member : bucket.members) {
+      const auto others = bucket.members.size() + by_both[{*member.value, *member.digest}] - by_value[*member.value] -
+                          by_digest[*member.digest];
+      if (others > 0)
+        changing[{bucket.first->probe, bucket.first->variant, bucket.first->device, *bucket.setting}].insert(
+            *member.value);
+    }
+  }
+  std::vector<SettingNote> notes;
   for (const auto& [where, values] : changing) {
     const auto& [probe, variant, device, setting] = where;
     std::vector<std::string> list(values.begin(), values.end());

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fmt/ranges.h>
 #include <map>
+#include <set>
 
 namespace repro_audit {
 namespace {
@@ -68,10 +69,11 @@ std::string verdict_mark(const CellReport& cell) {
 
 void print_matrix(const Report& report, std::ostream& out, const TerminalOptions& options) {
   std::vector<std::string> rows;
+  std::set<std::string> seen_rows;  // searching `rows` for each cell would be quadratic
   std::map<std::pair<std::string, std::string>, const CellReport*> by_position;
   for (const auto& cell : report.cells) {
     const auto row = cell.cell.probe + "/" + cell.cell.variant;
-    if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+    if (seen_rows.insert(row).second) rows.push_back(row);
     by_position[{row, cell.cell.label}] = &cell;
   }
   std::size_t row_width = 8;
@@ -128,7 +130,12 @@ void print_summary(const Report& report, const std::string& fail_on, std::ostrea
   std::vector<std::string> parts;
   for (const auto& [kind, count] : counts) parts.push_back(fmt::format("{} {}", count, to_string(kind)));
   const bool failed = audit_failed(report, fail_on);
-  const char* outcome = !report.complete ? "INTERRUPTED" : failed ? "FAILED" : "passed";
+  const bool audited_any =
+      std::any_of(report.cells.begin(), report.cells.end(), [](const auto& cell) { return !is_skipped(cell.verdict); });
+  const char* outcome = !report.complete ? "INTERRUPTED"
+                        : failed         ? "FAILED"
+                        : !audited_any   ? "NOTHING AUDITED"
+                                         : "passed";
   out << fmt::format("\n{} cells{}{}; {:.1f} s; {}\n", report.cells.size(), parts.empty() ? "" : ": ",
                      fmt::join(parts, ", "), report.duration_seconds, outcome);
 }

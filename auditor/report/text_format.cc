@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 namespace repro_audit {
 using nlohmann::json;
@@ -150,13 +151,16 @@ std::vector<std::pair<std::string, std::vector<KernelRecord>>> kernel_sequences(
 }
 
 std::vector<MatrixRow> verdict_matrix(const Report& report) {
+  // Rows and columns by name: searching the lists for each cell would be quadratic.
+  std::unordered_map<std::string, std::size_t> row_of, column_of;
+  for (std::size_t i = 0; i < report.columns.size(); ++i) column_of.emplace(report.columns[i], i);
   std::vector<MatrixRow> rows;
   for (const auto& cell : report.cells) {
     const auto name = cell.cell.probe + "/" + cell.cell.variant;
-    auto row = std::find_if(rows.begin(), rows.end(), [&](const MatrixRow& r) { return r.name == name; });
-    if (row == rows.end()) row = rows.insert(rows.end(), {name, std::vector<const CellReport*>(report.columns.size())});
-    const auto column = std::find(report.columns.begin(), report.columns.end(), cell.cell.label);
-    if (column != report.columns.end()) row->cells[column - report.columns.begin()] = &cell;
+    const auto [row, added] = row_of.emplace(name, rows.size());
+    if (added) rows.push_back({name, std::vector<const CellReport*>(report.columns.size())});
+    const auto column = column_of.find(cell.cell.label);
+    if (column != column_of.end()) rows[row->second].cells[column->second] = &cell;
   }
   return rows;
 }

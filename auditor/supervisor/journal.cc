@@ -1,10 +1,15 @@
 #include "supervisor/journal.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
-
+#include "config/input_file.h"
 #include "config/user_error.h"
 #include "hash/digest.h"
 #include "report/atomic_file.h"
@@ -15,38 +20,95 @@ namespace {
 
 namespace fs = std::filesystem;
 constexpr const char* kHeaderFile = "audit.json";
+constexpr const char* kLockFile = "lock";
 
 nlohmann::json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw UserError(fmt::format("{}: cannot read", path.string()));
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& error) {
-    throw UserError(fmt::format("{}: malformed journal file: {}", path.string(), error.what()));
+  return parse_json_input(read_input_file(path.string(), "journal file", kMaxJournalBytes), path.string());
+}
+
+// Creates the folder when asked; a file in its place, or a folder that cannot be made, is the user's to fix.
+void prepare_folder(const std::string& folder, bool create) {
+  std::error_code error;
+  if (fs::exists(folder, error) && !fs::is_directory(folder, error))
+    throw UserError(fmt::format("{}: not a folder; give a folder for the journal", folder));
+  if (create) fs::create_directories(folder, error);
+  if (error) throw UserError(fmt::format("{}: cannot create the journal folder: {}", folder, error.message()));
+  if (!fs::is_directory(folder, error)) {
+    if (fs::exists(folder, error))
+      throw UserError(fmt::format("{}: not a folder; give a folder for the journal", folder));
+    throw UserError(fmt::format("{}: no such journal folder", folder));
   }
+}
+
+// flock, not a lock file's existence: the lock ends with its holder, even after kill -9.
+int lock_folder(const std::string& folder) {
+  const auto path = (fs::path(folder) / kLockFile).string();
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw UserError(fmt::format("{}: cannot lock the journal: {}", path, std::strerror(errno)));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int reason = errno;
+    char holder[32] = {};
+    const auto n = ::pread(fd, holder, sizeof holder - 1, 0);
+    ::close(fd);
+    if (reason == EWOULDBLOCK)
+      throw UserError(
+          fmt::format("{}: the journal is in use by another running audit{}; wait for it to end or give "
+                      "another --journal",
+                      folder, n > 0 ? fmt::format(" (pid {})", std::string(holder, n)) : ""));
+    throw UserError(fmt::format("{}: cannot lock the journal: {}", path, std::strerror(reason)));
+  }
+  const auto pid = std::to_string(::getpid());
+  if (::ftruncate(fd, 0) == 0 && ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    // The pid only makes the "in use" message friendlier; the lock itself is taken.
+  }
+  return fd;
 }
 
 }  // namespace
 
+Journal::Journal(Journal&& other) noexcept
+    : folder_(std::move(other.folder_)), header_(std::move(other.header_)), lock_fd_(other.lock_fd_) {
+  other.lock_fd_ = -1;
+}
+
+Journal::~Journal() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
 Journal Journal::create(const std::string& folder, const nlohmann::json& header) {
-  fs::create_directories(folder);
-  if (fs::exists(fs::path(folder) / kHeaderFile))
+  prepare_folder(folder, true);
+  const int lock = lock_folder(folder);
+  if (fs::exists(fs::path(folder) / kHeaderFile)) {
+    ::close(lock);
     throw UserError(fmt::format("{}: already holds a journal; resume it with --resume {}", folder, folder));
+  }
   auto full = header;
   full["schema"] = kJournalSchema;
-  write_file_atomically((fs::path(folder) / kHeaderFile).string(), full.dump(2) + "\n");
-  return Journal(folder, full);
+  try {
+    write_file_atomically((fs::path(folder) / kHeaderFile).string(), full.dump(2) + "\n");
+  } catch (...) {
+    ::close(lock);
+    throw;
+  }
+  return Journal(folder, full, lock);
 }
 
 Journal Journal::open(const std::string& folder) {
-  const auto header_path = fs::path(folder) / kHeaderFile;
-  if (!fs::exists(header_path))
-    throw UserError(fmt::format("{}: not a repro-audit journal (no {})", folder, kHeaderFile));
-  auto header = read_json(header_path);
-  if (!header.is_object() || header.value("schema", "") != kJournalSchema)
-    throw UserError(fmt::format("{}: not a repro-audit journal (expected \"schema\": \"{}\")", header_path.string(),
-                                kJournalSchema));
-  return Journal(folder, std::move(header));
+  prepare_folder(folder, false);
+  const int lock = lock_folder(folder);
+  try {
+    const auto header_path = fs::path(folder) / kHeaderFile;
+    if (!fs::exists(header_path))
+      throw UserError(fmt::format("{}: not a repro-audit journal (no {})", folder, kHeaderFile));
+    auto header = read_json(header_path);
+    if (!header.is_object() || header.value("schema", "") != kJournalSchema)
+      throw UserError(fmt::format("{}: not a repro-audit journal (expected \"schema\": \"{}\")", header_path.string(),
+                                  kJournalSchema));
+    return Journal(folder, std::move(header), lock);
+  } catch (...) {
+    ::close(lock);
+    throw;
+  }
 }
 
 void Journal::record(const Cell& cell, const ProcessObservation& observation) const {
@@ -55,16 +117,20 @@ void Journal::record(const Cell& cell, const ProcessObservation& observation) co
   write_file_atomically((fs::path(folder_) / name).string(), entry.dump() + "\n");
 }
 
-std::vector<JournalEntry> Journal::entries() const {
-  std::vector<JournalEntry> result;
+JournalEntries Journal::entries() const {
+  JournalEntries result;
   for (const auto& file : fs::directory_iterator(folder_)) {
     const auto name = file.path().filename().string();
     if (name.rfind("cell-", 0) != 0 || file.path().extension() != ".json") continue;  // temporaries start with '.'
-    const auto entry = read_json(file.path());
     try {
-      result.push_back({entry.at("key").get<std::string>(), entry.at("observation").get<ProcessObservation>()});
-    } catch (const nlohmann::json::exception& error) {
-      throw UserError(fmt::format("{}: malformed journal entry: {}", file.path().string(), error.what()));
+      const auto entry = read_json(file.path());
+      result.entries.push_back({entry.at("key").get<std::string>(), entry.at("observation").get<ProcessObservation>()});
+      result.entries.back().observation.process = entry.at("process").get<int>();
+    } catch (const std::exception& error) {
+      // A torn disk or a hand edit loses one cell run, not the audit: it runs again and its new entry
+      // replaces this file (entries are named by cell and process).
+      result.warnings.push_back(
+          fmt::format("{}: skipped, its cell runs again: {}", file.path().string(), error.what()));
     }
   }
   return result;

@@ -1,7 +1,7 @@
 #pragma once
 // The audit's journal: a folder holding the audit's header and one file per finished cell run
 // (cell, process), each written atomically the moment it arrives. A killed audit resumes from it
-// without repeating or losing a cell.
+// without repeating or losing a cell. One audit at a time: an open journal holds an exclusive lock.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -19,23 +19,36 @@ struct JournalEntry {
   ProcessObservation observation;
 };
 
+struct JournalEntries {
+  std::vector<JournalEntry> entries;
+  std::vector<std::string> warnings;  // unreadable entries, skipped: their cell runs again
+};
+
 class Journal {
  public:
   // Starts a journal in `folder` (created; it must not already hold one).
   static Journal create(const std::string& folder, const nlohmann::json& header);
-  // Opens an existing journal; throws UserError when the folder holds none or a file is malformed.
+  // Opens an existing journal; throws UserError when the folder holds none or its header is malformed.
   static Journal open(const std::string& folder);
+  // Both throw UserError when another audit holds the journal.
+
+  Journal(Journal&& other) noexcept;
+  Journal& operator=(Journal&&) = delete;
+  Journal(const Journal&) = delete;
+  ~Journal();
 
   const std::string& folder() const { return folder_; }
   const nlohmann::json& header() const { return header_; }
   void record(const Cell& cell, const ProcessObservation& observation) const;
-  // Every finished cell run, in no particular order.
-  std::vector<JournalEntry> entries() const;
+  // Every finished cell run, in no particular order; a corrupt entry is skipped with a warning.
+  JournalEntries entries() const;
 
  private:
-  Journal(std::string folder, nlohmann::json header) : folder_(std::move(folder)), header_(std::move(header)) {}
+  Journal(std::string folder, nlohmann::json header, int lock_fd)
+      : folder_(std::move(folder)), header_(std::move(header)), lock_fd_(lock_fd) {}
   std::string folder_;
   nlohmann::json header_;
+  int lock_fd_ = -1;
 };
 
 }  // namespace repro_audit

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
+#include <csignal>
 
 #include "config/settings.h"
 #include "report/json_io.h"
@@ -32,10 +32,13 @@ class BatchRunner {
       if (!options.finished.count({cell.key, process})) remaining_.push_back(cell);
   }
 
-  // Starts workers until every remaining cell has an observation.
-  void run() {
-    int attempt = 0;
-    while (!remaining_.empty() && !options_.stop_requested()) run_worker(attempt++);
+  // Starts workers until every remaining cell has an observation; false when interrupted.
+  bool run() {
+    while (!remaining_.empty() && !interrupted_) {
+      if (options_.stop_requested()) return false;
+      run_worker();
+    }
+    return !interrupted_;
   }
 
  private:
@@ -53,14 +56,10 @@ class BatchRunner {
     return nullptr;
   }
 
-  void run_worker(int attempt) {
-    const auto log =
-        (std::filesystem::path(options_.log_folder) /
-         fmt::format("worker-{}-p{}-{}.log",
-                     std::hash<std::string>{}(canonical_settings(batch_.process_settings)) % 100000, process_, attempt))
-            .string();
+  void run_worker() {
     WorkerProcess worker({options_.executable, "worker"}, worker_environment(batch_.process_settings),
-                         batch_request(batch_, remaining_, process_, options_).dump() + "\n", log);
+                         batch_request(batch_, remaining_, process_, options_).dump() + "\n",
+                         options_.temporary_folder);
     const Cell* in_flight = nullptr;
     auto deadline = Clock::now() + kStartupAllowance;
     std::string line;
@@ -102,6 +101,11 @@ class BatchRunner {
     }
     const auto ending = worker.wait();
     if (remaining_.empty()) return;
+    // Ended because a person stopped the audit: whatever it was running is not a verdict.
+    if (options_.stop_requested() || is_interruption_signal(worker.signal())) {
+      interrupted_ = true;
+      return;
+    }
     // The worker died: blame the cell it was running, or the first one when it died before starting any.
     const auto tail = worker.log_tail(600);
     const auto message =
@@ -116,6 +120,7 @@ class BatchRunner {
   const SupervisorOptions& options_;
   Observations& observations_;
   std::vector<Cell> remaining_;
+  bool interrupted_ = false;
 };
 
 }  // namespace
@@ -140,13 +145,18 @@ std::map<std::string, std::string> worker_environment(const FlagSet& process_set
   return environment;
 }
 
-Observations run_batches(const std::vector<Batch>& batches, const SupervisorOptions& options) {
-  Observations observations;
+bool is_interruption_signal(int signal) { return signal == SIGINT || signal == SIGHUP; }
+
+SupervisedRuns run_batches(const std::vector<Batch>& batches, const SupervisorOptions& options) {
+  SupervisedRuns result;
   // Batch by batch, so an interrupted audit has whole cells (every process) to report.
   for (const auto& batch : batches)
     for (int process = 0; process < options.processes; ++process)
-      BatchRunner(batch, process, options, observations).run();
-  return observations;
+      if (!BatchRunner(batch, process, options, result.observations).run()) {
+        result.interrupted = true;
+        return result;
+      }
+  return result;
 }
 
 }  // namespace repro_audit

@@ -20,7 +20,7 @@ struct SupervisorOptions {
   int repeats = 10;
   int warmup = 1;
   int processes = 2;
-  std::string log_folder;  // worker stderr logs
+  std::string temporary_folder = "/tmp";  // holds the workers' (unlinked) stderr logs
   // (cell key, process index) pairs already finished, e.g. from a journal: not run again.
   std::set<std::pair<std::string, int>> finished;
   std::function<void(const Cell&, const ProcessObservation&)> on_cell;
@@ -37,6 +37,16 @@ nlohmann::json batch_request(const Batch& batch, const std::vector<Cell>& cells,
 // The worker's environment for a batch: CUBLAS_WORKSPACE_CONFIG set or removed.
 std::map<std::string, std::string> worker_environment(const FlagSet& process_settings);
 
-Observations run_batches(const std::vector<Batch>& batches, const SupervisorOptions& options);
+struct SupervisedRuns {
+  Observations observations;
+  // A stop was requested, or a worker was ended by SIGINT/SIGHUP from outside: the cell it was
+  // running got no observation (an interrupted cell is never a verdict) and no further cell started.
+  bool interrupted = false;
+};
+
+SupervisedRuns run_batches(const std::vector<Batch>& batches, const SupervisorOptions& options);
+
+// A worker ended by one of these signals was interrupted by a person, not crashed by its cell.
+bool is_interruption_signal(int signal);
 
 }  // namespace repro_audit

@@ -4,16 +4,17 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include "config/user_error.h"
 
 extern char** environ;
 
@@ -40,6 +41,15 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 }  // namespace
 
+int anonymous_file(const std::string& folder) {
+  std::string path = (folder.empty() ? std::string("/tmp") : folder) + "/repro-audit-worker-log.XXXXXX";
+  const int fd = ::mkostemp(path.data(), O_CLOEXEC);
+  if (fd < 0)
+    throw UserError(fmt::format("{}: cannot create a temporary file there: {}", folder, std::strerror(errno)));
+  ::unlink(path.c_str());
+  return fd;
+}
+
 std::string signal_name(int signal) {
   const char* abbreviation = sigabbrev_np(signal);
   return abbreviation ? fmt::format("SIG{}", abbreviation) : fmt::format("signal {}", signal);
@@ -47,8 +57,8 @@ std::string signal_name(int signal) {
 
 WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
                              const std::map<std::string, std::string>& environment, const std::string& input,
-                             const std::string& log_path)
-    : log_path_(log_path) {
+                             const std::string& temporary_folder)
+    : log_fd_(anonymous_file(temporary_folder)) {
   int input_pipe[2], output_pipe[2];
   if (pipe2(input_pipe, O_CLOEXEC) != 0 || pipe2(output_pipe, O_CLOEXEC) != 0)
     throw std::runtime_error(fmt::format("pipe failed: {}", std::strerror(errno)));
@@ -56,12 +66,18 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, input_pipe[0], 0);
   posix_spawn_file_actions_adddup2(&actions, output_pipe[1], 1);
-  posix_spawn_file_actions_addopen(&actions, 2, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, log_fd_, 2);
+  // A process group of its own: the terminal's SIGINT/SIGQUIT go to the supervisor's group only.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   auto args = argv;
   auto env = merged_environment(environment);
   auto arg_pointers = pointers(args);
   auto env_pointers = pointers(env);
-  const int rc = posix_spawn(&pid_, args[0].c_str(), &actions, nullptr, arg_pointers.data(), env_pointers.data());
+  const int rc = posix_spawn(&pid_, args[0].c_str(), &actions, &attributes, arg_pointers.data(), env_pointers.data());
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(input_pipe[0]);
   ::close(output_pipe[1]);
@@ -86,6 +102,7 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
 WorkerProcess::~WorkerProcess() {
   if (!reaped_) terminate(std::chrono::milliseconds(200));
   if (output_fd_ >= 0) ::close(output_fd_);
+  if (log_fd_ >= 0) ::close(log_fd_);
 }
 
 WorkerProcess::ReadStatus WorkerProcess::read_line(std::string& line, std::chrono::steady_clock::time_point deadline) {
@@ -142,11 +159,14 @@ std::string WorkerProcess::wait() {
 }
 
 std::string WorkerProcess::log_tail(std::size_t max_bytes) const {
-  std::ifstream in(log_path_);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto log = text.str();
-  if (log.size() > max_bytes) log = "..." + log.substr(log.size() - max_bytes);
+  struct stat status {};
+  if (::fstat(log_fd_, &status) != 0) return "";
+  const auto size = static_cast<std::size_t>(status.st_size);
+  const auto start = size > max_bytes ? size - max_bytes : 0;
+  std::string log(size - start, '\0');
+  const auto n = ::pread(log_fd_, log.data(), log.size(), static_cast<off_t>(start));
+  log.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  if (start > 0) log = "..." + log;
   while (!log.empty() && (log.back() == '\n' || log.back() == ' ')) log.pop_back();
   return log;
 }

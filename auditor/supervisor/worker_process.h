@@ -1,6 +1,8 @@
 #pragma once
 // One `repro-audit worker` child: its batch goes in on stdin, JSON lines come back on stdout,
-// its stderr goes to a log file kept for crash reports.
+// its stderr goes to an unlinked file in the temporary folder, read back for crash reports: nothing
+// is left behind, even when the supervisor is killed. The child runs in a process group of its own,
+// so a Ctrl-C on the terminal reaches only the supervisor, which then ends its workers.
 #include <sys/types.h>
 
 #include <chrono>
@@ -13,9 +15,10 @@ namespace repro_audit {
 
 class WorkerProcess {
  public:
-  // `environment` entries override the parent's; an empty value removes the variable.
+  // `environment` entries override the parent's; an empty value removes the variable. The log file
+  // is created (and at once unlinked) in `temporary_folder`.
   WorkerProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& environment,
-                const std::string& input, const std::string& log_path);
+                const std::string& input, const std::string& temporary_folder);
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -29,18 +32,22 @@ class WorkerProcess {
   // Reaps the child; a description of how it ended: "exit 0", "signal SIGSEGV".
   std::string wait();
   bool killed_by_signal() const { return signal_ != 0; }
+  int signal() const { return signal_; }
   std::string log_tail(std::size_t max_bytes) const;
 
  private:
   pid_t pid_ = -1;
   int output_fd_ = -1;
   std::string buffer_;
-  std::string log_path_;
+  int log_fd_ = -1;
   bool reaped_ = false;
   int signal_ = 0;
   int exit_code_ = 0;
 };
 
 std::string signal_name(int signal);
+
+// Creates and unlinks a file in `folder`; returns its descriptor. Throws UserError naming the folder.
+int anonymous_file(const std::string& folder);
 
 }  // namespace repro_audit

@@ -1,11 +1,13 @@
 #include "compare/baseline.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <unistd.h>
 
 #include "config/user_error.h"
+#include "hostile_inputs.h"
 #include "report/atomic_file.h"
 #include "report/json_io.h"
 #include "sample_reports.h"
@@ -57,7 +59,7 @@ TEST(Baseline, YamlRoundTripKeepsEveryField) {
   report.environment["empty"] = "";
   report.environment["ratio"] = 0.1;
   report.environment["nothing"] = nullptr;
-  report.cells[0].verdict.digest = "1234567890";
+  report.cells[0].verdict.digest = "12345678901234567890123456789e12";  // hex, and a float to YAML
   const auto baseline = baseline_from_report(report);
   const auto yaml = baseline_to_yaml(baseline);
   EXPECT_EQ(yaml.rfind("schema: repro-audit.baseline/1\n", 0), 0u) << yaml;
@@ -116,11 +118,114 @@ TEST(Baseline, UnknownKeysFieldsAndVerdictsNameTheValidChoices) {
   EXPECT_NE(error_of(head + "cells:\n  k:\n    verdict: deterministic\n    median_ns: fast\n")
                 .find("base.yaml:5:16: median_ns must be a non-negative integer, not 'fast'"),
             std::string::npos);
-  EXPECT_NE(error_of(head + "cells:\n  k:\n    digest: ab\n").find("base.yaml:4:5: cell 'k' has no verdict"),
+  EXPECT_NE(error_of(head + "cells:\n  k:\n    digest: 0123456789abcdef0123456789abcdef\n")
+                .find("base.yaml:4:5: cell 'k' has no verdict"),
             std::string::npos);
   EXPECT_NE(error_of(head + "cells:\n  k: {verdict: raises}\n  k: {verdict: raises}\n")
-                .find("base.yaml:4:3: cell 'k' appears twice"),
+                .find("base.yaml:4:3: duplicate key 'k' (first at line 3)"),
             std::string::npos);
+}
+
+TEST(Baseline, DigestsMustBeThirtyTwoLowerCaseHexDigits) {
+  const std::string head = "schema: repro-audit.baseline/1\ncells:\n  k:\n    verdict: deterministic\n";
+  for (const auto& bad :
+       {std::string("0123456789ABCDEF0123456789ABCDEF"), std::string(31, 'a'), std::string(32, 'g')}) {
+    EXPECT_EQ(error_of(head + "    digest: " + bad + "\n"),
+              "base.yaml:5:13: digest '" + bad + "' is not 32 lower-case hex digits");
+    EXPECT_EQ(error_of(head + "    kernel_digest: " + bad + "\n"),
+              "base.yaml:5:20: kernel_digest '" + bad + "' is not 32 lower-case hex digits");
+  }
+  EXPECT_EQ(error_of(head + "    digest: 0123456789abcdef0123456789abcdef\n"), "no error");
+}
+
+TEST(Baseline, DuplicateKeysAreErrorsAtTheSecondOne) {
+  const std::string head = "schema: repro-audit.baseline/1\n";
+  EXPECT_EQ(error_of(head + "schema: repro-audit.baseline/1\n"),
+            "base.yaml:2:1: duplicate key 'schema' (first at line 1)");
+  EXPECT_EQ(error_of(head + "cells:\n  k:\n    verdict: raises\n    verdict: error\n"),
+            "base.yaml:5:5: duplicate key 'verdict' (first at line 4)");
+  EXPECT_EQ(error_of(head + "environment: {cuda: {driver: 1, driver: 2}}\n"),
+            "base.yaml:2:33: duplicate key 'driver' (first at line 2)");
+}
+
+TEST(Baseline, ASecondDocumentIsAnError) {
+  const std::string one = "schema: repro-audit.baseline/1\ncells: {}\n";
+  EXPECT_EQ(error_of(one + "---\n" + one),
+            "base.yaml:3:1: a second YAML document starts here; the file must hold one document");
+}
+
+TEST(Baseline, DeepNestingAndAliasBombsStopAtLoad) {
+  EXPECT_EQ(error_of("schema: repro-audit.baseline/1\nenvironment: {a: " + testing::nested_lists(100000) + "}\n"),
+            "base.yaml:2:80: YAML nested deeper than 64 levels");
+  const auto bomb = error_of("schema: repro-audit.baseline/1\nenvironment:\n" + testing::alias_bomb("  "));
+  EXPECT_NE(bomb.find("aliases expand to more than"), std::string::npos) << bomb;
+  EXPECT_EQ(bomb.rfind("base.yaml:7:", 0), 0u) << bomb;
+}
+
+TEST(Baseline, AliasesWithinBoundsReadAsWhatTheyName) {
+  const auto loaded = parse_baseline(
+      "schema: repro-audit.baseline/1\nenvironment:\n  a: &x {k: [1, '2']}\n  b: *x\n"
+      "cells:\n  c1: &cell {verdict: deterministic, digest: 0123456789abcdef0123456789abcdef}\n  c2: *cell\n",
+      "base.yaml");
+  EXPECT_EQ(loaded.environment, nlohmann::json::parse(R"({"a": {"k": [1, "2"]}, "b": {"k": [1, "2"]}})"));
+  ASSERT_EQ(loaded.cells.size(), 2u);
+  EXPECT_EQ(loaded.cells[1].key, "c2");
+  EXPECT_EQ(loaded.cells[1].digest, "0123456789abcdef0123456789abcdef");
+}
+
+TEST(Baseline, MistakesBeforeTheSchemaWaitForIt) {
+  // A file without a schema is not a baseline, whatever else is wrong in it; with one, the first mistake.
+  EXPECT_NE(error_of("cells:\n  k: {verdict: flaky}\n").find("base.yaml:1:1: not a repro-audit baseline: missing"),
+            std::string::npos);
+  EXPECT_EQ(error_of("cells:\n  k: {verdict: flaky}\ntools: 1\nschema: repro-audit.baseline/1\n")
+                .rfind("base.yaml:2:16: unknown verdict 'flaky'", 0),
+            0u);
+}
+
+// The cells stream through one at a time; each arrives, in order.
+TEST(Baseline, ALargeBaselineLoadsEveryCellInOrder) {
+  Baseline baseline;
+  for (int i = 0; i < 5000; ++i)
+    baseline.cells.push_back({"sum/f32@cpu|seed=" + std::to_string(i), VerdictKind::deterministic,
+                              fmt::format("{:032x}", i), "", false, testing::timing(1000 + i, 900, 1100), ""});
+  const auto loaded = parse_baseline(baseline_to_yaml(baseline), "base.yaml");
+  ASSERT_EQ(loaded.cells.size(), baseline.cells.size());
+  for (std::size_t i = 0; i < loaded.cells.size(); ++i) {
+    ASSERT_EQ(loaded.cells[i].key, baseline.cells[i].key);
+    ASSERT_EQ(loaded.cells[i].digest, baseline.cells[i].digest);
+    ASSERT_EQ(loaded.cells[i].timing.median_ns, baseline.cells[i].timing.median_ns);
+  }
+}
+
+TEST_F(TempDir, AFolderIsAnErrorNotAnEmptyBaseline) {
+  auto message = [](auto load) {
+    try {
+      load();
+    } catch (const UserError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([&] { load_baseline_file(dir_.string()); }),
+            dir_.string() + ": cannot read the baseline: Is a directory");
+  EXPECT_EQ(message([&] { load_comparable(dir_.string()); }),
+            dir_.string() + ": cannot read the report or baseline: Is a directory");
+}
+
+TEST_F(TempDir, DeeplyNestedComparablesAreErrorsNotCrashes) {
+  write_file_atomically(path("deep.json"),
+                        "{\"schema\": \"repro-audit.report/1\", \"cells\": " + testing::nested_lists(100000) + "}");
+  write_file_atomically(path("deep.yaml"), "a: " + testing::nested_lists(100000));
+  auto message = [](const std::string& file) {
+    try {
+      load_comparable(file);
+    } catch (const UserError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(path("deep.json")), path("deep.json") + ": byte 108: JSON nested deeper than 64 levels");
+  EXPECT_EQ(message(path("deep.yaml")), path("deep.yaml") + ":1:67: YAML nested deeper than 64 levels");
 }
 
 TEST_F(TempDir, WritesAtomicallyAndLoadsBack) {

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "config/user_error.h"
+#include "hostile_inputs.h"
 #include "test_catalogue.h"
 
 namespace repro_audit {
@@ -95,6 +98,46 @@ TEST(Config, MalformedYamlNamesThePosition) {
 
 TEST(Config, MissingFileIsAUserError) {
   EXPECT_THROW(load_config_file("/nonexistent/audit.yaml", testing::test_catalogue()), UserError);
+}
+
+std::string file_error_of(const std::string& path) {
+  try {
+    load_config_file(path, testing::test_catalogue());
+  } catch (const UserError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(Config, AFileThatCannotBeReadIsAnErrorNotTheDefaults) {
+  const auto folder = std::filesystem::temp_directory_path().string();
+  EXPECT_EQ(file_error_of(folder), folder + ": cannot read the config: Is a directory");
+  if (std::filesystem::exists("/proc/self/mem"))
+    EXPECT_EQ(file_error_of("/proc/self/mem"), "/proc/self/mem: cannot read the config: Input/output error");
+}
+
+TEST(Config, AnEndlessFileStopsAtTheSizeLimit) {
+  EXPECT_EQ(file_error_of("/dev/zero"), "/dev/zero: larger than 16 MiB, the limit for a config");
+}
+
+TEST(Config, DuplicateKeysNameTheSecondOne) {
+  EXPECT_EQ(error_of("repeats: 2\nrepeats: 3\n"), "audit.yaml:2:1: duplicate key 'repeats' (first at line 1)");
+  EXPECT_EQ(error_of("probes: {sum: [f32], sum: all}\n"), "audit.yaml:1:22: duplicate key 'sum' (first at line 1)");
+  EXPECT_EQ(error_of("axes:\n  threads: [1]\n  threads: [2]\n"),
+            "audit.yaml:3:3: duplicate key 'threads' (first at line 2)");
+}
+
+TEST(Config, ASecondDocumentIsAnError) {
+  EXPECT_EQ(error_of("repeats: 2\n---\nrepeats: 3\n"),
+            "audit.yaml:2:1: a second YAML document starts here; the file must hold one document");
+  EXPECT_EQ(error_of("---\nrepeats: 2\n"), "no error");
+}
+
+TEST(Config, DeepNestingAndAliasBombsStopAtLoad) {
+  EXPECT_EQ(error_of("probes: " + testing::nested_lists(100000)), "audit.yaml:1:72: YAML nested deeper than 64 levels");
+  const auto bomb = error_of("axes:\n" + testing::alias_bomb("  "));
+  EXPECT_NE(bomb.find("aliases expand to more than"), std::string::npos) << bomb;
+  EXPECT_EQ(bomb.rfind("audit.yaml:", 0), 0u) << bomb;
 }
 
 }  // namespace

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 #include <unistd.h>
 
+#include "compare/comparison_terminal.h"
 #include "config/user_error.h"
+#include "hostile_inputs.h"
 #include "report/atomic_file.h"
 #include "report/json_io.h"
 #include "sample_reports.h"
@@ -124,6 +127,21 @@ TEST(GatePolicy, ErrorsNameFileLineColumnAndChoices) {
   EXPECT_NE(error_of("[DRIFT]\n").find("gate.yaml:1:1: a gate policy must be a map"), std::string::npos);
 }
 
+TEST(GatePolicy, DuplicateKeysAndSecondDocumentsAreErrors) {
+  EXPECT_EQ(error_of("fail: [DRIFT]\nfail: [SLOWER]\n"), "gate.yaml:2:1: duplicate key 'fail' (first at line 1)");
+  EXPECT_EQ(error_of("unchanged_platform: {fail: [DRIFT], fail: [BROKE]}\n"),
+            "gate.yaml:1:37: duplicate key 'fail' (first at line 1)");
+  EXPECT_EQ(error_of("fail: [DRIFT]\n---\nwarn: [SLOWER]\n"),
+            "gate.yaml:2:1: a second YAML document starts here; the file must hold one document");
+}
+
+TEST(GatePolicy, DeepNestingAndAliasBombsStopAtLoad) {
+  EXPECT_EQ(error_of("fail: " + testing::nested_lists(100000)), "gate.yaml:1:70: YAML nested deeper than 64 levels");
+  const auto bomb = error_of(testing::alias_bomb(""));
+  EXPECT_NE(bomb.find("aliases expand to more than"), std::string::npos) << bomb;
+  EXPECT_EQ(bomb.rfind("gate.yaml:", 0), 0u) << bomb;
+}
+
 TEST(Gate, EveryClassGetsItsDefaultActionAndExitCode) {
   const auto policy = default_gate_policy();
   for (const auto& scenario : one_scenario_per_class()) {
@@ -231,6 +249,46 @@ TEST_F(GateFiles, PolicyFileErrorsAndLoading) {
   EXPECT_EQ(policy.source, path("gate.yaml"));
   EXPECT_EQ(action_for(policy, true, Change::drift), GateAction::fail);
   EXPECT_THROW(load_gate_policy_file(path("absent.yaml")), UserError);
+}
+
+TEST_F(GateFiles, APolicyThatCannotBeReadIsAnErrorNotTheDefaults) {
+  try {
+    load_gate_policy_file(dir_.string());
+    FAIL() << "a folder was taken for a policy";
+  } catch (const UserError& error) {
+    EXPECT_EQ(std::string(error.what()), dir_.string() + ": cannot read the gate policy: Is a directory");
+  }
+}
+
+// Printing looked each cell's finding up in the list of findings, in a sort: a minute for this gate.
+TEST(Gate, ALargeGatePrintsEachFindingOnceAndInOrder) {
+  const int count = 30000;
+  std::vector<CellReport> before, after;
+  for (int i = 0; i < count; ++i) {
+    const auto variant = "v" + std::to_string(i);
+    const auto digest = [&](char c) { return std::string(31, c) + static_cast<char>('0' + i % 10); };
+    before.push_back(cell("sum", variant, "default threads=1", VerdictKind::deterministic, digest('a')));
+    // Every third cell drifts (fails), the others get slower (warn).
+    after.push_back(cell("sum", variant, "default threads=1", VerdictKind::deterministic,
+                         i % 3 == 0 ? digest('b') : digest('a'),
+                         i % 3 != 0 ? timing(2000000, 1900000, 2100000) : Timing{}));
+    if (i % 3 != 0) before.back().verdict.timing = timing(1000000, 950000, 1050000);
+  }
+  const auto result = gate(report_of(before), report_of(after));
+  std::ostringstream out;
+  const auto comparison =
+      compare_snapshots(baseline_from_report(report_of(before), "base.yaml"), baseline_from_report(report_of(after)));
+  print_comparison(comparison, &result, out);
+  const auto text = out.str();
+  const auto fails = text.find("  FAIL  DRIFT"), warns = text.find("  WARN  SLOWER");
+  ASSERT_NE(fails, std::string::npos);
+  ASSERT_NE(warns, std::string::npos);
+  EXPECT_LT(fails, warns) << "failures are listed before warnings";
+  std::size_t listed = 0;
+  for (auto at = text.find("\n  FAIL  "); at != std::string::npos; at = text.find("\n  FAIL  ", at + 1)) ++listed;
+  EXPECT_EQ(listed, result.failures.size());
+  EXPECT_EQ(result.failures.size(), static_cast<std::size_t>((count + 2) / 3));
+  EXPECT_EQ(result.warnings.size(), static_cast<std::size_t>(count - (count + 2) / 3));
 }
 
 }  // namespace

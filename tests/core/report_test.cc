@@ -2,15 +2,27 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <random>
+#include <set>
+#include <tuple>
+
+#include "config/user_error.h"
+#include "hash/digest.h"
+#include "hostile_inputs.h"
 #include "report/json_io.h"
 #include "test_catalogue.h"
 
 namespace repro_audit {
 namespace {
 
-ProcessObservation runs(const std::vector<std::string>& digests, std::int64_t time) {
+// Runs whose outputs are named by `names`; equal names give equal digests.
+ProcessObservation runs(const std::vector<std::string>& names, std::int64_t time) {
   ProcessObservation observation;
-  for (const auto& digest : digests) observation.runs.push_back({digest, {{"output", digest}}, false, time, ""});
+  for (const auto& name : names) {
+    const auto digest = digest_text(name);
+    observation.runs.push_back({digest, {{"output", digest}}, false, time, ""});
+  }
   return observation;
 }
 
@@ -72,6 +84,136 @@ TEST(Report, JsonRoundTrip) {
   const auto loaded = report_from_json(json, "r.json");
   ASSERT_EQ(loaded.cells.size(), report.cells.size());
   EXPECT_EQ(report_to_json(loaded), json);
+  // Parsed from text, the cells stream in one by one: the same report.
+  EXPECT_EQ(report_to_json(parse_report(json.dump(2), "r.json")), json);
+}
+
+std::string load_error(const std::string& text) {
+  try {
+    parse_report(text, "r.json");
+  } catch (const UserError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(Report, EveryDigestIsThirtyTwoLowerCaseHexDigits) {
+  const auto json = report_to_json(sample_report());
+  const auto key = json["cells"][0]["key"].get<std::string>();
+  const std::pair<std::string, std::string> places[] = {
+      {"/cells/0/digest", "digest"},
+      {"/cells/0/kernel_digest", "kernel_digest"},
+      {"/cells/0/observations/0/runs/1/digest", "run digest"},
+      {"/cells/0/observations/0/runs/1/kernel_digest", "run kernel_digest"},
+      {"/cells/0/observations/0/runs/1/outputs/0/digest", "output digest"},
+  };
+  for (const auto& [pointer, what] : places)
+    for (const auto& bad :
+         {std::string("0123456789ABCDEF0123456789ABCDEF"), std::string(31, 'a'), std::string(32, 'g')}) {
+      auto edited = json;
+      edited[nlohmann::json::json_pointer(pointer)] = bad;
+      EXPECT_EQ(load_error(edited.dump()), "r.json: malformed report: cells[0] (" + key + "): " + what + " '" + bad +
+                                               "' is not 32 lower-case hex digits");
+    }
+  EXPECT_EQ(load_error(json.dump()), "no error");
+}
+
+TEST(Report, DeepNestingIsAnErrorNotACrash) {
+  const std::string head = R"({"schema": "repro-audit.report/1", "cells": )";
+  EXPECT_EQ(load_error(head + testing::nested_lists(1000000) + "}"),
+            "r.json: byte 108: JSON nested deeper than 64 levels");
+  EXPECT_EQ(load_error(head + "[], \"environment\": " + testing::nested_lists(100) + "}"),
+            "r.json: byte 127: JSON nested deeper than 64 levels");
+}
+
+TEST(Report, NotAReportComesBeforeWhatIsWrongInIt) {
+  EXPECT_EQ(load_error(R"({"schema": 1, "cells": [{"key": 2}]})"),
+            "r.json: not a repro-audit report (expected \"schema\": \"repro-audit.report/1\")");
+  EXPECT_EQ(load_error("[1, 2]"), "r.json: not a repro-audit report (expected \"schema\": \"repro-audit.report/1\")");
+  EXPECT_NE(load_error(R"({"schema": "repro-audit.report/1", "cells": [{"key": 2}]})")
+                .rfind("r.json: malformed report: cells[0]: [json.exception.type_error.302]", 0),
+            std::string::npos);
+  EXPECT_EQ(load_error(R"({"schema": "repro-audit.report/1", "cells": {}})"),
+            "r.json: malformed report: \"cells\" must be an array");
+}
+
+TEST(Report, AFolderIsAnErrorNotAnEmptyReport) {
+  const auto folder = std::filesystem::temp_directory_path().string();
+  try {
+    load_report_file(folder);
+    FAIL() << "a folder was read as a report";
+  } catch (const UserError& error) {
+    EXPECT_EQ(std::string(error.what()), folder + ": cannot read the report: Is a directory");
+  }
+}
+
+// The rule find_setting_notes implements, written the obvious (quadratic) way as its oracle.
+std::map<std::tuple<std::string, std::string, std::string, std::string>, std::set<std::string>> notes_by_pairs(
+    const std::vector<CellReport>& cells) {
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::set<std::string>> changing;
+  for (const auto& a : cells)
+    for (const auto& b : cells) {
+      if (a.verdict.kind != VerdictKind::deterministic || b.verdict.kind != VerdictKind::deterministic ||
+          a.cell.probe != b.cell.probe || a.cell.variant != b.cell.variant || a.cell.device != b.cell.device ||
+          a.verdict.digest == b.verdict.digest || a.cell.settings.size() != b.cell.settings.size())
+        continue;
+      std::vector<std::string> differing;
+      bool same_names = true;
+      for (const auto& [name, value] : a.cell.settings) {
+        const auto other = b.cell.settings.find(name);
+        if (other == b.cell.settings.end())
+          same_names = false;
+        else if (other->second != value)
+          differing.push_back(name);
+      }
+      if (same_names && differing.size() == 1)
+        changing[{a.cell.probe, a.cell.variant, a.cell.device, differing[0]}].insert(a.cell.settings.at(differing[0]));
+    }
+  return changing;
+}
+
+TEST(Report, SettingNotesAgreeWithComparingEveryPair) {
+  std::mt19937 random(7);
+  auto pick = [&](int n) { return std::to_string(std::uniform_int_distribution<int>(0, n - 1)(random)); };
+  for (int round = 0; round < 200; ++round) {
+    std::vector<CellReport> cells;
+    const int count = 1 + std::uniform_int_distribution<int>(0, 30)(random);
+    for (int i = 0; i < count; ++i) {
+      CellReport cell;
+      cell.cell.probe = "p" + pick(2);
+      cell.cell.variant = "v" + pick(2);
+      cell.cell.device = "cpu";
+      cell.cell.settings = {{"threads", pick(3)}, {"seed", pick(2)}};
+      if (pick(4) == "0") cell.cell.settings["extra"] = pick(2);
+      cell.verdict.kind = pick(5) == "0" ? VerdictKind::nondeterministic : VerdictKind::deterministic;
+      cell.verdict.digest = digest_text(pick(3));
+      cells.push_back(cell);
+    }
+    std::map<std::tuple<std::string, std::string, std::string, std::string>, std::set<std::string>> found;
+    for (const auto& note : find_setting_notes(cells))
+      found[{note.probe, note.variant, note.device, note.setting}].insert(note.values.begin(), note.values.end());
+    ASSERT_EQ(found, notes_by_pairs(cells)) << "round " << round;
+  }
+}
+
+// Comparing every pair of these cells of one variant took minutes; each note must still be found.
+TEST(Report, SettingNotesOfALargeReport) {
+  std::vector<CellReport> cells;
+  const int count = 100000;
+  for (int i = 0; i < count; ++i) {
+    CellReport cell;
+    cell.cell.probe = "sum";
+    cell.cell.variant = "f32";
+    cell.cell.device = "cpu";
+    cell.cell.settings = {{"seed", std::to_string(i)}, {"threads", "1"}};
+    cell.verdict.kind = VerdictKind::deterministic;
+    cell.verdict.digest = digest_text(i == 7 ? "other" : "same");  // seed 7 differs from every other seed
+    cells.push_back(cell);
+  }
+  const auto notes = find_setting_notes(cells);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].setting, "seed");
+  EXPECT_EQ(notes[0].values.size(), static_cast<std::size_t>(count));
 }
 
 }  // namespace

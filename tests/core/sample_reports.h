@@ -97,10 +97,11 @@ inline Report sample_report() {
   index_default.verdict.divergence = Divergence{"out", 1, 3, 100, 0.5, 2};
   index_default.verdict.kernels_varied = true;
   index_default.cost_ratio = 1.0;
-  index_default.observations = {traced_process(0, "x", "11111111111111111111111111111111",
-                                               {"aten::index_put_", "at::native::atomic_add<double>"}, 2000000),
-                                traced_process(1, "y", "22222222222222222222222222222222",
-                                               {"aten::index_put_", "at::native::sort & scan"}, 2000000)};
+  index_default.observations = {
+      traced_process(0, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "11111111111111111111111111111111",
+                     {"aten::index_put_", "at::native::atomic_add<double>"}, 2000000),
+      traced_process(1, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "22222222222222222222222222222222",
+                     {"aten::index_put_", "at::native::sort & scan"}, 2000000)};
   auto index_strict = cell("index_put_accumulate", "f32", "strict threads=1", VerdictKind::raises);
   index_strict.verdict.message = "index_put_ with accumulate=True \"does not have a deterministic implementation\"";
 

@@ -1,0 +1,35 @@
+#pragma once
+// What the terminal can show: colour and cursor codes only where they work, ASCII where the locale
+// is not UTF-8.
+#include <memory>
+#include <streambuf>
+#include <string>
+
+namespace repro_audit {
+
+// A terminal that understands escape codes: a tty whose TERM is not "dumb".
+bool is_capable_terminal(int fd);
+// Colour on `fd`: a capable terminal, and NO_COLOR unset (https://no-color.org).
+bool use_color(int fd);
+// The locale's character set, from LC_ALL, LC_CTYPE, LANG (the first set), is UTF-8.
+bool utf8_locale();
+
+// Text for a terminal without UTF-8: the marks this tool prints become ASCII ("✓" -> "+",
+// "✗" -> "x", "µs" -> "us"); any other non-ASCII character becomes "?".
+std::string ascii_text(const std::string& text);
+
+// While alive, std::cout and std::cerr write through ascii_text.
+class AsciiTerminal {
+ public:
+  AsciiTerminal();
+  ~AsciiTerminal();
+  AsciiTerminal(const AsciiTerminal&) = delete;
+  AsciiTerminal& operator=(const AsciiTerminal&) = delete;
+
+ private:
+  std::unique_ptr<std::streambuf> out_, err_;
+  std::streambuf* old_out_;
+  std::streambuf* old_err_;
+};
+
+}  // namespace repro_audit

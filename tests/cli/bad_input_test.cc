@@ -1,0 +1,128 @@
+// Bad input is exit 2 with the file and the reason, at load time, never a probe failure, a crash,
+// unbounded memory or an internal error.
+#include <nlohmann/json.hpp>
+
+#include "cli_tools.h"
+
+namespace {
+
+using namespace testing_cli;
+using nlohmann::json;
+
+class BadInput : public CliTest {
+ protected:
+  void expect_rejected(const std::string& command, const std::string& message, const std::string& prefix = "") {
+    const auto result = run(command, prefix);
+    EXPECT_EQ(result.exit_code, 2) << command << "\n" << result.output;
+    EXPECT_NE(result.output.find(message), std::string::npos) << command << "\n" << result.output;
+  }
+  std::string small_report() {
+    const auto report = path("small.json");
+    if (!fs::exists(report)) EXPECT_EQ(run("run " + kSmallAudit + " --json " + report).exit_code, 0);
+    return report;
+  }
+};
+
+TEST_F(BadInput, AFileThatOpensButCannotBeReadIsNotTakenAsEmpty) {
+  fs::create_directories(folder_ / "a-folder");
+  const auto report = small_report();
+  expect_rejected("run --config /proc/self/mem", "/proc/self/mem");
+  expect_rejected("gate --baseline " + report + " --report " + report + " --policy /proc/self/mem", "/proc/self/mem");
+  expect_rejected("show " + path("a-folder"), "a-folder");
+  expect_rejected("compare " + path("a-folder") + " " + report, "a-folder");
+  expect_rejected("gate --baseline " + path("a-folder") + " --report " + report, "a-folder");
+  expect_rejected("baseline " + path("a-folder") + " -o " + path("b.yaml"), "a-folder");
+}
+
+TEST_F(BadInput, ConfigMistakesAreRejectedAtLoadNotAsProbeFailures) {
+  const std::pair<std::string, std::string> configs[] = {
+      {"axes: {threads: [0]}\n", "invalid value '0' for setting 'threads'; valid values: an integer from 1 to 1024"},
+      {"axes: {threads: [2, 100000]}\n", "invalid value '100000' for setting 'threads'"},
+      {"repeats: 1\nprocesses: 1\n", "c.yaml:2:12: repeats x processes is 1 x 1"},
+      {"repeats: 2\nrepeats: 3\n", "c.yaml:2:1"},
+      {"probes: {sum: [f32], sum: [f64]}\n", "c.yaml:1:22"},
+      {"repeats: 2\n---\nrepeats: 3\n", "c.yaml"},
+  };
+  for (const auto& [text, message] : configs) expect_rejected("run --config " + write("c.yaml", text), message);
+  expect_rejected("run --axis threads=0", "invalid value '0' for setting 'threads'");
+  expect_rejected("run --repeats 1 --processes 1", "repeats x processes is 1 x 1");
+  const auto report = small_report();
+  expect_rejected("compare " + report + " " + report + " --slower-threshold nan", "--slower-threshold");
+  const auto baseline = path("b.yaml");
+  ASSERT_EQ(run("baseline " + report + " -o " + baseline).exit_code, 0);
+  const auto text = slurp(baseline);
+  const auto digest_at = text.find("digest: ") + 8;
+  for (const auto& bad :
+       {std::string("ABCDEF0123456789ABCDEF0123456789"), std::string(31, 'a'), std::string(32, 'g')}) {
+    auto edited = text;
+    edited.replace(digest_at, 32, bad);
+    expect_rejected("gate --baseline " + write("bad.yaml", edited) + " --report " + report, "bad.yaml:");
+  }
+}
+
+TEST_F(BadInput, OptionsThatWouldBeSilentlyIgnoredAreAConflict) {
+  const auto report = small_report();
+  const auto config = write("c.yaml", "repeats: 2\n");
+  fs::create_directories(folder_ / "journal");
+  expect_rejected("run --matrix full --profile strict", "--matrix full and --profile");
+  expect_rejected("gate --baseline " + report + " --report " + report + " --config " + config, "--report and --config");
+  expect_rejected("gate --baseline " + report + " --report " + report + " --device cpu", "--report and --device");
+  expect_rejected("gate --baseline " + report + " --report " + report + " --resume " + path("journal"),
+                  "--report and --resume");
+  expect_rejected("run --resume " + path("journal") + " --journal " + path("other"), "--resume and --journal");
+}
+
+TEST_F(BadInput, AJournalHeaderIsValidatedLikeAConfig) {
+  const auto journal = folder_ / "journal";
+  ASSERT_EQ(run("run " + kSmallAudit + " --journal " + journal.string()).exit_code, 0);
+  const auto header_path = journal / "audit.json";
+  const auto header = json::parse(slurp(header_path));
+  const std::pair<std::string, std::string> edits[] = {
+      {"/config/probes/0/probe", "unknown probe 'no_such_probe'"},
+      {"/config/profiles/0", "unknown profile 'no_such_probe'"},
+      {"/device", "invalid device 'no_such_probe'"},
+  };
+  for (const auto& [pointer, message] : edits) {
+    auto edited = header;
+    edited[json::json_pointer(pointer)] = "no_such_probe";
+    std::ofstream(header_path) << edited.dump();
+    expect_rejected("run --resume " + journal.string(), message);
+  }
+  auto edited = header;
+  edited["config"]["repeats"] = "many";
+  std::ofstream(header_path) << edited.dump();
+  expect_rejected("run --resume " + journal.string(), "malformed config");
+}
+
+TEST_F(BadInput, HugeDeepOrExplodingInputsAreCappedNotFollowed) {
+  const auto report = small_report();
+  const auto deep =
+      write("deep.json", "{\"schema\": \"repro-audit.report/1\", \"cells\": " + std::string(1000000, '[') +
+                             std::string(1000000, ']') + "}");
+  for (const auto& command : {"show " + deep, "baseline " + deep + " -o " + path("b.yaml"),
+                              "compare " + deep + " " + report, "gate --baseline " + report + " --report " + deep}) {
+    const auto result = run(command);
+    EXPECT_EQ(result.exit_code, 2) << command << "\n" << result.output.substr(0, 2000);
+  }
+  std::string bomb = "schema: repro-audit.baseline/1\nenvironment:\n  a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int level = 1; level < 10; ++level)
+    bomb += "  a" + std::to_string(level) + ": &a" + std::to_string(level) + " [" + [&] {
+      std::string items;
+      for (int i = 0; i < 10; ++i) items += (i ? ", *a" : "*a") + std::to_string(level - 1);
+      return items;
+    }() + "]\n";
+  bomb += "cells: {}\n";
+  expect_rejected("gate --baseline " + write("bomb.yaml", bomb) + " --report " + report, "bomb.yaml", "timeout 120");
+  expect_rejected("run --config /dev/zero", "/dev/zero", "timeout 120");
+}
+
+TEST_F(BadInput, EnvironmentMistakesAreExitTwoWithThePathAndTheReason) {
+  write("a-file", "x");
+  expect_rejected("run " + kSmallAudit + " --journal " + path("a-file"), "a-file: not a folder");
+  expect_rejected("run " + kSmallAudit, path("a-file"), "XDG_STATE_HOME=" + path("a-file") + "/state");
+  expect_rejected("run " + kSmallAudit, "TMPDIR=" + path("missing"), "TMPDIR=" + path("missing"));
+  expect_rejected("gate --baseline " + small_report() + " --config " + write("c.yaml", "repeats: 2\n"),
+                  "TMPDIR=" + path("missing"), "TMPDIR=" + path("missing"));
+}
+
+}  // namespace

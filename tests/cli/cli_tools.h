@@ -1,0 +1,115 @@
+#pragma once
+// Running the real binary from CLI tests: to the end, or in the background in a process group of
+// its own (so a test can send it what a terminal's Ctrl-C sends: a signal to the whole group).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+extern char** environ;
+
+namespace testing_cli {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+inline std::string binary() { return REPRO_AUDIT_BINARY; }
+
+// `prefix` goes before the binary, e.g. "TERM=dumb" or "env -u TMPDIR".
+inline Result run(const std::string& arguments, const std::string& prefix = "") {
+  const std::string command = prefix + (prefix.empty() ? "" : " ") + binary() + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  while (auto n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+inline std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Starts `binary arguments > output 2>&1` as the leader of a new process group; `prefix` holds
+// environment assignments, e.g. "TMPDIR=/x".
+inline pid_t start_group(const std::string& arguments, const fs::path& output, const std::string& prefix = "") {
+  const std::string command = "exec " + (prefix.empty() ? "" : "env " + prefix + " ") + binary() + " " + arguments +
+                              " > " + output.string() + " 2>&1";
+  const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  pid_t pid = 0;
+  EXPECT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, &attributes, const_cast<char**>(argv), environ), 0);
+  posix_spawnattr_destroy(&attributes);
+  return pid;
+}
+
+inline int wait_exit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Polls `ready` every 20 ms for up to two minutes; false when `pid` ended first or time ran out.
+template <typename Ready>
+bool wait_until(Ready ready, pid_t pid) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < until) {
+    if (ready()) return true;
+    if (kill(pid, 0) != 0) return false;
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+inline int count_files(const fs::path& folder, const std::string& prefix) {
+  int count = 0;
+  std::error_code error;
+  for (const auto& file : fs::directory_iterator(folder, error))
+    if (file.path().filename().string().rfind(prefix, 0) == 0) ++count;
+  return count;
+}
+
+// A scratch folder per test.
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    folder_ = fs::temp_directory_path() / ("repro-audit-cli-" + std::to_string(::getpid()) + "-" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(folder_);
+    fs::create_directories(folder_);
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::permissions(folder_, fs::perms::owner_all, fs::perm_options::add, ignored);
+    fs::remove_all(folder_, ignored);
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    std::ofstream(folder_ / name) << text;
+    return (folder_ / name).string();
+  }
+  std::string path(const std::string& name) const { return (folder_ / name).string(); }
+  fs::path folder_;
+};
+
+// A quick audit: one variant, one flag set, two processes of two runs.
+inline const std::string kSmallAudit = "--device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2";
+
+}  // namespace testing_cli
