@@ -6,20 +6,20 @@ namespace repro_audit {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
-  const auto dtype = dtype_of_variant(context.variant());
+  const auto dtype = context.dtype();
   const std::int64_t bins = 1024, n = 1 << 20;
   const auto input = context.randint(bins, {n});
   const auto weights = context.randn({n}, dtype);
   return [=] { return Outputs{{"output", at::bincount(input, weights, bins)}}; };
 }
 
-const bool registered = register_probe({
-    {"bincount",
-     "bincount with weights: 2^20 values into 1024 bins",
-     {variant("f32", "float32 weights"), variant("f64", "float64 weights")},
-     {{"cpu", Documented::deterministic}, {"cuda", Documented::raises_under_strict}}},
-    prepare,
-});
+const bool registered =
+    register_probe(ProbeBuilder("bincount")
+                       .describe("bincount with weights: 2^20 values into 1024 bins")
+                       .variant(Variant(DType::f32, "float32 weights"))
+                       .variant(Variant(DType::f64, "float64 weights"))
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::raises_under_strict}})
+                       .prepare(prepare));
 
 }  // namespace
 }  // namespace repro_audit

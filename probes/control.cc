@@ -16,29 +16,24 @@ RunFunction prepare(ProbeContext& context) {
   return [=] { return Outputs{{"output", op(values, index, kSlots)}}; };
 }
 
-const std::vector<VariantInfo> kVariants = {variant("f32", "2^20 float32 values into 16 slots")};
+// The kernels take float32 only.
+const Variant kFloat32 = Variant(DType::f32, "2^20 float32 values into 16 slots");
 
-const bool racy = register_probe({
-    {"control.racy_accumulate",
-     "float adds in an order decided by thread scheduling (atomics)",
-     kVariants,
-     {{"cpu", Documented::nondeterministic}, {"cuda", Documented::nondeterministic}},
-     true,
-     60,
-     "nondeterministic"},
-    prepare<racy_accumulate>,
-});
+const bool racy =
+    register_probe(ProbeBuilder("control.racy_accumulate")
+                       .describe("float adds in an order decided by thread scheduling (atomics)")
+                       .variant(kFloat32)
+                       .documented({{"cpu", Documented::nondeterministic}, {"cuda", Documented::nondeterministic}})
+                       .control_expects(VerdictKind::nondeterministic)
+                       .prepare(prepare<racy_accumulate>));
 
-const bool ordered = register_probe({
-    {"control.ordered_accumulate",
-     "the same sum in a fixed order",
-     kVariants,
-     {{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}},
-     true,
-     60,
-     "deterministic"},
-    prepare<ordered_accumulate>,
-});
+const bool ordered =
+    register_probe(ProbeBuilder("control.ordered_accumulate")
+                       .describe("the same sum in a fixed order")
+                       .variant(kFloat32)
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}})
+                       .control_expects(VerdictKind::deterministic)
+                       .prepare(prepare<ordered_accumulate>));
 
 }  // namespace
 }  // namespace repro_audit

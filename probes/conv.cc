@@ -7,7 +7,7 @@ namespace repro_audit {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
-  const auto dtype = dtype_of_variant(context.variant());
+  const auto dtype = context.dtype();
   const auto input = requiring_grad(context.randn({8, 32, 32, 32}, dtype));
   const auto weight = requiring_grad(context.randn({64, 32, 3, 3}, dtype) * 0.1);
   const auto grad_output = context.randn({8, 64, 32, 32}, dtype);
@@ -18,14 +18,16 @@ RunFunction prepare(ProbeContext& context) {
   };
 }
 
-const bool registered = register_probe({
-    {"conv",
-     "conv2d 3x3, 8x32x32x32 to 64 channels, forward and backward",
-     {variant("f32", "float32"), variant("f64", "float64"), variant("bf16", "bfloat16"),
-      cuda_variant("f16", "float16", "float16 convolution is slow and seldom used on the CPU; audited on CUDA")},
-     {{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}}},
-    prepare,
-});
+const bool registered = register_probe(
+    ProbeBuilder("conv")
+        .describe("conv2d 3x3, 8x32x32x32 to 64 channels, forward and backward")
+        .variant(Variant(DType::f32))
+        .variant(Variant(DType::f64))
+        .variant(Variant(DType::bf16))
+        .variant(
+            Variant(DType::f16).cuda_only("float16 convolution is slow and seldom used on the CPU; audited on CUDA"))
+        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
+        .prepare(prepare));
 
 }  // namespace
 }  // namespace repro_audit

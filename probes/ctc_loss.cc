@@ -7,9 +7,9 @@ namespace repro_audit {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
-  const bool cudnn = context.variant().rfind("cudnn", 0) == 0;
+  const bool cudnn = context.parameter("path") == "cudnn";
   if (cudnn && !context.on_cuda()) throw Unsupported("the cuDNN path exists only on CUDA");
-  const auto dtype = dtype_of_variant(context.variant());
+  const auto dtype = context.dtype();
   const std::int64_t steps = 50, batch = 16, classes = 20, max_target = 30;
   const auto logits = context.randn({steps, batch, classes}, dtype);
   const auto log_probs = requiring_grad(logits.log_softmax(2));
@@ -34,14 +34,17 @@ RunFunction prepare(ProbeContext& context) {
   };
 }
 
-const bool registered = register_probe({
-    {"ctc_loss",
-     "ctc_loss forward and backward: 16 sequences of 50 steps, 20 classes",
-     {variant("f32", "float32, native kernel"), variant("f64", "float64, native kernel"),
-      cuda_variant("cudnn-f32", "float32, cuDNN path", "the cuDNN path exists only on CUDA")},
-     {{"cpu", Documented::deterministic}, {"cuda", Documented::raises_under_strict}}},
-    prepare,
-});
+const bool registered =
+    register_probe(ProbeBuilder("ctc_loss")
+                       .describe("ctc_loss forward and backward: 16 sequences of 50 steps, 20 classes")
+                       .variant(Variant(DType::f32, "float32, native kernel").parameter("path", "native"))
+                       .variant(Variant(DType::f64, "float64, native kernel").parameter("path", "native"))
+                       .variant(Variant("cudnn-f32", "float32, cuDNN path")
+                                    .dtype(DType::f32)
+                                    .parameter("path", "cudnn")
+                                    .cuda_only("the cuDNN path exists only on CUDA"))
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::raises_under_strict}})
+                       .prepare(prepare));
 
 }  // namespace
 }  // namespace repro_audit

@@ -6,18 +6,18 @@ namespace repro_audit {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
-  const auto dtype = dtype_of_variant(context.variant());
+  const auto dtype = context.dtype();
   const auto input = context.randn({1 << 22}, dtype);
   return [=] { return Outputs{{"output", input.cumsum(0)}}; };
 }
 
-const bool registered = register_probe({
-    {"cumsum",
-     "cumsum of 2^22 values",
-     {variant("f32", "float32"), variant("f64", "float64")},
-     {{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}}},
-    prepare,
-});
+const bool registered =
+    register_probe(ProbeBuilder("cumsum")
+                       .describe("cumsum of 2^22 values")
+                       .variant(Variant(DType::f32))
+                       .variant(Variant(DType::f64))
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
+                       .prepare(prepare));
 
 }  // namespace
 }  // namespace repro_audit

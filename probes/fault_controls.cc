@@ -14,13 +14,16 @@
 namespace repro_audit {
 namespace {
 
-ProbeInfo fault_control(const std::string& name, const std::string& description, const std::string& expects,
-                        double timeout_seconds = 60) {
-  ProbeInfo info{name, description, {variant("default", description)}, {}};
-  info.in_default_suite = false;
-  info.control_expects = expects;
-  info.timeout_seconds = timeout_seconds;
-  return info;
+// One variant without typed parameters: these fail before any input is made.
+ProbeBuilder fault_control(const std::string& name, const std::string& description, VerdictKind expects,
+                           PrepareFunction prepare) {
+  ProbeBuilder probe(name);
+  probe.describe(description)
+      .variant(Variant("default", description))
+      .on_request_only()
+      .control_expects(expects)
+      .prepare(std::move(prepare));
+  return probe;
 }
 
 // A run that is never reached still needs a function to return.
@@ -65,12 +68,13 @@ RunFunction alloc_storm(ProbeContext&) {
 }
 
 const bool registered =
-    register_probe({fault_control("control.segfault", "writes through a null pointer", "crashed"), segfault}) &&
-    register_probe({fault_control("control.abort", "calls abort()", "crashed"), abort_run}) &&
-    register_probe({fault_control("control.hang", "sleeps forever", "timeout", 5), hang}) &&
-    register_probe({fault_control("control.throw", "throws an exception", "error"), throw_run}) &&
     register_probe(
-        {fault_control("control.alloc_storm", "allocates until the worker's memory limit", "error"), alloc_storm});
+        fault_control("control.segfault", "writes through a null pointer", VerdictKind::crashed, segfault)) &&
+    register_probe(fault_control("control.abort", "calls abort()", VerdictKind::crashed, abort_run)) &&
+    register_probe(fault_control("control.hang", "sleeps forever", VerdictKind::timeout, hang).timeout(5)) &&
+    register_probe(fault_control("control.throw", "throws an exception", VerdictKind::error, throw_run)) &&
+    register_probe(fault_control("control.alloc_storm", "allocates until the worker's memory limit", VerdictKind::error,
+                                 alloc_storm));
 
 }  // namespace
 }  // namespace repro_audit

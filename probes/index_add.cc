@@ -7,7 +7,7 @@ namespace repro_audit {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
-  const auto dtype = dtype_of_variant(context.variant());
+  const auto dtype = context.dtype();
   const std::int64_t rows = 256, columns = 64, updates = 1 << 16;
   const auto base = context.to_device(at::zeros({rows, columns}, at::TensorOptions().dtype(dtype)));
   const auto index = context.randint(rows, {updates});
@@ -15,13 +15,15 @@ RunFunction prepare(ProbeContext& context) {
   return [=] { return Outputs{{"output", base.index_add(0, index, source)}}; };
 }
 
-const bool registered = register_probe({
-    {"index_add",
-     "index_add along dim 0: 65536 rows of 64 into 256 rows",
-     {variant("f32", "float32"), variant("f64", "float64"), variant("f16", "float16"), variant("bf16", "bfloat16")},
-     {{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}}},
-    prepare,
-});
+const bool registered =
+    register_probe(ProbeBuilder("index_add")
+                       .describe("index_add along dim 0: 65536 rows of 64 into 256 rows")
+                       .variant(Variant(DType::f32))
+                       .variant(Variant(DType::f64))
+                       .variant(Variant(DType::f16))
+                       .variant(Variant(DType::bf16))
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
+                       .prepare(prepare));
 
 }  // namespace
 }  // namespace repro_audit

@@ -9,7 +9,7 @@ namespace repro_audit {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
-  const auto dtype = dtype_of_variant(context.variant());
+  const auto dtype = context.dtype();
   const std::int64_t slots = 1024, updates = 1 << 20;
   const auto base = context.to_device(at::zeros({slots}, at::TensorOptions().dtype(dtype)));
   const auto index = context.randint(slots, {updates});
@@ -21,13 +21,13 @@ RunFunction prepare(ProbeContext& context) {
   };
 }
 
-const bool registered = register_probe({
-    {"index_put_accumulate",
-     "index_put_ with accumulate=True: 2^20 values into 1024 slots",
-     {variant("f32", "float32"), variant("f64", "float64")},
-     {{"cpu", Documented::alternative_under_strict}, {"cuda", Documented::deterministic}}},
-    prepare,
-});
+const bool registered =
+    register_probe(ProbeBuilder("index_put_accumulate")
+                       .describe("index_put_ with accumulate=True: 2^20 values into 1024 slots")
+                       .variant(Variant(DType::f32))
+                       .variant(Variant(DType::f64))
+                       .documented({{"cpu", Documented::alternative_under_strict}, {"cuda", Documented::deterministic}})
+                       .prepare(prepare));
 
 }  // namespace
 }  // namespace repro_audit

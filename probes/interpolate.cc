@@ -20,10 +20,11 @@ const std::vector<Mode> kModes = {
 };
 
 RunFunction prepare(ProbeContext& context) {
-  const auto& name = context.variant();
-  const auto dtype = dtype_of_variant(name);
-  const auto mode_name = name.substr(0, name.find('-'));
-  const auto& mode = *std::find_if(kModes.begin(), kModes.end(), [&](const Mode& m) { return mode_name == m.name; });
+  const auto dtype = context.dtype();
+  const auto& mode_name = context.parameter("mode");
+  const auto found = std::find_if(kModes.begin(), kModes.end(), [&](const Mode& m) { return mode_name == m.name; });
+  if (found == kModes.end()) throw std::invalid_argument("interpolate: unknown mode '" + mode_name + "'");
+  const auto& mode = *found;
   std::vector<std::int64_t> shape = {4, 16};
   const std::vector<std::int64_t> extent = mode.spatial == 1   ? std::vector<std::int64_t>{4096}
                                            : mode.spatial == 2 ? std::vector<std::int64_t>{48, 48}
@@ -39,23 +40,23 @@ RunFunction prepare(ProbeContext& context) {
   };
 }
 
-const std::map<std::string, Documented> kDeterministic = {{"cuda", Documented::deterministic}};
+// Named "<mode>-<dtype>", e.g. bilinear-f64.
+Variant with_mode(const std::string& mode, DType dtype, const std::string& description) {
+  return Variant(mode + "-" + to_string(dtype), description).dtype(dtype).parameter("mode", mode);
+}
 
-const bool registered = register_probe({
-    {"interpolate",
-     "interpolate forward and backward, scale 2: 1d 4x16x4096, 2d 4x16x48x48, 3d 4x16x12x16x16",
-     {
-         variant("nearest-f32", "nearest, 2d", kDeterministic),
-         variant("linear-f32", "linear, 1d"),
-         variant("bilinear-f32", "bilinear, 2d"),
-         variant("bilinear-f64", "bilinear, 2d, float64"),
-         variant("bilinear-bf16", "bilinear, 2d, bfloat16"),
-         variant("bicubic-f32", "bicubic, 2d"),
-         variant("trilinear-f32", "trilinear, 3d"),
-     },
-     {{"cpu", Documented::deterministic}, {"cuda", Documented::raises_under_strict}}},
-    prepare,
-});
+const bool registered = register_probe(
+    ProbeBuilder("interpolate")
+        .describe("interpolate forward and backward, scale 2: 1d 4x16x4096, 2d 4x16x48x48, 3d 4x16x12x16x16")
+        .variant(with_mode("nearest", DType::f32, "nearest, 2d").documented({{"cuda", Documented::deterministic}}))
+        .variant(with_mode("linear", DType::f32, "linear, 1d"))
+        .variant(with_mode("bilinear", DType::f32, "bilinear, 2d"))
+        .variant(with_mode("bilinear", DType::f64, "bilinear, 2d, float64"))
+        .variant(with_mode("bilinear", DType::bf16, "bilinear, 2d, bfloat16"))
+        .variant(with_mode("bicubic", DType::f32, "bicubic, 2d"))
+        .variant(with_mode("trilinear", DType::f32, "trilinear, 3d"))
+        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::raises_under_strict}})
+        .prepare(prepare));
 
 }  // namespace
 }  // namespace repro_audit

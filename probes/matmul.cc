@@ -7,19 +7,21 @@ namespace repro_audit {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
-  const auto dtype = dtype_of_variant(context.variant());
+  const auto dtype = context.dtype();
   const auto a = context.randn({512, 512}, dtype);
   const auto b = context.randn({512, 512}, dtype);
   return [=] { return Outputs{{"output", at::matmul(a, b)}}; };
 }
 
-const bool registered = register_probe({
-    {"matmul",
-     "matmul 512x512 by 512x512",
-     {variant("f32", "float32"), variant("f64", "float64"), variant("bf16", "bfloat16"), variant("f16", "float16")},
-     {{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}}},
-    prepare,
-});
+const bool registered =
+    register_probe(ProbeBuilder("matmul")
+                       .describe("matmul 512x512 by 512x512")
+                       .variant(Variant(DType::f32))
+                       .variant(Variant(DType::f64))
+                       .variant(Variant(DType::bf16))
+                       .variant(Variant(DType::f16))
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})
+                       .prepare(prepare));
 
 }  // namespace
 }  // namespace repro_audit

@@ -22,10 +22,9 @@ at::Tensor pool(const std::string& kind, const at::Tensor& x, bool three_d, cons
 }
 
 RunFunction prepare(ProbeContext& context) {
-  const auto& name = context.variant();
-  const auto dtype = dtype_of_variant(name);
-  const bool three_d = name.find("3d") != std::string::npos;
-  const auto kind = name.substr(0, name.find(three_d ? "3d" : "2d"));
+  const auto dtype = context.dtype();
+  const auto& kind = context.parameter("pool");
+  const bool three_d = context.parameter("dims") == "3d";
   // Overlapping windows (kernel 3, stride 2) make several outputs share an input element.
   const auto input =
       requiring_grad(three_d ? context.randn({2, 8, 12, 24, 24}, dtype) : context.randn({4, 16, 64, 64}, dtype));
@@ -40,26 +39,33 @@ RunFunction prepare(ProbeContext& context) {
 const std::map<std::string, Documented> kRaises = {{"cuda", Documented::raises_under_strict}};
 const std::map<std::string, Documented> kAlternative = {{"cuda", Documented::alternative_under_strict}};
 
-const bool registered = register_probe({
-    {"pooling",
-     "pooling forward and backward: 2d on 4x16x64x64, 3d on 2x8x12x24x24",
-     {
-         variant("max2d-f32", "MaxPool2d 3/2"),
-         variant("max2d-f64", "MaxPool2d 3/2, float64"),
-         variant("avg2d-f32", "AvgPool2d 3/2"),
-         variant("avg2d-bf16", "AvgPool2d 3/2, bfloat16"),
-         variant("adaptive_avg2d-f32", "AdaptiveAvgPool2d to 13x13", kRaises),
-         variant("adaptive_max2d-f32", "AdaptiveMaxPool2d to 13x13", kRaises),
-         variant("fractional_max2d-f32", "FractionalMaxPool2d 2 to 40x40", kRaises),
-         variant("max3d-f32", "MaxPool3d 3/2", kAlternative),
-         variant("avg3d-f32", "AvgPool3d 3/2", kRaises),
-         variant("adaptive_avg3d-f32", "AdaptiveAvgPool3d to 5x7x7", kRaises),
-         variant("adaptive_max3d-f32", "AdaptiveMaxPool3d to 5x7x7"),
-         variant("fractional_max3d-f32", "FractionalMaxPool3d 2 to 6x12x12", kRaises),
-     },
-     {{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}}},
-    prepare,
-});
+// Named "<pool><dims>-<dtype>", e.g. adaptive_avg3d-f32.
+Variant pooled(const std::string& pool, const std::string& dims, DType dtype, const std::string& description,
+               std::map<std::string, Documented> documented = {}) {
+  return Variant(pool + dims + "-" + to_string(dtype), description)
+      .dtype(dtype)
+      .parameter("pool", pool)
+      .parameter("dims", dims)
+      .documented(std::move(documented));
+}
+
+const bool registered =
+    register_probe(ProbeBuilder("pooling")
+                       .describe("pooling forward and backward: 2d on 4x16x64x64, 3d on 2x8x12x24x24")
+                       .variant(pooled("max", "2d", DType::f32, "MaxPool2d 3/2"))
+                       .variant(pooled("max", "2d", DType::f64, "MaxPool2d 3/2, float64"))
+                       .variant(pooled("avg", "2d", DType::f32, "AvgPool2d 3/2"))
+                       .variant(pooled("avg", "2d", DType::bf16, "AvgPool2d 3/2, bfloat16"))
+                       .variant(pooled("adaptive_avg", "2d", DType::f32, "AdaptiveAvgPool2d to 13x13", kRaises))
+                       .variant(pooled("adaptive_max", "2d", DType::f32, "AdaptiveMaxPool2d to 13x13", kRaises))
+                       .variant(pooled("fractional_max", "2d", DType::f32, "FractionalMaxPool2d 2 to 40x40", kRaises))
+                       .variant(pooled("max", "3d", DType::f32, "MaxPool3d 3/2", kAlternative))
+                       .variant(pooled("avg", "3d", DType::f32, "AvgPool3d 3/2", kRaises))
+                       .variant(pooled("adaptive_avg", "3d", DType::f32, "AdaptiveAvgPool3d to 5x7x7", kRaises))
+                       .variant(pooled("adaptive_max", "3d", DType::f32, "AdaptiveMaxPool3d to 5x7x7"))
+                       .variant(pooled("fractional_max", "3d", DType::f32, "FractionalMaxPool3d 2 to 6x12x12", kRaises))
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}})
+                       .prepare(prepare));
 
 }  // namespace
 }  // namespace repro_audit

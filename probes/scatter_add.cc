@@ -7,7 +7,7 @@ namespace repro_audit {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
-  const auto dtype = dtype_of_variant(context.variant());
+  const auto dtype = context.dtype();
   const std::int64_t slots = 512, updates = 1 << 20;
   const auto base = context.to_device(at::zeros({slots}, at::TensorOptions().dtype(dtype)));
   const auto index = context.randint(slots, {updates});
@@ -15,13 +15,15 @@ RunFunction prepare(ProbeContext& context) {
   return [=] { return Outputs{{"output", base.scatter_add(0, index, source)}}; };
 }
 
-const bool registered = register_probe({
-    {"scatter_add",
-     "scatter_add along dim 0: 2^20 values into 512 slots",
-     {variant("f32", "float32"), variant("f64", "float64"), variant("f16", "float16"), variant("bf16", "bfloat16")},
-     {{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}}},
-    prepare,
-});
+const bool registered =
+    register_probe(ProbeBuilder("scatter_add")
+                       .describe("scatter_add along dim 0: 2^20 values into 512 slots")
+                       .variant(Variant(DType::f32))
+                       .variant(Variant(DType::f64))
+                       .variant(Variant(DType::f16))
+                       .variant(Variant(DType::bf16))
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
+                       .prepare(prepare));
 
 }  // namespace
 }  // namespace repro_audit

@@ -7,7 +7,7 @@ namespace repro_audit {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
-  const auto dtype = dtype_of_variant(context.variant());
+  const auto dtype = context.dtype();
   const std::int64_t batch = 8, rows = 256, inner = 256, columns = 64;
   // About 5% non-zeros, built on the CPU from the seed, then made sparse and moved.
   const auto mask = at::rand({batch, rows, inner}, context.generator()) < 0.05;
@@ -21,13 +21,13 @@ RunFunction prepare(ProbeContext& context) {
   };
 }
 
-const bool registered = register_probe({
-    {"sparse_bmm",
-     "bmm: sparse COO 8x256x256 (5% non-zero) by dense 8x256x64, forward and backward",
-     {variant("f32", "float32"), variant("f64", "float64")},
-     {{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}}},
-    prepare,
-});
+const bool registered =
+    register_probe(ProbeBuilder("sparse_bmm")
+                       .describe("bmm: sparse COO 8x256x256 (5% non-zero) by dense 8x256x64, forward and backward")
+                       .variant(Variant(DType::f32))
+                       .variant(Variant(DType::f64))
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
+                       .prepare(prepare));
 
 }  // namespace
 }  // namespace repro_audit

@@ -6,20 +6,20 @@ namespace repro_audit {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
-  const auto dtype = dtype_of_variant(context.variant());
-  const bool by_row = context.variant().rfind("rows", 0) == 0;
+  const auto dtype = context.dtype();
+  const bool by_row = context.parameter("over") == "rows";
   const auto input = by_row ? context.randn({64, 1 << 16}, dtype) : context.randn({1 << 22}, dtype);
   return [=] { return Outputs{{"output", by_row ? input.sum(1) : input.sum()}}; };
 }
 
-const bool registered = register_probe({
-    {"sum",
-     "sum of 2^22 values (all, or 64 rows of 65536)",
-     {variant("f32", "float32, whole tensor"), variant("f64", "float64, whole tensor"),
-      variant("rows-f32", "float32, per row")},
-     {{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}}},
-    prepare,
-});
+const bool registered =
+    register_probe(ProbeBuilder("sum")
+                       .describe("sum of 2^22 values (all, or 64 rows of 65536)")
+                       .variant(Variant(DType::f32, "float32, whole tensor").parameter("over", "all"))
+                       .variant(Variant(DType::f64, "float64, whole tensor").parameter("over", "all"))
+                       .variant(Variant("rows-f32", "float32, per row").dtype(DType::f32).parameter("over", "rows"))
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}})
+                       .prepare(prepare));
 
 }  // namespace
 }  // namespace repro_audit

@@ -5,13 +5,13 @@
 #include <fmt/format.h>
 #include <iostream>
 
-#include "cli/audit.h"
+#include "cli/local_audit.h"
 #include "cli/commands.h"
 #include "cli/interruption.h"
 #include "cli/output_options.h"
 #include "cli/terminal.h"
 #include "compare/baseline.h"
-#include "compare/comparison_printers.h"
+#include "output/output_format.h"
 #include "compare/comparison_terminal.h"
 #include "config/user_error.h"
 #include "report/json_io.h"
@@ -88,7 +88,7 @@ std::optional<AuditResult> gate_audit(const GateArguments& arguments) {
       audit.device = arguments.device;
     }
   }
-  AuditOptions options;
+  AuditOptions options = local_audit_options();
   options.journal = arguments.resume.empty() ? arguments.journal : arguments.resume;
   options.resume = !arguments.resume.empty();
   options.stop_requested = stop_requested;

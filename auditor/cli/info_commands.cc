@@ -27,8 +27,8 @@ Command add_list_command(CLI::App& app) {
               std::cout << fmt::format("  {}{} - {}\n", probe.name,
                                        probe.in_default_suite ? "" : " (not in the default suite)", probe.description);
               if (!documented.empty()) std::cout << fmt::format("    documented: {}\n", fmt::join(documented, ", "));
-              if (!probe.control_expects.empty())
-                std::cout << fmt::format("    control: selftest expects '{}'\n", probe.control_expects);
+              if (probe.control_expects)
+                std::cout << fmt::format("    control: selftest expects '{}'\n", to_string(*probe.control_expects));
               for (const auto& variant : probe.variants) {
                 std::vector<std::string> own;
                 for (const auto& [device, value] : variant.documented) own.push_back(device + ": " + to_string(value));

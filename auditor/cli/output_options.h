@@ -1,23 +1,25 @@
 #pragma once
-// The report files a command can write, several at once: --json, --junit, --markdown, --html.
+// The files a command can write, several at once: one option --<name> FILE per registered output
+// format (output/output_format.h), so a new format needs no change here.
 #include <CLI/CLI.hpp>
 
 #include <string>
 #include <vector>
 
 #include "cli/output_paths.h"
-#include "report/printers.h"
+#include "output/output_format.h"
 
 namespace repro_audit {
 
 struct OutputArguments {
-  std::string json, junit, markdown, html;
+  // One path per format, aligned with output_formats(); CLI11 writes into these, so the object must
+  // not move after add_output_options (the commands hold it in place or behind a shared_ptr).
+  std::vector<std::string> paths = std::vector<std::string>(output_formats().size());
 
   std::vector<OutputFile> files() const {
     std::vector<OutputFile> result;
-    for (const auto& [format, path] :
-         {std::pair{"json", &json}, {"junit", &junit}, {"markdown", &markdown}, {"html", &html}})
-      if (!path->empty()) result.push_back({format, *path});
+    for (std::size_t i = 0; i < paths.size(); ++i)
+      if (!paths[i].empty()) result.push_back({output_formats()[i].name, paths[i]});
     return result;
   }
 
@@ -40,10 +42,8 @@ struct OutputArguments {
 };
 
 inline void add_output_options(CLI::App* command, OutputArguments& outputs) {
-  command->add_option("--json", outputs.json, "Write JSON to FILE");
-  command->add_option("--junit", outputs.junit, "Write JUnit XML to FILE (a testsuite per probe, a testcase per cell)");
-  command->add_option("--markdown", outputs.markdown, "Write Markdown to FILE (fits a GitHub job summary)");
-  command->add_option("--html", outputs.html, "Write one self-contained HTML page to FILE");
+  for (std::size_t i = 0; i < output_formats().size(); ++i)
+    command->add_option("--" + output_formats()[i].name, outputs.paths[i], output_formats()[i].help);
 }
 
 }  // namespace repro_audit

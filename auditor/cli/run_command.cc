@@ -5,14 +5,14 @@
 #include <iostream>
 #include <optional>
 
-#include "cli/audit.h"
+#include "cli/local_audit.h"
 #include "cli/commands.h"
 #include "config/settings.h"
 #include "config/user_error.h"
 #include "cli/interruption.h"
 #include "cli/output_options.h"
 #include "cli/terminal.h"
-#include "report/atomic_file.h"
+#include "config/atomic_file.h"
 #include "compare/baseline.h"
 #include "report/terminal_printer.h"
 #include "worker/probe.h"
@@ -70,6 +70,13 @@ void add_axis_argument(Config& config, const std::string& text) {
   config.axes[text.substr(0, equals)] = values;
 }
 
+// --fail-on stays a string option; it becomes the enum here, at the edge.
+FailOn fail_on_argument(const std::string& text) {
+  const auto fail_on = fail_on_from_string(text);
+  if (!fail_on) throw UserError(fmt::format("--fail-on must be one of: {}, not '{}'", kFailOnNames, text));
+  return *fail_on;
+}
+
 Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
   if (!arguments.resume.empty()) {
     if (!arguments.config_path.empty() || !arguments.probes.empty() || !arguments.profiles.empty() ||
@@ -79,7 +86,7 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
     if (!arguments.journal.empty())
       throw UserError("--resume and --journal: --resume names the journal to continue; give only one of them");
     auto config = journal_config(arguments.resume, catalogue);
-    if (!arguments.fail_on.empty()) config.fail_on = arguments.fail_on;  // judging, not auditing: may change
+    if (!arguments.fail_on.empty()) config.fail_on = fail_on_argument(arguments.fail_on);  // judging: may change
     return config;
   }
   if (arguments.matrix == "full" && !arguments.profiles.empty())
@@ -100,7 +107,7 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
     validate_device(arguments.device, "--device");
     config.device = arguments.device;
   }
-  if (!arguments.fail_on.empty()) config.fail_on = arguments.fail_on;
+  if (!arguments.fail_on.empty()) config.fail_on = fail_on_argument(arguments.fail_on);
   validate_config(config, catalogue, "the command line");
   return config;
 }
@@ -183,7 +190,7 @@ Command add_run_command(CLI::App& app) {
             outputs.push_back({"--save-baseline", arguments->save_baseline});
             check_outputs(outputs, {{"--config", arguments->config_path}});
             const bool progress = is_capable_terminal(STDERR_FILENO);
-            AuditOptions options;
+            AuditOptions options = local_audit_options();
             options.journal = arguments->resume.empty() ? arguments->journal : arguments->resume;
             options.resume = !arguments->resume.empty();
             options.stop_requested = stop_requested;

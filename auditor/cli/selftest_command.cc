@@ -4,11 +4,11 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cli/audit.h"
+#include "cli/local_audit.h"
 #include "cli/commands.h"
 #include "cli/interruption.h"
 #include "cli/output_paths.h"
-#include "report/atomic_file.h"
+#include "config/atomic_file.h"
 #include "report/json_io.h"
 #include "worker/probe.h"
 
@@ -28,9 +28,9 @@ Command add_selftest_command(CLI::App& app) {
             config.profiles = {"default", "strict"};
             config.axes = {{"threads", {"2"}}};
             for (const auto& probe : catalogue)
-              if (!probe.control_expects.empty()) config.probes.push_back({probe.name, {}});
+              if (probe.control_expects) config.probes.push_back({probe.name, {}});
             check_outputs({{"--json", *json_path}}, {});
-            AuditOptions options;
+            AuditOptions options = local_audit_options();
             options.stop_requested = stop_requested;
             install_stop_handlers();
             const auto result = run_audit(config, catalogue, options);
@@ -47,14 +47,14 @@ Command add_selftest_command(CLI::App& app) {
             std::cout << fmt::format("{:<34} {:<22} {:<18} {:<18}{}\n", "control", "flag set", "expected", "observed",
                                      "detail");
             for (const auto& cell : report.cells) {
-              const auto& expected = find_probe(catalogue, cell.cell.probe)->control_expects;
-              const std::string observed = to_string(cell.verdict.kind);
-              const bool ok = observed == expected;
+              const auto expected = *find_probe(catalogue, cell.cell.probe)->control_expects;
+              const bool ok = cell.verdict.kind == expected;
               failures += ok ? 0 : 1;
               auto detail = cell.verdict.message.substr(0, cell.verdict.message.find(';'));
               if (detail.size() > 60) detail = detail.substr(0, 57) + "...";
               std::cout << fmt::format("{:<34} {:<22} {:<18} {:<18}{}{}\n", cell.cell.probe + "/" + cell.cell.variant,
-                                       cell.cell.label, expected, observed, ok ? "" : "<- WRONG ", detail);
+                                       cell.cell.label, to_string(expected), to_string(cell.verdict.kind),
+                                       ok ? "" : "<- WRONG ", detail);
             }
             if (failures == 0) {
               std::cout << fmt::format(

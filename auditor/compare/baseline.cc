@@ -6,13 +6,15 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <optional>
 #include <sstream>
 
 #include "config/input_file.h"
 #include "config/user_error.h"
 #include "config/yaml_reader.h"
-#include "report/atomic_file.h"
+#include "plan/cell_key.h"
+#include "config/atomic_file.h"
 #include "report/json_io.h"
 
 namespace repro_audit {
@@ -119,10 +121,13 @@ class BaselineReader {
     return piece.text;
   }
 
-  void check_schema(const Piece& value) const {
+  // True for schema /1, whose keys need migrating.
+  bool check_schema(const Piece& value) const {
     const auto schema = scalar(value, "schema");
-    if (schema != kBaselineSchema)
-      fail(value, fmt::format("schema '{}' is not supported; expected '{}'", schema, kBaselineSchema));
+    if (schema != kBaselineSchema && schema != kBaselineSchemaV1)
+      fail(value, fmt::format("schema '{}' is not supported; expected '{}' (or '{}')", schema, kBaselineSchema,
+                              kBaselineSchemaV1));
+    return schema == kBaselineSchemaV1;
   }
 
   json environment(const Piece& value) const {
@@ -243,12 +248,13 @@ class BaselineEvents : public YAML::EventHandler {
   void OnSequenceEnd() override { close(); }
   void OnMapEnd() override { close(); }
 
-  // After the last event: what needs the whole file.
-  void finish() const {
+  // After the last event: what needs the whole file. True when the keys follow rule 1.
+  bool finish() const {
     if (!root_) not_a_baseline();
     if (!has_schema_)
       reader_.fail(*root_, fmt::format("not a repro-audit baseline: missing 'schema: {}'", kBaselineSchema));
     if (deferred_) throw *deferred_;
+    return rule1_keys_;
   }
 
  private:
@@ -292,7 +298,7 @@ class BaselineEvents : public YAML::EventHandler {
 
   void root_entry(const Piece& key, const Piece& value) {
     if (key.kind == Piece::Kind::scalar && key.text == "schema") {
-      reader_.check_schema(value);
+      rule1_keys_ = reader_.check_schema(value);
       has_schema_ = true;
       return;
     }
@@ -329,8 +335,25 @@ class BaselineEvents : public YAML::EventHandler {
   std::optional<Piece> cell_key_;
   bool in_cells_ = false;
   bool has_schema_ = false;
+  bool rule1_keys_ = false;
   std::optional<UserError> deferred_;
 };
+
+// Schema /1 named every applicable setting in its keys; rule 2 names only those off their default.
+void migrate_rule1_keys(Baseline& baseline) {
+  std::map<std::string, std::string> old_key_of;
+  for (auto& cell : baseline.cells) {
+    const auto key = migrate_rule1_key(cell.key);
+    if (!key)
+      throw UserError(fmt::format("{}: cell key '{}' is not probe/variant@device|setting=value,... ({})",
+                                  baseline.source, cell.key, kBaselineSchemaV1));
+    const auto [it, added] = old_key_of.emplace(*key, cell.key);
+    if (!added)
+      throw UserError(fmt::format("{}: cell keys '{}' and '{}' both become '{}' under the current key rule",
+                                  baseline.source, it->second, cell.key, *key));
+    cell.key = *key;
+  }
+}
 
 }  // namespace
 
@@ -374,7 +397,7 @@ Baseline parse_baseline(const std::string& text, const std::string& source) {
   baseline.source = source;
   BaselineEvents events(reader, baseline);
   yaml.stream(text, events);
-  events.finish();
+  if (events.finish()) migrate_rule1_keys(baseline);
   return baseline;
 }
 
@@ -390,8 +413,8 @@ Snapshot load_comparable(const std::string& path) {
   auto parsed = parse_report_json(text, path);
   const auto& header = parsed.header;
   const auto schema = header.contains("schema") && header["schema"].is_string() ? header["schema"] : json("");
-  if (schema == kBaselineSchema) return parse_baseline(text, path);  // JSON is YAML too
-  if (schema != kReportSchema)
+  if (schema == kBaselineSchema || schema == kBaselineSchemaV1) return parse_baseline(text, path);  // JSON is YAML too
+  if (schema != kReportSchema && schema != kReportSchemaV1)
     throw UserError(fmt::format("{}: neither a repro-audit report (\"schema\": \"{}\") nor a baseline (schema: {})",
                                 path, kReportSchema, kBaselineSchema));
   return baseline_from_report(report_from_parsed(std::move(parsed), path), path);

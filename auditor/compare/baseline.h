@@ -10,11 +10,13 @@
 
 namespace repro_audit {
 
-inline constexpr const char* kBaselineSchema = "repro-audit.baseline/1";
+// /2 keys cells by rule 2 (plan/cell_key.h); a /1 baseline still loads, its keys migrated on the way in.
+inline constexpr const char* kBaselineSchema = "repro-audit.baseline/2";
+inline constexpr const char* kBaselineSchemaV1 = "repro-audit.baseline/1";
 
 // One cell as compare sees it: only what a baseline keeps, plus the message when a report has it.
 struct SnapshotCell {
-  std::string key;  // probe/variant@device|setting=value,...
+  std::string key;  // cell_key(): probe/variant@device|non-default-setting=value,...
   VerdictKind verdict = VerdictKind::error;
   std::string digest;         // the agreed digest; empty when runs diverged or none ran
   std::string kernel_digest;  // the agreed kernel-sequence digest; empty when untraced or varied
@@ -39,7 +41,8 @@ std::string baseline_to_yaml(const Baseline& baseline);
 // Writes atomically; throws UserError when the file cannot be written.
 void write_baseline_file(const Baseline& baseline, const std::string& path);
 
-// Throws UserError naming source:line:column for bad YAML, a wrong schema or unknown fields.
+// Throws UserError naming source:line:column for bad YAML, a wrong schema or unknown fields. Reads
+// schema /1 too, migrating every key to the current rule (an error if two keys become one).
 Baseline parse_baseline(const std::string& text, const std::string& source);
 Baseline load_baseline_file(const std::string& path);
 

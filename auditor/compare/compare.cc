@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
+#include "compare/platform.h"
 #include "report/text_format.h"
 
 namespace repro_audit {
@@ -138,13 +141,6 @@ bool CellComparison::has(Change change) const {
   return std::find(changes.begin(), changes.end(), change) != changes.end();
 }
 
-std::vector<std::pair<std::string, std::string>> platform_fields(const nlohmann::json& environment) {
-  std::vector<std::pair<std::string, std::string>> fields;
-  for (const auto& field : environment_fields(environment))
-    if (field.platform) fields.emplace_back(field.label, field.value);
-  return fields;
-}
-
 bool is_slower(const Timing& before, const Timing& after, double threshold) {
   return static_cast<double>(after.median_ns) > static_cast<double>(before.median_ns) * (1.0 + threshold) &&
          after.p10_ns > before.p90_ns;
@@ -166,15 +162,17 @@ Comparison compare_snapshots(const Snapshot& before, const Snapshot& after, cons
       comparison.environment_changes.push_back({old_fields[i].first, old_fields[i].second, new_fields[i].second});
   comparison.platform_changed = !comparison.environment_changes.empty();
 
-  std::map<std::string, const SnapshotCell*> old_cells;
+  // Hashed views of the keys: snapshots of a million cells, without a copy of every key.
+  std::unordered_map<std::string_view, const SnapshotCell*> old_cells;
   for (const auto& cell : before.cells) old_cells[cell.key] = &cell;
+  std::unordered_set<std::string_view> new_keys;
+  comparison.cells.reserve(after.cells.size());
   for (const auto& cell : after.cells) {
+    new_keys.insert(cell.key);
     auto it = old_cells.find(cell.key);
     comparison.cells.push_back(
         compare_cell(it == old_cells.end() ? nullptr : it->second, &cell, options.slower_threshold));
   }
-  std::set<std::string> new_keys;
-  for (const auto& cell : after.cells) new_keys.insert(cell.key);
   for (const auto& cell : before.cells)
     if (!new_keys.count(cell.key)) comparison.cells.push_back(compare_cell(&cell, nullptr, options.slower_threshold));
   return comparison;

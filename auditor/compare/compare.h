@@ -36,9 +36,6 @@ struct EnvironmentChange {
   std::string after;
 };
 
-// The fields that define the platform, rendered as text ("" when absent), in a fixed order.
-std::vector<std::pair<std::string, std::string>> platform_fields(const nlohmann::json& environment);
-
 struct CellComparison {
   std::string key;
   std::vector<Change> changes;  // precedence order, never empty

@@ -9,6 +9,14 @@
 namespace repro_audit {
 namespace {
 
+// The change classes and gate actions: only comparison pages use them.
+constexpr const char* kComparisonStyle =
+    R"(.c-same{background:#eaeef2;}.c-new{background:#c9def7;}.c-missing{background:#eaeef2;color:#57606a;}
+.c-broke{background:#d2271e;color:#fff;}.c-new-nondeterminism{background:#f7b6b2;}.c-drift{background:#fbd0a5;}
+.c-fixed{background:#c8ebd0;}.c-kernels-changed{background:#e6dcfb;}.c-slower{background:#fde7a9;}.c-faster{background:#d3f5e0;}
+.a-fail{color:#82071e;font-weight:700;}.a-warn{color:#7d4e00;font-weight:700;}
+)";
+
 std::string environment_section(const Comparison& comparison, const GateResult* gate) {
   std::string html = "<h2>Environment</h2>\n";
   if (comparison.environment_changes.empty()) return html + "<p>Unchanged.</p>\n";
@@ -77,7 +85,7 @@ std::string render_comparison_html(const Comparison& comparison, const GateResul
   body +=
       fmt::format("; slower or faster beyond {:.0f}% and the measured spread</p>\n", comparison.slower_threshold * 100);
   body += environment_section(comparison, gate) + cells_section(comparison, gate) + time_chart(comparison);
-  return html_document(title, body);
+  return html_document(title, body, kComparisonStyle);
 }
 
 }  // namespace repro_audit

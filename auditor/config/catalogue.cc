@@ -1,6 +1,24 @@
 #include "config/catalogue.h"
 
+#include <array>
+#include <utility>
+
 namespace repro_audit {
+namespace {
+
+// Constant-initialised: probes name verdicts from static initialisers in other files.
+constexpr std::array<std::pair<VerdictKind, const char*>, 8> kVerdictNames = {{
+    {VerdictKind::deterministic, "deterministic"},
+    {VerdictKind::nondeterministic, "nondeterministic"},
+    {VerdictKind::warns, "warns"},
+    {VerdictKind::raises, "raises"},
+    {VerdictKind::unsupported, "unsupported"},
+    {VerdictKind::error, "error"},
+    {VerdictKind::crashed, "crashed"},
+    {VerdictKind::timeout, "timeout"},
+}};
+
+}  // namespace
 
 const char* to_string(Documented documented) {
   switch (documented) {
@@ -14,6 +32,32 @@ const char* to_string(Documented documented) {
       return "nondeterministic";
     case Documented::cublas_workspace:
       return "deterministic_with_cublas_workspace_config";
+  }
+  return "?";
+}
+
+const char* to_string(VerdictKind kind) {
+  for (const auto& [k, name] : kVerdictNames)
+    if (k == kind) return name;
+  return "?";
+}
+
+std::optional<VerdictKind> verdict_from_string(const std::string& text) {
+  for (const auto& [k, name] : kVerdictNames)
+    if (text == name) return k;
+  return std::nullopt;
+}
+
+const char* to_string(DType dtype) {
+  switch (dtype) {
+    case DType::f16:
+      return "f16";
+    case DType::bf16:
+      return "bf16";
+    case DType::f32:
+      return "f32";
+    case DType::f64:
+      return "f64";
   }
   return "?";
 }

@@ -2,6 +2,7 @@
 // What the torch-free core knows of the probes: names, variants and what PyTorch documents for each.
 // The torch side fills it from the probe registry; tests fill it by hand.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,12 +19,26 @@ enum class Documented {
 
 const char* to_string(Documented documented);
 
+// What a cell turned out to be. Declared here, below verdict/, because the catalogue names it too:
+// a control probe declares the verdict `selftest` requires of it (verdict/ depends on config/, not back).
+enum class VerdictKind { deterministic, nondeterministic, warns, raises, unsupported, error, crashed, timeout };
+
+const char* to_string(VerdictKind kind);
+std::optional<VerdictKind> verdict_from_string(const std::string& text);
+
+// The floating-point type a variant computes in; worker/probe.cc maps it to torch's.
+enum class DType { f16, bf16, f32, f64 };
+
+const char* to_string(DType dtype);  // f16 | bf16 | f32 | f64
+
 struct VariantInfo {
   std::string name;
   std::string description;
-  std::vector<std::string> devices;              // device kinds it runs on: "cpu", "cuda"
-  std::string unsupported_reason;                // why it does not run on the devices it lacks
-  std::map<std::string, Documented> documented;  // by device kind; overrides the probe's
+  std::vector<std::string> devices;               // device kinds it runs on: "cpu", "cuda"
+  std::string unsupported_reason;                 // why it does not run on the devices it lacks
+  std::map<std::string, Documented> documented;   // by device kind; overrides the probe's
+  std::optional<DType> dtype;                     // typed parameters the probe reads from its context
+  std::map<std::string, std::string> parameters;  // the rest, by name: e.g. mode=max
 };
 
 struct ProbeInfo {
@@ -33,7 +48,7 @@ struct ProbeInfo {
   std::map<std::string, Documented> documented;  // by device kind
   bool in_default_suite = true;                  // fault controls are run only on request
   double timeout_seconds = 60;                   // per cell and process, all runs together
-  std::string control_expects;                   // a control's required verdict in `selftest`; empty otherwise
+  std::optional<VerdictKind> control_expects;    // a control's required verdict in `selftest`
 
   const VariantInfo* find_variant(const std::string& variant) const;
   // The variant's own declaration for the device, else the probe's, else deterministic.

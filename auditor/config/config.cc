@@ -175,9 +175,9 @@ Config parse_config(const std::string& text, const std::string& source, const Ca
     } else if (key == "timeout") {
       config.timeout_seconds = reader.integer(value, "timeout", 1, 86400);
     } else if (key == "fail_on") {
-      config.fail_on = reader.scalar(value, "fail_on");
-      if (config.fail_on != "contradiction" && config.fail_on != "any")
-        reader.fail(value, "fail_on must be one of: contradiction, any");
+      const auto fail_on = fail_on_from_string(reader.scalar(value, "fail_on"));
+      if (!fail_on) reader.fail(value, fmt::format("fail_on must be one of: {}", kFailOnNames));
+      config.fail_on = *fail_on;
     } else {
       reader.fail(entry.first, fmt::format("unknown key '{}'; valid keys: {}", key, fmt::join(kKeys, ", ")));
     }
@@ -213,8 +213,6 @@ void validate_config(const Config& config, const Catalogue& catalogue, const std
   check_range("processes", config.processes, 1, 1000);
   check_range("timeout", config.timeout_seconds, 0, 86400);
   if (config.repeats * config.processes < 2) throw UserError(where + ": " + too_few_runs(config));
-  if (config.fail_on != "contradiction" && config.fail_on != "any")
-    throw UserError(fmt::format("{}: fail_on must be one of: contradiction, any, not '{}'", where, config.fail_on));
 }
 
 Config load_config_file(const std::string& path, const Catalogue& catalogue) {

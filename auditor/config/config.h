@@ -2,12 +2,24 @@
 // The audit configuration: optional YAML, built-in defaults equal to an empty file.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "config/catalogue.h"
 
 namespace repro_audit {
+
+// What fails an audit (exit 1): a contradiction that breaks the audit, or any failing cell too.
+enum class FailOn { contradiction, any };
+
+inline const char* to_string(FailOn fail_on) { return fail_on == FailOn::any ? "any" : "contradiction"; }
+inline std::optional<FailOn> fail_on_from_string(const std::string& text) {
+  if (text == "contradiction") return FailOn::contradiction;
+  if (text == "any") return FailOn::any;
+  return std::nullopt;
+}
+inline constexpr const char* kFailOnNames = "contradiction, any";  // for the error that rejects any other name
 
 struct ProbeSelection {
   std::string probe;
@@ -26,8 +38,8 @@ struct Config {
   int warmup = 1;            // digested, not timed
   int processes = 2;         // cross-process repeats
   std::uint64_t seed = 0;
-  double timeout_seconds = 0;             // per cell; 0 = the probe's own default
-  std::string fail_on = "contradiction";  // contradiction | any
+  double timeout_seconds = 0;  // per cell; 0 = the probe's own default
+  FailOn fail_on = FailOn::contradiction;
 };
 
 // Throws UserError naming source, line and column, and the valid choices.

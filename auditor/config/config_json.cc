@@ -21,7 +21,7 @@ nlohmann::json config_to_json(const Config& config) {
           {"processes", config.processes},
           {"seed", config.seed},
           {"timeout", config.timeout_seconds},
-          {"fail_on", config.fail_on}};
+          {"fail_on", to_string(config.fail_on)}};
 }
 
 Config config_from_json(const nlohmann::json& json, const std::string& source) {
@@ -41,7 +41,12 @@ Config config_from_json(const nlohmann::json& json, const std::string& source) {
     config.processes = json.at("processes").get<int>();
     config.seed = json.at("seed").get<std::uint64_t>();
     config.timeout_seconds = json.at("timeout").get<double>();
-    config.fail_on = json.at("fail_on").get<std::string>();
+    const auto fail_on = json.at("fail_on").get<std::string>();
+    const auto parsed_fail_on = fail_on_from_string(fail_on);
+    if (!parsed_fail_on)
+      throw UserError(
+          fmt::format("{}: malformed config: fail_on '{}' is not one of: {}", source, fail_on, kFailOnNames));
+    config.fail_on = *parsed_fail_on;
     return config;
   } catch (const nlohmann::json::exception& error) {
     throw UserError(fmt::format("{}: malformed config: {}", source, error.what()));

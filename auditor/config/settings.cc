@@ -6,56 +6,82 @@
 
 namespace repro_audit {
 
+// In name order, like the cell keys (plan/cell_key.h), though keys do not depend on this order.
 const std::vector<SettingSpec>& setting_specs() {
   using S = SettingScope;
+  using D = DeterminismRole;
   static const std::vector<SettingSpec> specs = {
-      {"allow_tf32",
-       {"false", "true"},
-       "false",
-       S::in_process,
-       false,
-       true,
-       "TF32 in cuBLAS matmuls and cuDNN convolutions"},
-      {"cublas_workspace_config",
-       {"unset", ":4096:8", ":16:8"},
-       "unset",
-       S::process,
-       false,
-       true,
-       "CUBLAS_WORKSPACE_CONFIG in the worker's environment before cuBLAS starts"},
-      {"cudnn_benchmark",
-       {"false", "true"},
-       "false",
-       S::in_process,
-       false,
-       true,
-       "cudnn.benchmark: time candidate algorithms and keep the fastest"},
-      {"cudnn_deterministic",
-       {"false", "true"},
-       "false",
-       S::in_process,
-       false,
-       true,
-       "cudnn.deterministic: only deterministic convolution algorithms"},
-      {"cudnn_enabled", {"true", "false"}, "true", S::in_process, false, true, "cudnn.enabled"},
-      {"deterministic_algorithms",
-       {"off", "on", "warn"},
-       "off",
-       S::in_process,
-       true,
-       true,
-       "torch.use_deterministic_algorithms (warn = warn_only=True)"},
-      {"fill_uninitialized_memory",
-       {"true", "false"},
-       "true",
-       S::in_process,
-       true,
-       true,
-       "fill new uninitialised memory with NaN when deterministic algorithms are on"},
-      {"seed", {}, "0", S::in_process, true, true, "torch.manual_seed before every run"},
+      {.name = "allow_tf32",
+       .values = {"false", "true"},
+       .default_value = "false",
+       .scope = S::in_process,
+       .on_cpu = false,
+       .on_cuda = true,
+       .help = "TF32 in cuBLAS matmuls and cuDNN convolutions"},
+      // cuBLAS reads the variable once, when it starts: only a fresh process can change it.
+      {.name = "cublas_workspace_config",
+       .values = {kUnset, ":4096:8", ":16:8"},
+       .default_value = kUnset,
+       .scope = S::process,
+       .on_cpu = false,
+       .on_cuda = true,
+       .help = "CUBLAS_WORKSPACE_CONFIG in the worker's environment before cuBLAS starts",
+       .environment_variable = "CUBLAS_WORKSPACE_CONFIG",
+       .determinism = D::prerequisite},
+      {.name = "cudnn_benchmark",
+       .values = {"false", "true"},
+       .default_value = "false",
+       .scope = S::in_process,
+       .on_cpu = false,
+       .on_cuda = true,
+       .help = "cudnn.benchmark: time candidate algorithms and keep the fastest"},
+      {.name = "cudnn_deterministic",
+       .values = {"false", "true"},
+       .default_value = "false",
+       .scope = S::in_process,
+       .on_cpu = false,
+       .on_cuda = true,
+       .help = "cudnn.deterministic: only deterministic convolution algorithms"},
+      {.name = "cudnn_enabled",
+       .values = {"true", "false"},
+       .default_value = "true",
+       .scope = S::in_process,
+       .on_cpu = false,
+       .on_cuda = true,
+       .help = "cudnn.enabled"},
+      {.name = "deterministic_algorithms",
+       .values = {"off", "on", "warn"},
+       .default_value = "off",
+       .scope = S::in_process,
+       .on_cpu = true,
+       .on_cuda = true,
+       .help = "torch.use_deterministic_algorithms (warn = warn_only=True)",
+       .determinism = D::mode},
+      {.name = "fill_uninitialized_memory",
+       .values = {"true", "false"},
+       .default_value = "true",
+       .scope = S::in_process,
+       .on_cpu = true,
+       .on_cuda = true,
+       .help = "fill new uninitialised memory with NaN when deterministic algorithms are on"},
+      {.name = "seed",
+       .values = {},
+       .default_value = "0",
+       .scope = S::in_process,
+       .on_cpu = true,
+       .on_cuda = true,
+       .help = "torch.manual_seed before every run"},
       // 0 is no thread pool at all, and more threads than any machine has cores is a typo that would only
       // surface as a worker failing to start them.
-      {"threads", {}, "2", S::process, true, false, "intra-op threads (at::set_num_threads)", 1, 1024},
+      {.name = "threads",
+       .values = {},
+       .default_value = "2",
+       .scope = S::process,
+       .on_cpu = true,
+       .on_cuda = false,
+       .help = "intra-op threads (at::set_num_threads)",
+       .minimum = 1,
+       .maximum = 1024},
   };
   return specs;
 }
@@ -143,6 +169,37 @@ FlagSet process_settings(const FlagSet& flags) {
     if (spec.scope == SettingScope::process && it != flags.end()) result[spec.name] = it->second;
   }
   return result;
+}
+
+std::map<std::string, std::string> setting_environment(const FlagSet& flags) {
+  std::map<std::string, std::string> environment;
+  for (const auto& spec : setting_specs()) {
+    if (spec.environment_variable.empty()) continue;
+    const auto it = flags.find(spec.name);
+    const bool set = it != flags.end() && it->second != kUnset && it->second != kNotApplicable;
+    environment[spec.environment_variable] = set ? it->second : "";
+  }
+  return environment;
+}
+
+DeterministicMode deterministic_mode(const FlagSet& flags) {
+  for (const auto& spec : setting_specs()) {
+    if (spec.determinism != DeterminismRole::mode) continue;
+    const auto it = flags.find(spec.name);
+    if (it == flags.end()) continue;
+    if (it->second == "on") return DeterministicMode::on;
+    if (it->second == "warn") return DeterministicMode::warn;
+  }
+  return DeterministicMode::off;
+}
+
+bool deterministic_prerequisites_met(const FlagSet& flags) {
+  for (const auto& spec : setting_specs()) {
+    if (spec.determinism != DeterminismRole::prerequisite) continue;
+    const auto it = flags.find(spec.name);
+    if (it == flags.end() || it->second == kNotApplicable || it->second == spec.default_value) return false;
+  }
+  return true;
 }
 
 }  // namespace repro_audit

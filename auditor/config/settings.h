@@ -10,18 +10,36 @@ inline constexpr const char* kNotApplicable = "n/a";
 
 enum class SettingScope { in_process, process };
 
+// How a setting takes part in deterministic mode (torch.use_deterministic_algorithms).
+enum class DeterminismRole {
+  none,
+  mode,          // the switch itself; its values are off, on and warn (warn_only=True)
+  prerequisite,  // deterministic mode needs it off its default, e.g. CUBLAS_WORKSPACE_CONFIG for cuBLAS
+};
+
+enum class DeterministicMode { off, on, warn };
+
+// Everything the tool knows about a setting. Adding a setting is a row in setting_specs() (and, for
+// an in-process setting, its libtorch call in worker/settings_apply.cc); keys of existing cells do not
+// change as long as the new setting's default is what happened before it existed (see plan/cell_key.h).
 struct SettingSpec {
   std::string name;
   std::vector<std::string> values;  // empty: any non-negative integer
-  std::string default_value;
+  std::string default_value;        // documented; part of the cell key rule, so it never changes
   SettingScope scope;
   bool on_cpu;
   bool on_cuda;
   std::string help;
+  // Process settings passed through the worker's environment: the variable, set to the value; the
+  // value "unset" (and "n/a") removes the variable instead. Empty: not an environment variable.
+  std::string environment_variable = "";
+  DeterminismRole determinism = DeterminismRole::none;
   // Integer settings only: the accepted range.
   long minimum = 0;
   long maximum = 999999999;
 };
+
+inline constexpr const char* kUnset = "unset";
 
 // One concrete value per setting, keyed by setting name; "n/a" where the setting does not apply.
 using FlagSet = std::map<std::string, std::string>;
@@ -48,6 +66,14 @@ std::string canonical_settings(const FlagSet& flags);
 
 // The settings a worker process must be started with (environment, thread pool).
 FlagSet process_settings(const FlagSet& flags);
+
+// The worker's environment for its process settings: each setting's variable, or "" to remove it.
+std::map<std::string, std::string> setting_environment(const FlagSet& flags);
+
+// The value of the `mode` setting (off when absent or not applicable).
+DeterministicMode deterministic_mode(const FlagSet& flags);
+// Every applicable `prerequisite` setting is off its default (the cuBLAS workspace is configured).
+bool deterministic_prerequisites_met(const FlagSet& flags);
 
 // "cpu", "cuda" from "cpu", "cuda", "cuda:1".
 std::string device_kind(const std::string& device);

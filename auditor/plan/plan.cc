@@ -54,11 +54,6 @@ std::vector<FlagSetColumn> make_columns(const Config& config, const std::string&
 
 }  // namespace
 
-std::string cell_key(const std::string& probe, const std::string& variant, const std::string& device,
-                     const FlagSet& settings) {
-  return fmt::format("{}/{}@{}|{}", probe, variant, device, canonical_settings(settings));
-}
-
 Plan make_plan(const Config& config, const Catalogue& catalogue, const std::string& device) {
   Plan plan;
   plan.device = device;

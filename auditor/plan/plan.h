@@ -6,6 +6,7 @@
 #include "config/catalogue.h"
 #include "config/config.h"
 #include "config/settings.h"
+#include "plan/cell_key.h"
 
 namespace repro_audit {
 
@@ -15,7 +16,7 @@ struct FlagSetColumn {
 };
 
 struct Cell {
-  std::string key;  // probe/variant@device|setting=value,...
+  std::string key;  // cell_key(): probe/variant@device|non-default-setting=value,...
   std::string probe;
   std::string variant;
   std::string device;
@@ -36,9 +37,6 @@ struct Batch {
   FlagSet process_settings;
   std::vector<Cell> cells;
 };
-
-std::string cell_key(const std::string& probe, const std::string& variant, const std::string& device,
-                     const FlagSet& settings);
 
 // `device` is concrete here ("cpu", "cuda:0"): the caller resolves "auto".
 Plan make_plan(const Config& config, const Catalogue& catalogue, const std::string& device);

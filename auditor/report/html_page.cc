@@ -20,10 +20,6 @@ td.cell{text-align:center;font-weight:600;}td.cell a{color:inherit;text-decorati
 .v-deterministic{background:#c8ebd0;}.v-nondeterministic{background:#f7b6b2;}.v-warns{background:#fde7a9;}
 .v-raises{background:#c9def7;}.v-unsupported{background:#eaeef2;color:#57606a;}.v-broken{background:#d2271e;color:#fff;}
 .contradiction{outline:3px solid #82071e;outline-offset:-3px;}
-.c-same{background:#eaeef2;}.c-new{background:#c9def7;}.c-missing{background:#eaeef2;color:#57606a;}
-.c-broke{background:#d2271e;color:#fff;}.c-new-nondeterminism{background:#f7b6b2;}.c-drift{background:#fbd0a5;}
-.c-fixed{background:#c8ebd0;}.c-kernels-changed{background:#e6dcfb;}.c-slower{background:#fde7a9;}.c-faster{background:#d3f5e0;}
-.a-fail{color:#82071e;font-weight:700;}.a-warn{color:#7d4e00;font-weight:700;}
 .passed{color:#1a7f37;}.failed{color:#cf222e;}
 .bar-slow{fill:#e5534b;}.bar-fast{fill:#2da44e;}.bar-even{fill:#8c959f;}
 details{margin:.3em 0;}summary{cursor:pointer;}
@@ -36,12 +32,12 @@ std::size_t code_points(const std::string& text) {
 
 }  // namespace
 
-std::string html_document(const std::string& title, const std::string& body) {
+std::string html_document(const std::string& title, const std::string& body, const std::string& extra_style) {
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n"
-      "<style>\n{}</style>\n</head>\n<body>\n{}</body>\n</html>\n",
-      xml_escape(title), kStyle, body);
+      "<style>\n{}{}</style>\n</head>\n<body>\n{}</body>\n</html>\n",
+      xml_escape(title), kStyle, extra_style, body);
 }
 
 std::string svg_ratio_chart(const std::vector<ChartBar>& bars, const std::string& caption) {

@@ -8,7 +8,8 @@
 namespace repro_audit {
 
 // A complete page; `body` is HTML already escaped by the caller.
-std::string html_document(const std::string& title, const std::string& body);
+// `extra_style`: rules of one kind of page only (e.g. the comparison's change classes).
+std::string html_document(const std::string& title, const std::string& body, const std::string& extra_style = "");
 
 struct ChartBar {
   std::string label;  // plain text, escaped here

@@ -35,12 +35,12 @@ std::string heatmap(const Report& report) {
     }
     html += "</tr>\n";
   }
-  return html +
-         "</table>\n<p class=\"legend\"><span class=\"v-deterministic\">✓ deterministic</span>"
-         "<span class=\"v-nondeterministic\">✗ nondeterministic</span><span class=\"v-raises\">R raises</span>"
-         "<span class=\"v-warns\">W warns</span><span class=\"v-unsupported\">skip unsupported</span>"
-         "<span class=\"v-broken\">ERR/CRASH/TIME failed</span><span class=\"contradiction\">! contradicts the "
-         "documentation</span></p>\n";
+  html += "</table>\n<p class=\"legend\">";
+  for (const auto& entry : verdict_legend()) {
+    const auto classes = entry.css_class.empty() ? "" : fmt::format(" class=\"{}\"", entry.css_class);
+    html += fmt::format("<span{}>{} {}</span>", classes, xml_escape(entry.mark), xml_escape(entry.meaning));
+  }
+  return html + "</p>\n";
 }
 
 std::string cost_chart(const Report& report) {

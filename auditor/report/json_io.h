@@ -1,26 +1,14 @@
 #pragma once
-// JSON forms of the plain values: the worker protocol and the report file share them.
+// The report file: JSON of the report model (observations use the worker protocol's JSON forms).
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "protocol/observation_json.h"
 #include "report/report.h"
 
 namespace repro_audit {
-
-void to_json(nlohmann::json& j, const KernelRecord& value);
-void from_json(const nlohmann::json& j, KernelRecord& value);
-void to_json(nlohmann::json& j, const RunObservation& value);
-void from_json(const nlohmann::json& j, RunObservation& value);
-void to_json(nlohmann::json& j, const Divergence& value);
-void from_json(const nlohmann::json& j, Divergence& value);
-void to_json(nlohmann::json& j, const ProcessObservation& value);
-void from_json(const nlohmann::json& j, ProcessObservation& value);
-void to_json(nlohmann::json& j, const Cell& value);
-void from_json(const nlohmann::json& j, Cell& value);
-void to_json(nlohmann::json& j, const Timing& value);
-void from_json(const nlohmann::json& j, Timing& value);
 
 nlohmann::json report_to_json(const Report& report);
 

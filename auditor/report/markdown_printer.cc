@@ -1,6 +1,7 @@
 #include "report/markdown_printer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/escape.h"
 #include "report/terminal_printer.h"
@@ -33,9 +34,9 @@ std::string matrix_section(const Report& report) {
     }
     md += "\n";
   }
-  return md +
-         "\n✓ deterministic · ✗ nondeterministic · R raises · W warns · skip unsupported · ERR/CRASH/TIME failed · "
-         "! contradicts the documentation (fails) · ? contradicts it (note) · Nx cost against the default profile\n\n";
+  std::vector<std::string> legend;
+  for (const auto& entry : verdict_legend()) legend.push_back(markdown_text(entry.mark + " " + entry.meaning));
+  return md + fmt::format("\n{}\n\n", fmt::join(legend, " · "));
 }
 
 std::string kernel_block(const CellReport& cell) {

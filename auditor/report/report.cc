@@ -121,10 +121,10 @@ Report build_report(const Plan& plan, const std::map<std::string, std::vector<Pr
   return report;
 }
 
-bool audit_failed(const Report& report, const std::string& fail_on) {
+bool audit_failed(const Report& report, FailOn fail_on) {
   for (const auto& cell : report.cells) {
     if (cell.contradiction && cell.contradiction->breaks_audit) return true;
-    if (fail_on == "any" && is_failing(cell.verdict)) return true;
+    if (fail_on == FailOn::any && is_failing(cell.verdict)) return true;
   }
   return false;
 }

@@ -6,12 +6,16 @@
 #include <vector>
 
 #include "config/catalogue.h"
+#include "config/config.h"
 #include "plan/plan.h"
 #include "verdict/verdict.h"
 
 namespace repro_audit {
 
-inline constexpr const char* kReportSchema = "repro-audit.report/1";
+// /2 keys cells by rule 2 (plan/cell_key.h); a /1 report still loads, its keys rebuilt from each
+// cell's settings on the way in.
+inline constexpr const char* kReportSchema = "repro-audit.report/2";
+inline constexpr const char* kReportSchemaV1 = "repro-audit.report/1";
 
 struct CellReport {
   Cell cell;
@@ -51,7 +55,7 @@ Report build_report(const Plan& plan, const std::map<std::string, std::vector<Pr
 std::vector<SettingNote> find_setting_notes(const std::vector<CellReport>& cells);
 
 // Exit-code rule: a contradiction that breaks the audit (default), or any failing cell (`any`).
-bool audit_failed(const Report& report, const std::string& fail_on);
+bool audit_failed(const Report& report, FailOn fail_on);
 
 const CellReport* find_cell(const Report& report, const std::string& key);
 

@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "report/text_format.h"
+
 namespace repro_audit {
 namespace {
 
@@ -106,13 +108,12 @@ void print_matrix(const Report& report, std::ostream& out, const TerminalOptions
     }
     out << "\n";
   }
-  out << "✓ deterministic  ✗ nondeterministic  R raises  W warns  skip unsupported  ERR/CRASH/TIME failed"
-         "  ! contradicts the documentation (fails)  ? contradicts it (note)";
-  if (options.show_cost) out << "  Nx cost against the default profile";
-  out << "\n";
+  std::vector<std::string> legend;
+  for (const auto& entry : verdict_legend(options.show_cost)) legend.push_back(entry.mark + " " + entry.meaning);
+  out << fmt::format("{}\n", fmt::join(legend, "  "));
 }
 
-void print_summary(const Report& report, const std::string& fail_on, std::ostream& out) {
+void print_summary(const Report& report, FailOn fail_on, std::ostream& out) {
   std::map<VerdictKind, int> counts;
   for (const auto& cell : report.cells) ++counts[cell.verdict.kind];
   bool any_contradiction = false;

@@ -12,7 +12,7 @@ struct TerminalOptions {
 };
 
 void print_matrix(const Report& report, std::ostream& out, const TerminalOptions& options);
-void print_summary(const Report& report, const std::string& fail_on, std::ostream& out);
+void print_summary(const Report& report, FailOn fail_on, std::ostream& out);
 // The short mark of a verdict, e.g. "✓", "✗", "R", "W✗".
 std::string verdict_mark(const CellReport& cell);
 

@@ -127,15 +127,15 @@ std::int64_t total_run_time_ns(const CellReport& cell) {
 std::vector<EnvironmentField> environment_fields(const json& environment) {
   const auto& cuda = field(environment, "cuda");
   return {
-      {"torch", text_of(field(environment, "torch")), true},
-      {"CUDA runtime", cuda_version(field(cuda, "runtime")), true},
-      {"CUDA driver", cuda_version(field(cuda, "driver")), true},
-      {"cuDNN", cudnn_version(field(cuda, "cudnn")), true},
-      {"GPU", gpus(cuda), true},
-      {"CPU", text_of(field(environment, "cpu")), true},
-      {"threads", text_of(field(environment, "threads")), true},
-      {"OS", text_of(field(environment, "os")), false},
-      {"tool", text_of(field(environment, "tool_version")), false},
+      {"torch", text_of(field(environment, "torch"))},
+      {"CUDA runtime", cuda_version(field(cuda, "runtime"))},
+      {"CUDA driver", cuda_version(field(cuda, "driver"))},
+      {"cuDNN", cudnn_version(field(cuda, "cudnn"))},
+      {"GPU", gpus(cuda)},
+      {"CPU", text_of(field(environment, "cpu"))},
+      {"threads", text_of(field(environment, "threads"))},
+      {"OS", text_of(field(environment, "os"))},
+      {"tool", text_of(field(environment, "tool_version"))},
   };
 }
 
@@ -165,6 +165,21 @@ std::vector<MatrixRow> verdict_matrix(const Report& report) {
   return rows;
 }
 
+std::vector<LegendEntry> verdict_legend(bool with_cost) {
+  std::vector<LegendEntry> legend = {
+      {"✓", "deterministic", "v-deterministic"},
+      {"✗", "nondeterministic", "v-nondeterministic"},
+      {"R", "raises", "v-raises"},
+      {"W", "warns", "v-warns"},
+      {"skip", "unsupported", "v-unsupported"},
+      {"ERR/CRASH/TIME", "failed", "v-broken"},
+      {"!", "contradicts the documentation (fails)", "contradiction"},
+      {"?", "contradicts it (note)", ""},
+  };
+  if (with_cost) legend.push_back({"Nx", "cost against the default profile", ""});
+  return legend;
+}
+
 std::string verdict_counts(const Report& report) {
   std::map<VerdictKind, int> counts;
   for (const auto& cell : report.cells) ++counts[cell.verdict.kind];
@@ -173,9 +188,11 @@ std::string verdict_counts(const Report& report) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-std::string report_fail_on(const Report& report) {
+FailOn report_fail_on(const Report& report) {
   const auto it = report.config.find("fail_on");
-  return it != report.config.end() && it->is_string() ? it->get<std::string>() : "contradiction";
+  const auto parsed =
+      it != report.config.end() && it->is_string() ? fail_on_from_string(it->get<std::string>()) : std::nullopt;
+  return parsed.value_or(FailOn::contradiction);
 }
 
 }  // namespace repro_audit

@@ -23,12 +23,11 @@ std::vector<std::string> verdict_details(const CellReport& cell);
 // Sum of the timed (non-warm-up) runs of every process.
 std::int64_t total_run_time_ns(const CellReport& cell);
 
-// Human-readable fingerprint fields, in a fixed order; `platform` marks the ones whose change
-// counts as a platform change for the gate. Missing fields are "".
+// Human-readable fingerprint fields, in a fixed order. Missing fields are "". Which of them make
+// up the platform is the gate's definition: compare/platform.h.
 struct EnvironmentField {
   std::string label;
   std::string value;
-  bool platform = false;
 };
 std::vector<EnvironmentField> environment_fields(const nlohmann::json& environment);
 
@@ -42,10 +41,20 @@ struct MatrixRow {
 };
 std::vector<MatrixRow> verdict_matrix(const Report& report);
 
+// The marks of the verdict matrix and what they mean, in the order every printer's legend lists them:
+// the terminal, Markdown and HTML print this one list. `css_class` colours the mark in HTML (empty: plain).
+struct LegendEntry {
+  std::string mark;  // "✓", "ERR/CRASH/TIME", "Nx"
+  std::string meaning;
+  std::string css_class;
+};
+// `with_cost`: add "Nx cost against the default profile" (the terminal omits it under --no-cost).
+std::vector<LegendEntry> verdict_legend(bool with_cost = true);
+
 // "4 deterministic, 1 nondeterministic": counts per verdict, in the verdict enum's order.
 std::string verdict_counts(const Report& report);
 
-// The report's own fail_on rule (from its config), "contradiction" when absent.
-std::string report_fail_on(const Report& report);
+// The report's own fail_on rule (from its config), contradiction when absent or unknown.
+FailOn report_fail_on(const Report& report);
 
 }  // namespace repro_audit

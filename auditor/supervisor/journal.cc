@@ -12,8 +12,8 @@
 #include "config/input_file.h"
 #include "config/user_error.h"
 #include "hash/digest.h"
-#include "report/atomic_file.h"
-#include "report/json_io.h"
+#include "config/atomic_file.h"
+#include "protocol/observation_json.h"
 
 namespace repro_audit {
 namespace {

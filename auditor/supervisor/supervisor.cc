@@ -5,18 +5,15 @@
 #include <csignal>
 
 #include "config/settings.h"
-#include "report/json_io.h"
-#include "supervisor/worker_process.h"
+#include "protocol/worker_protocol.h"
+#include "supervisor/worker_launcher.h"
 
 namespace repro_audit {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-// A worker loads libtorch (and on a GPU machine creates a context) before its first cell.
-constexpr auto kStartupAllowance = std::chrono::seconds(60);
-constexpr auto kTerminateGrace = std::chrono::seconds(3);
 
-ProcessObservation ended_observation(int process, const std::string& status, const std::string& message) {
+ProcessObservation ended_observation(int process, ObservationStatus status, const std::string& message) {
   ProcessObservation observation;
   observation.process = process;
   observation.status = status;
@@ -57,62 +54,60 @@ class BatchRunner {
   }
 
   void run_worker() {
-    WorkerProcess worker({options_.executable, "worker"}, worker_environment(batch_.process_settings),
-                         batch_request(batch_, remaining_, process_, options_).dump() + "\n",
-                         options_.temporary_folder);
+    const auto worker =
+        options_.launcher->start(request_to_json(batch_request(batch_, remaining_, process_, options_)).dump() + "\n",
+                                 worker_environment(batch_.process_settings));
     const Cell* in_flight = nullptr;
-    auto deadline = Clock::now() + kStartupAllowance;
+    auto deadline = Clock::now() + options_.startup_allowance;
     std::string line;
     while (true) {
       if (options_.stop_requested()) {
-        worker.terminate(kTerminateGrace);
+        worker->terminate(options_.terminate_grace);
         return;
       }
-      const auto status = worker.read_line(line, std::min(deadline, Clock::now() + std::chrono::milliseconds(500)));
-      if (status == WorkerProcess::ReadStatus::deadline) {
+      const auto status = worker->read_line(line, std::min(deadline, Clock::now() + std::chrono::milliseconds(500)));
+      if (status == Worker::ReadStatus::deadline) {
         if (Clock::now() < deadline) continue;
-        worker.terminate(kTerminateGrace);
+        worker->terminate(options_.terminate_grace);
         const auto message = in_flight ? fmt::format("exceeded the time limit of {} s", in_flight->timeout_seconds)
                                        : std::string("the worker did not start in time");
-        finish(in_flight ? *in_flight : remaining_.front(), ended_observation(process_, "timeout", message));
+        finish(in_flight ? *in_flight : remaining_.front(),
+               ended_observation(process_, ObservationStatus::timeout, message));
         return;
       }
-      if (status == WorkerProcess::ReadStatus::end_of_output) break;
-      nlohmann::json event;
-      try {
-        event = nlohmann::json::parse(line);
-      } catch (const nlohmann::json::exception&) {
-        continue;  // not a protocol line
-      }
-      const auto kind = event.value("event", "");
-      if (kind == "environment" && options_.on_environment) {
-        options_.on_environment(event.at("environment"));
-      } else if (kind == "start") {
-        in_flight = find_remaining(event.value("key", ""));
+      if (status == Worker::ReadStatus::end_of_output) break;
+      const auto event = parse_event(line);
+      if (!event) continue;  // not a protocol line
+      if (event->kind == WorkerEvent::Kind::environment && options_.on_environment) {
+        options_.on_environment(event->environment);
+      } else if (event->kind == WorkerEvent::Kind::start) {
+        in_flight = find_remaining(event->key);
         if (in_flight)
           deadline =
               Clock::now() + std::chrono::milliseconds(static_cast<long long>(in_flight->timeout_seconds * 1000));
-      } else if (kind == "cell") {
-        const auto* cell = find_remaining(event.value("key", ""));
-        if (cell) finish(*cell, event.at("observation").get<ProcessObservation>());
+      } else if (event->kind == WorkerEvent::Kind::cell) {
+        const auto* cell = find_remaining(event->key);
+        if (cell) finish(*cell, event->observation);
         in_flight = nullptr;
-        deadline = Clock::now() + kStartupAllowance;
+        deadline = Clock::now() + options_.startup_allowance;
       }
     }
-    const auto ending = worker.wait();
+    const auto ending = worker->wait();
     if (remaining_.empty()) return;
     // Ended because a person stopped the audit: whatever it was running is not a verdict.
-    if (options_.stop_requested() || is_interruption_signal(worker.signal())) {
+    if (options_.stop_requested() || is_interruption_signal(worker->signal())) {
       interrupted_ = true;
       return;
     }
     // The worker died: blame the cell it was running, or the first one when it died before starting any.
-    const auto tail = worker.log_tail(600);
+    const auto tail = worker->log_tail(600);
     const auto message =
         tail.empty() ? "worker ended: " + ending : fmt::format("worker ended: {}; stderr: {}", ending, tail);
     const Cell& victim = in_flight ? *in_flight : remaining_.front();
     finish(victim,
-           ended_observation(process_, worker.killed_by_signal() || in_flight ? "crashed" : "exception", message));
+           ended_observation(
+               process_, worker->signal() != 0 || in_flight ? ObservationStatus::crashed : ObservationStatus::exception,
+               message));
   }
 
   const Batch& batch_;
@@ -125,21 +120,13 @@ class BatchRunner {
 
 }  // namespace
 
-nlohmann::json batch_request(const Batch& batch, const std::vector<Cell>& cells, int process,
-                             const SupervisorOptions& options) {
-  return {{"device", options.device},
-          {"process", process},
-          {"repeats", options.repeats},
-          {"warmup", options.warmup},
-          {"process_settings", batch.process_settings},
-          {"cells", cells}};
+WorkerRequest batch_request(const Batch& batch, const std::vector<Cell>& cells, int process,
+                            const SupervisorOptions& options) {
+  return {options.device, process, options.repeats, options.warmup, batch.process_settings, cells};
 }
 
 std::map<std::string, std::string> worker_environment(const FlagSet& process_settings) {
-  std::map<std::string, std::string> environment;
-  auto it = process_settings.find("cublas_workspace_config");
-  const bool set = it != process_settings.end() && it->second != "unset" && it->second != kNotApplicable;
-  environment["CUBLAS_WORKSPACE_CONFIG"] = set ? it->second : "";
+  auto environment = setting_environment(process_settings);  // e.g. CUBLAS_WORKSPACE_CONFIG
   // PyTorch's own default since 1.13; a C++ program must ask for it before CUDA loads.
   if (!std::getenv("CUDA_MODULE_LOADING")) environment["CUDA_MODULE_LOADING"] = "LAZY";
   return environment;

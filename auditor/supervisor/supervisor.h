@@ -1,6 +1,7 @@
 #pragma once
 // Runs batches of cells in worker processes: one worker per batch and cross-process repeat,
 // time limits per cell, a fresh worker after a crash, every finished cell handed on at once.
+#include <chrono>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -10,17 +11,21 @@
 #include <vector>
 
 #include "plan/plan.h"
+#include "protocol/worker_protocol.h"
+#include "supervisor/worker_launcher.h"
 #include "verdict/observation.h"
 
 namespace repro_audit {
 
 struct SupervisorOptions {
-  std::string executable;  // the repro-audit binary, started as `executable worker`
+  WorkerLauncher* launcher = nullptr;  // starts the workers; required
   std::string device;
   int repeats = 10;
   int warmup = 1;
   int processes = 2;
-  std::string temporary_folder = "/tmp";  // holds the workers' (unlinked) stderr logs
+  // A worker loads libtorch (and on a GPU machine creates a context) before its first cell.
+  std::chrono::milliseconds startup_allowance = std::chrono::seconds(60);
+  std::chrono::milliseconds terminate_grace = std::chrono::seconds(3);  // between TERM and KILL
   // (cell key, process index) pairs already finished, e.g. from a journal: not run again.
   std::set<std::pair<std::string, int>> finished;
   std::function<void(const Cell&, const ProcessObservation&)> on_cell;
@@ -30,9 +35,9 @@ struct SupervisorOptions {
 
 using Observations = std::map<std::string, std::vector<ProcessObservation>>;
 
-// The JSON a worker reads on stdin.
-nlohmann::json batch_request(const Batch& batch, const std::vector<Cell>& cells, int process,
-                             const SupervisorOptions& options);
+// What a worker is asked to run.
+WorkerRequest batch_request(const Batch& batch, const std::vector<Cell>& cells, int process,
+                            const SupervisorOptions& options);
 
 // The worker's environment for a batch: CUBLAS_WORKSPACE_CONFIG set or removed.
 std::map<std::string, std::string> worker_environment(const FlagSet& process_settings);

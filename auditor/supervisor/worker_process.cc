@@ -171,4 +171,10 @@ std::string WorkerProcess::log_tail(std::size_t max_bytes) const {
   return log;
 }
 
+std::unique_ptr<Worker> ProcessLauncher::start(const std::string& request,
+                                               const std::map<std::string, std::string>& environment) {
+  return std::make_unique<WorkerProcess>(std::vector<std::string>{executable_, "worker"}, environment, request,
+                                         temporary_folder_);
+}
+
 }  // namespace repro_audit

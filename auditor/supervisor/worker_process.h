@@ -11,29 +11,25 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/worker_launcher.h"
+
 namespace repro_audit {
 
-class WorkerProcess {
+class WorkerProcess : public Worker {
  public:
   // `environment` entries override the parent's; an empty value removes the variable. The log file
   // is created (and at once unlinked) in `temporary_folder`.
   WorkerProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& environment,
                 const std::string& input, const std::string& temporary_folder);
-  ~WorkerProcess();
+  ~WorkerProcess() override;
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
-  enum class ReadStatus { line, end_of_output, deadline };
-  // Waits until a whole line arrives, the child closes its output, or the deadline passes.
-  ReadStatus read_line(std::string& line, std::chrono::steady_clock::time_point deadline);
-
-  // TERM, then KILL after `grace`; reaps the child.
-  void terminate(std::chrono::milliseconds grace);
-  // Reaps the child; a description of how it ended: "exit 0", "signal SIGSEGV".
-  std::string wait();
-  bool killed_by_signal() const { return signal_ != 0; }
-  int signal() const { return signal_; }
-  std::string log_tail(std::size_t max_bytes) const;
+  ReadStatus read_line(std::string& line, std::chrono::steady_clock::time_point deadline) override;
+  void terminate(std::chrono::milliseconds grace) override;
+  std::string wait() override;
+  int signal() const override { return signal_; }
+  std::string log_tail(std::size_t max_bytes) const override;
 
  private:
   pid_t pid_ = -1;

@@ -1,12 +1,50 @@
 #pragma once
 // What a worker saw of one cell in one process: plain values, streamed back as JSON.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace repro_audit {
+
+// How a cell's runs in one process ended. The names exist only at the JSON edge (report/json_io.cc).
+enum class ObservationStatus {
+  ok,           // every run finished and was digested
+  exception,    // the probe or the op threw
+  unsupported,  // the probe has no implementation for the device or dtype
+  crashed,      // the worker died (a signal, an exit mid-cell)
+  timeout,      // the worker exceeded the cell's time limit and was ended
+};
+
+inline constexpr std::array<std::pair<ObservationStatus, std::string_view>, 5> kObservationStatusNames = {{
+    {ObservationStatus::ok, "ok"},
+    {ObservationStatus::exception, "exception"},
+    {ObservationStatus::unsupported, "unsupported"},
+    {ObservationStatus::crashed, "crashed"},
+    {ObservationStatus::timeout, "timeout"},
+}};
+
+inline std::string to_string(ObservationStatus status) {
+  for (const auto& [value, name] : kObservationStatusNames)
+    if (value == status) return std::string(name);
+  return "?";
+}
+
+inline std::optional<ObservationStatus> observation_status_from_string(std::string_view text) {
+  for (const auto& [value, name] : kObservationStatusNames)
+    if (text == name) return value;
+  return std::nullopt;
+}
+
+// "ok, exception, unsupported, crashed, timeout": for the error that rejects any other name.
+inline std::string observation_status_names() {
+  std::string names;
+  for (const auto& [value, name] : kObservationStatusNames) names += (names.empty() ? "" : ", ") + std::string(name);
+  return names;
+}
 
 struct KernelRecord {
   std::string name;
@@ -34,8 +72,8 @@ struct Divergence {
 
 struct ProcessObservation {
   int process = 0;
-  std::string status = "ok";  // ok | exception | unsupported | crashed | timeout
-  std::string message;        // exception text, unsupported reason, signal name
+  ObservationStatus status = ObservationStatus::ok;
+  std::string message;  // exception text, unsupported reason, signal name
   std::vector<RunObservation> runs;
   std::vector<std::string> warnings;
   std::optional<Divergence> divergence;

@@ -8,17 +8,6 @@
 namespace repro_audit {
 namespace {
 
-const std::vector<std::pair<VerdictKind, const char*>> kNames = {
-    {VerdictKind::deterministic, "deterministic"},
-    {VerdictKind::nondeterministic, "nondeterministic"},
-    {VerdictKind::warns, "warns"},
-    {VerdictKind::raises, "raises"},
-    {VerdictKind::unsupported, "unsupported"},
-    {VerdictKind::error, "error"},
-    {VerdictKind::crashed, "crashed"},
-    {VerdictKind::timeout, "timeout"},
-};
-
 bool mentions_determinism(const std::string& message) {
   std::string lower = message;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -27,7 +16,8 @@ bool mentions_determinism(const std::string& message) {
 
 // A failure that ends the cell before digests exist, by priority: the worst status wins.
 std::optional<Verdict> judge_failure(const Cell& cell, const std::vector<ProcessObservation>& observations) {
-  for (const char* status : {"crashed", "timeout", "exception", "unsupported"}) {
+  for (const auto status : {ObservationStatus::crashed, ObservationStatus::timeout, ObservationStatus::exception,
+                            ObservationStatus::unsupported}) {
     auto it = std::find_if(observations.begin(), observations.end(),
                            [&](const ProcessObservation& o) { return o.status == status; });
     if (it == observations.end()) continue;
@@ -35,18 +25,17 @@ std::optional<Verdict> judge_failure(const Cell& cell, const std::vector<Process
     verdict.message = it->message;
     verdict.processes = static_cast<int>(observations.size());
     verdict.warnings = it->warnings;
-    const std::string name = status;
-    if (name == "crashed")
+    if (status == ObservationStatus::crashed)
       verdict.kind = VerdictKind::crashed;
-    else if (name == "timeout")
+    else if (status == ObservationStatus::timeout)
       verdict.kind = VerdictKind::timeout;
-    else if (name == "unsupported")
+    else if (status == ObservationStatus::unsupported)
       verdict.kind = VerdictKind::unsupported;
     else {
-      const bool all_raised = std::all_of(observations.begin(), observations.end(),
-                                          [](const ProcessObservation& o) { return o.status == "exception"; });
-      const bool strict =
-          cell.settings.count("deterministic_algorithms") && cell.settings.at("deterministic_algorithms") == "on";
+      const bool all_raised = std::all_of(observations.begin(), observations.end(), [](const ProcessObservation& o) {
+        return o.status == ObservationStatus::exception;
+      });
+      const bool strict = deterministic_mode(cell.settings) == DeterministicMode::on;
       verdict.kind =
           strict && all_raised && mentions_determinism(it->message) ? VerdictKind::raises : VerdictKind::error;
       if (!all_raised) verdict.message = "raised in some processes only: " + it->message;
@@ -79,18 +68,6 @@ void judge_kernels(const std::vector<ProcessObservation>& observations, Verdict&
 }
 
 }  // namespace
-
-const char* to_string(VerdictKind kind) {
-  for (const auto& [k, name] : kNames)
-    if (k == kind) return name;
-  return "?";
-}
-
-std::optional<VerdictKind> verdict_from_string(const std::string& text) {
-  for (const auto& [k, name] : kNames)
-    if (text == name) return k;
-  return std::nullopt;
-}
 
 Timing timing_of(const std::vector<std::int64_t>& samples_ns) {
   Timing timing;
@@ -168,8 +145,7 @@ Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observati
       }
     if (!verdict.divergence) verdict.divergence = divergence_by_digest(observations);
   }
-  const bool warn_only =
-      cell.settings.count("deterministic_algorithms") && cell.settings.at("deterministic_algorithms") == "warn";
+  const bool warn_only = deterministic_mode(cell.settings) == DeterministicMode::warn;
   // Only determinism alerts make a cell `warns`; other warnings (deprecations) are kept, not judged.
   const auto alert = std::find_if(verdict.warnings.begin(), verdict.warnings.end(), mentions_determinism);
   if (warn_only && alert != verdict.warnings.end()) {
@@ -200,8 +176,7 @@ std::optional<Contradiction> find_contradiction(Documented documented, const Fla
   if (kind == VerdictKind::unsupported) return std::nullopt;
   if (kind == VerdictKind::error || kind == VerdictKind::crashed || kind == VerdictKind::timeout)
     return Contradiction{"a verdict", fmt::format("the probe failed: {} ({})", to_string(kind), verdict.message), true};
-  const auto mode_it = settings.find("deterministic_algorithms");
-  const std::string mode = mode_it == settings.end() ? "off" : mode_it->second;
+  const auto mode = deterministic_mode(settings);
   const bool diverged = !verdict.digests_agree && kind != VerdictKind::raises;
   switch (documented) {
     case Documented::nondeterministic:
@@ -214,7 +189,7 @@ std::optional<Contradiction> find_contradiction(Documented documented, const Fla
         return Contradiction{"deterministic", "documented deterministic, but raised: " + verdict.message, true};
       return std::nullopt;
     case Documented::alternative_under_strict:
-      if (mode == "off") return std::nullopt;
+      if (mode == DeterministicMode::off) return std::nullopt;
       if (diverged)
         return Contradiction{"deterministic",
                              "documented to switch to a deterministic implementation, but runs diverged", true};
@@ -222,20 +197,18 @@ std::optional<Contradiction> find_contradiction(Documented documented, const Fla
         return Contradiction{"deterministic", "documented to have a deterministic implementation, but raised", true};
       return std::nullopt;
     case Documented::cublas_workspace: {
-      const auto workspace =
-          settings.count("cublas_workspace_config") ? settings.at("cublas_workspace_config") : "unset";
-      const bool configured = workspace == ":4096:8" || workspace == ":16:8";
+      const bool configured = deterministic_prerequisites_met(settings);
       return find_contradiction(configured ? Documented::alternative_under_strict : Documented::raises_under_strict,
                                 settings, verdict);
     }
     case Documented::raises_under_strict:
-      if (mode == "off") return std::nullopt;
-      if (mode == "on" && kind != VerdictKind::raises)
+      if (mode == DeterministicMode::off) return std::nullopt;
+      if (mode == DeterministicMode::on && kind != VerdictKind::raises)
         return Contradiction{"raises",
                              diverged ? "documented to raise, but ran and diverged silently"
                                       : "documented to raise, but ran and every run agreed",
                              diverged};
-      if (mode == "warn" && kind != VerdictKind::warns)
+      if (mode == DeterministicMode::warn && kind != VerdictKind::warns)
         return Contradiction{
             "warns",
             diverged ? "documented to warn, but diverged without a warning" : "documented to warn, but no warning came",

@@ -10,10 +10,7 @@
 
 namespace repro_audit {
 
-enum class VerdictKind { deterministic, nondeterministic, warns, raises, unsupported, error, crashed, timeout };
-
-const char* to_string(VerdictKind kind);
-std::optional<VerdictKind> verdict_from_string(const std::string& text);
+// VerdictKind, its to_string and verdict_from_string: config/catalogue.h.
 
 struct Timing {
   std::int64_t median_ns = 0;

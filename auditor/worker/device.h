@@ -1,12 +1,9 @@
 #pragma once
 #include <string>
 
-namespace repro_audit {
+#include "plan/resolved_device.h"
 
-struct ResolvedDevice {
-  std::string device;       // "cpu", "cuda:0"
-  std::string unavailable;  // why the device cannot run here; empty when it can
-};
+namespace repro_audit {
 
 // auto -> the first CUDA device when one is usable, else cpu; cuda -> cuda:0.
 ResolvedDevice resolve_device(const std::string& requested);

@@ -1,6 +1,10 @@
 #include "worker/probe.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
 
 namespace repro_audit {
 namespace {
@@ -10,10 +14,40 @@ std::vector<ProbeDefinition>& registry() {
   return probes;
 }
 
+const char* long_name(DType dtype) {
+  switch (dtype) {
+    case DType::f16:
+      return "float16";
+    case DType::bf16:
+      return "bfloat16";
+    case DType::f32:
+      return "float32";
+    case DType::f64:
+      return "float64";
+  }
+  return "?";
+}
+
 }  // namespace
 
-ProbeContext::ProbeContext(const at::Device& device, std::uint64_t seed, std::string variant)
+ProbeContext::ProbeContext(const at::Device& device, std::uint64_t seed, VariantInfo variant)
     : device_(device), variant_(std::move(variant)), generator_(at::make_generator<at::CPUGeneratorImpl>(seed)) {}
+
+at::ScalarType ProbeContext::dtype() const {
+  if (!variant_.dtype)
+    throw std::invalid_argument(fmt::format(
+        "variant '{}' declares no dtype; declare one with Variant::dtype() or Variant(DType::...)", variant_.name));
+  return scalar_type_of(*variant_.dtype);
+}
+
+const std::string& ProbeContext::parameter(const std::string& name) const {
+  const auto it = variant_.parameters.find(name);
+  if (it != variant_.parameters.end()) return it->second;
+  std::vector<std::string> names;
+  for (const auto& [declared, _] : variant_.parameters) names.push_back(declared);
+  throw std::invalid_argument(fmt::format("variant '{}' has no parameter '{}'; its parameters: {}", variant_.name, name,
+                                          names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
+}
 
 at::Tensor ProbeContext::randn(at::IntArrayRef sizes, at::ScalarType dtype) {
   return to_device(at::randn(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype));
@@ -27,13 +61,114 @@ at::Tensor ProbeContext::randint(std::int64_t high, at::IntArrayRef sizes) {
   return to_device(at::randint(high, sizes, generator_, at::TensorOptions().dtype(at::kLong)));
 }
 
+at::ScalarType scalar_type_of(DType dtype) {
+  switch (dtype) {
+    case DType::f16:
+      return at::kHalf;
+    case DType::bf16:
+      return at::kBFloat16;
+    case DType::f32:
+      return at::kFloat;
+    case DType::f64:
+      return at::kDouble;
+  }
+  throw std::invalid_argument("unknown dtype");
+}
+
 at::Tensor gradient(const at::Tensor& output, const at::Tensor& input, const at::Tensor& grad_output) {
   return torch::autograd::grad({output}, {input}, {grad_output}, /*retain_graph=*/false)[0];
 }
 
 at::Tensor requiring_grad(const at::Tensor& tensor) { return tensor.detach().requires_grad_(true); }
 
-bool register_probe(ProbeDefinition definition) {
+Variant::Variant(std::string name, std::string description) {
+  info_.name = std::move(name);
+  info_.description = std::move(description);
+  info_.devices = {"cpu", "cuda"};
+}
+
+Variant::Variant(DType dtype, std::string description)
+    : Variant(to_string(dtype), description.empty() ? long_name(dtype) : std::move(description)) {
+  info_.dtype = dtype;
+}
+
+Variant& Variant::dtype(DType dtype) {
+  info_.dtype = dtype;
+  return *this;
+}
+
+Variant& Variant::parameter(std::string name, std::string value) {
+  info_.parameters[std::move(name)] = std::move(value);
+  return *this;
+}
+
+Variant& Variant::documented(std::map<std::string, Documented> documented) {
+  info_.documented = std::move(documented);
+  return *this;
+}
+
+Variant& Variant::cuda_only(std::string reason) {
+  info_.devices = {"cuda"};
+  info_.unsupported_reason = std::move(reason);
+  return *this;
+}
+
+ProbeBuilder::ProbeBuilder(std::string name) { definition_.info.name = std::move(name); }
+
+ProbeBuilder& ProbeBuilder::describe(std::string description) {
+  definition_.info.description = std::move(description);
+  return *this;
+}
+
+ProbeBuilder& ProbeBuilder::variant(const Variant& variant) {
+  definition_.info.variants.push_back(variant.info());
+  return *this;
+}
+
+ProbeBuilder& ProbeBuilder::documented(std::map<std::string, Documented> documented) {
+  definition_.info.documented = std::move(documented);
+  return *this;
+}
+
+ProbeBuilder& ProbeBuilder::timeout(double seconds) {
+  definition_.info.timeout_seconds = seconds;
+  return *this;
+}
+
+ProbeBuilder& ProbeBuilder::control_expects(VerdictKind verdict) {
+  definition_.info.control_expects = verdict;
+  return *this;
+}
+
+ProbeBuilder& ProbeBuilder::on_request_only() {
+  definition_.info.in_default_suite = false;
+  return *this;
+}
+
+ProbeBuilder& ProbeBuilder::prepare(PrepareFunction prepare) {
+  definition_.prepare = std::move(prepare);
+  return *this;
+}
+
+ProbeDefinition ProbeBuilder::build() const {
+  const auto& info = definition_.info;
+  const auto fail = [&](const std::string& what) {
+    throw std::invalid_argument(fmt::format("probe '{}': {}", info.name, what));
+  };
+  if (info.name.empty()) fail("no name");
+  if (info.variants.empty()) fail("no variant; add one with .variant(...)");
+  if (!definition_.prepare) fail("no prepare function; add one with .prepare(...)");
+  if (!(info.timeout_seconds > 0)) fail("the timeout must be positive");
+  std::set<std::string> names;
+  for (const auto& variant : info.variants)
+    if (!names.insert(variant.name).second) fail(fmt::format("variant '{}' is declared twice", variant.name));
+  return definition_;
+}
+
+bool register_probe(const ProbeBuilder& probe) {
+  auto definition = probe.build();
+  if (find_registered_probe(definition.info.name))
+    throw std::invalid_argument(fmt::format("probe '{}' is registered twice", definition.info.name));
   registry().push_back(std::move(definition));
   return true;
 }
@@ -53,26 +188,6 @@ Catalogue registered_catalogue() {
     return a.in_default_suite != b.in_default_suite ? a.in_default_suite : a.name < b.name;
   });
   return catalogue;
-}
-
-VariantInfo variant(std::string name, std::string description, std::map<std::string, Documented> documented) {
-  return {std::move(name), std::move(description), {"cpu", "cuda"}, "", std::move(documented)};
-}
-
-VariantInfo cuda_variant(std::string name, std::string description, std::string reason,
-                         std::map<std::string, Documented> documented) {
-  return {std::move(name), std::move(description), {"cuda"}, std::move(reason), std::move(documented)};
-}
-
-at::ScalarType dtype_of_variant(const std::string& variant) {
-  auto ends_with = [&](const std::string& suffix) {
-    return variant.size() >= suffix.size() &&
-           variant.compare(variant.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  if (ends_with("bf16")) return at::kBFloat16;
-  if (ends_with("f16")) return at::kHalf;
-  if (ends_with("f64")) return at::kDouble;
-  return at::kFloat;
 }
 
 }  // namespace repro_audit

@@ -25,11 +25,16 @@ class Unsupported : public std::runtime_error {
 
 class ProbeContext {
  public:
-  ProbeContext(const at::Device& device, std::uint64_t seed, std::string variant);
+  ProbeContext(const at::Device& device, std::uint64_t seed, VariantInfo variant);
 
-  const std::string& variant() const { return variant_; }
+  const std::string& variant() const { return variant_.name; }
   const at::Device& device() const { return device_; }
   bool on_cuda() const { return device_.is_cuda(); }
+
+  // The variant's typed parameters, as declared with Variant: its dtype (as torch's) and named values.
+  // Asking for one the variant does not declare throws std::invalid_argument naming what it has.
+  at::ScalarType dtype() const;
+  const std::string& parameter(const std::string& name) const;
 
   // Seeded on the CPU, then moved: every device and process sees the same inputs.
   at::Tensor randn(at::IntArrayRef sizes, at::ScalarType dtype = at::kFloat);
@@ -40,35 +45,77 @@ class ProbeContext {
 
  private:
   at::Device device_;
-  std::string variant_;
+  VariantInfo variant_;
   at::Generator generator_;
 };
 
+using PrepareFunction = std::function<RunFunction(ProbeContext&)>;
+
 struct ProbeDefinition {
   ProbeInfo info;
-  std::function<RunFunction(ProbeContext&)> prepare;
+  PrepareFunction prepare;
 };
 
-// Called from a static initialiser in each probe file; probes live in an OBJECT library so the
-// linker keeps them.
-bool register_probe(ProbeDefinition definition);
+// One variant of a probe. Its name is part of every cell key (baselines and journals refer to it):
+// never rename one. Its typed parameters reach the probe through ProbeContext.
+class Variant {
+ public:
+  Variant(std::string name, std::string description);
+  // Named after its dtype ("f32") and, unless described, described by it ("float32").
+  explicit Variant(DType dtype, std::string description = "");
+
+  Variant& dtype(DType dtype);
+  Variant& parameter(std::string name, std::string value);
+  // What PyTorch documents for this variant where it differs from the probe, by device kind.
+  Variant& documented(std::map<std::string, Documented> documented);
+  // Exists only on CUDA (e.g. the cuDNN path); `reason` is what other devices report.
+  Variant& cuda_only(std::string reason);
+
+  const VariantInfo& info() const { return info_; }
+
+ private:
+  VariantInfo info_;
+};
+
+// Declares a probe, e.g.
+//   register_probe(ProbeBuilder("cumsum").describe("...").variant(Variant(DType::f32)).prepare(prepare));
+// Plain data and a function: registering never touches torch or a device, so it runs from a static
+// initialiser (probes live in an OBJECT library so the linker keeps them).
+class ProbeBuilder {
+ public:
+  explicit ProbeBuilder(std::string name);
+
+  ProbeBuilder& describe(std::string description);
+  ProbeBuilder& variant(const Variant& variant);
+  // What PyTorch documents for the op, by device kind ("cpu", "cuda"); deterministic where absent.
+  ProbeBuilder& documented(std::map<std::string, Documented> documented);
+  ProbeBuilder& timeout(double seconds);  // per cell and process, all runs together; default 60
+  // A control: `selftest` runs it and requires this verdict.
+  ProbeBuilder& control_expects(VerdictKind verdict);
+  // Left out of the default suite; runs only when named (fault controls, test probes).
+  ProbeBuilder& on_request_only();
+  ProbeBuilder& prepare(PrepareFunction prepare);
+
+  // Throws std::invalid_argument naming the probe when it has no variant, a variant name twice or
+  // no prepare function (from a static initialiser: the program stops at start with the message).
+  ProbeDefinition build() const;
+
+ private:
+  ProbeDefinition definition_;
+};
+
+bool register_probe(const ProbeBuilder& probe);
 const std::vector<ProbeDefinition>& registered_probes();
 const ProbeDefinition* find_registered_probe(const std::string& name);
 Catalogue registered_catalogue();
 
-// Shorthand for variant tables: runs on both devices, declares what the probe declares.
-VariantInfo variant(std::string name, std::string description, std::map<std::string, Documented> documented = {});
-// A variant that exists only on CUDA (e.g. the cuDNN path), with the reason shown on other devices.
-VariantInfo cuda_variant(std::string name, std::string description, std::string reason,
-                         std::map<std::string, Documented> documented = {});
+// torch's scalar type for a catalogue dtype.
+at::ScalarType scalar_type_of(DType dtype);
 
 // d(output)/d(input) for a fixed upstream gradient, without touching .grad (runs stay independent).
 at::Tensor gradient(const at::Tensor& output, const at::Tensor& input, const at::Tensor& grad_output);
 
 // A leaf input that requires grad, seeded like any other input.
 at::Tensor requiring_grad(const at::Tensor& tensor);
-
-// Float dtype from a variant-name suffix: f16, bf16, f32, f64.
-at::ScalarType dtype_of_variant(const std::string& variant);
 
 }  // namespace repro_audit

@@ -2,56 +2,110 @@
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <cstdlib>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace repro_audit {
 namespace {
 
-bool is_set(const FlagSet& settings, const std::string& name) {
-  auto it = settings.find(name);
-  return it != settings.end() && it->second != kNotApplicable;
+bool truth(const std::string& value) { return value == "true"; }
+std::string text(bool value) { return value ? "true" : "false"; }
+at::Context& context() { return at::globalContext(); }
+
+// How each setting reaches libtorch: one row per setting of setting_specs() that is not an environment
+// variable (those reach the worker through its environment, set by the supervisor).
+struct SettingHandler {
+  const char* name;
+  void (*apply)(const std::string& value);  // null: applied elsewhere, said in the row's comment
+  std::string (*read_back)();               // null: libtorch cannot tell
+};
+
+const std::vector<SettingHandler>& handlers() {
+  static const std::vector<SettingHandler> table = {
+      {"allow_tf32",
+       [](const std::string& value) {
+         context().setAllowTF32CuBLAS(truth(value));
+         context().setAllowTF32CuDNN(truth(value));
+       },
+       [] { return text(context().allowTF32CuBLAS()); }},
+      {"cudnn_benchmark", [](const std::string& value) { context().setBenchmarkCuDNN(truth(value)); },
+       [] { return text(context().benchmarkCuDNN()); }},
+      {"cudnn_deterministic", [](const std::string& value) { context().setDeterministicCuDNN(truth(value)); },
+       [] { return text(context().deterministicCuDNN()); }},
+      {"cudnn_enabled", [](const std::string& value) { context().setUserEnabledCuDNN(truth(value)); },
+       [] { return text(context().userEnabledCuDNN()); }},
+      {"deterministic_algorithms",
+       [](const std::string& value) { context().setDeterministicAlgorithms(value != "off", value == "warn"); },
+       []() -> std::string {
+         if (!context().deterministicAlgorithms()) return "off";
+         return context().deterministicAlgorithmsWarnOnly() ? "warn" : "on";
+       }},
+      {"fill_uninitialized_memory",
+       [](const std::string& value) { context().setDeterministicFillUninitializedMemory(truth(value)); },
+       [] { return text(context().deterministicFillUninitializedMemory()); }},
+      // The runner calls torch.manual_seed before building inputs and before every run (worker.cc).
+      {"seed", nullptr, nullptr},
+      {"threads", [](const std::string& value) { at::set_num_threads(std::stoi(value)); },
+       [] { return std::to_string(at::get_num_threads()); }},
+  };
+  return table;
 }
 
-bool truth(const FlagSet& settings, const std::string& name) { return settings.at(name) == "true"; }
+const SettingHandler* find_handler(const std::string& name) {
+  for (const auto& handler : handlers())
+    if (handler.name == name) return &handler;
+  return nullptr;
+}
+
+void apply_scope(const FlagSet& settings, SettingScope scope) {
+  for (const auto& [name, value] : settings) {
+    const auto* spec = find_setting(name);
+    if (!spec) throw std::invalid_argument(fmt::format("unknown setting '{}'", name));
+    if (spec->scope != scope || value == kNotApplicable) continue;
+    const auto* handler = find_handler(name);
+    if (handler && handler->apply) handler->apply(value);
+  }
+}
 
 }  // namespace
 
-void apply_process_settings(const FlagSet& settings) {
-  if (is_set(settings, "threads")) at::set_num_threads(std::stoi(settings.at("threads")));
+void check_setting_handlers() {
+  std::vector<std::string> problems;
+  for (const auto& spec : setting_specs()) {
+    const bool handled = find_handler(spec.name) != nullptr;
+    if (!handled && spec.environment_variable.empty())
+      problems.push_back(fmt::format("'{}' has no row in settings_apply.cc", spec.name));
+    if (handled && !spec.environment_variable.empty())
+      problems.push_back(fmt::format("'{}' is set through {} and has a row too", spec.name, spec.environment_variable));
+  }
+  for (const auto& handler : handlers())
+    if (!find_setting(handler.name))
+      problems.push_back(fmt::format("settings_apply.cc has a row for unknown setting '{}'", handler.name));
+  if (!problems.empty()) throw std::logic_error(fmt::format("settings: {}", fmt::join(problems, "; ")));
 }
 
-void apply_cell_settings(const FlagSet& settings) {
-  auto& context = at::globalContext();
-  if (is_set(settings, "deterministic_algorithms")) {
-    const auto& mode = settings.at("deterministic_algorithms");
-    context.setDeterministicAlgorithms(mode != "off", mode == "warn");
-  }
-  if (is_set(settings, "fill_uninitialized_memory"))
-    context.setDeterministicFillUninitializedMemory(truth(settings, "fill_uninitialized_memory"));
-  if (is_set(settings, "cudnn_deterministic")) context.setDeterministicCuDNN(truth(settings, "cudnn_deterministic"));
-  if (is_set(settings, "cudnn_benchmark")) context.setBenchmarkCuDNN(truth(settings, "cudnn_benchmark"));
-  if (is_set(settings, "cudnn_enabled")) context.setUserEnabledCuDNN(truth(settings, "cudnn_enabled"));
-  if (is_set(settings, "allow_tf32")) {
-    context.setAllowTF32CuBLAS(truth(settings, "allow_tf32"));
-    context.setAllowTF32CuDNN(truth(settings, "allow_tf32"));
-  }
+void apply_process_settings(const FlagSet& settings) {
+  check_setting_handlers();
+  apply_scope(settings, SettingScope::process);
 }
+
+void apply_cell_settings(const FlagSet& settings) { apply_scope(settings, SettingScope::in_process); }
 
 FlagSet read_back_settings() {
-  auto& context = at::globalContext();
-  const auto text = [](bool b) { return std::string(b ? "true" : "false"); };
-  return {
-      {"deterministic_algorithms", !context.deterministicAlgorithms()          ? "off"
-                                   : context.deterministicAlgorithmsWarnOnly() ? "warn"
-                                                                               : "on"},
-      {"fill_uninitialized_memory", text(context.deterministicFillUninitializedMemory())},
-      {"cudnn_deterministic", text(context.deterministicCuDNN())},
-      {"cudnn_benchmark", text(context.benchmarkCuDNN())},
-      {"cudnn_enabled", text(context.userEnabledCuDNN())},
-      {"allow_tf32", text(context.allowTF32CuBLAS())},
-      {"threads", std::to_string(at::get_num_threads())},
-  };
+  FlagSet state;
+  for (const auto& handler : handlers())
+    if (handler.read_back) state[handler.name] = handler.read_back();
+  for (const auto& spec : setting_specs())
+    if (!spec.environment_variable.empty()) {
+      const char* value = std::getenv(spec.environment_variable.c_str());
+      state[spec.name] = value && *value ? value : kUnset;
+    }
+  return state;
 }
 
 }  // namespace repro_audit

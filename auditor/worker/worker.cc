@@ -13,7 +13,7 @@
 
 #include "hash/digest.h"
 #include "hash/tensor_digest.h"
-#include "report/json_io.h"
+#include "protocol/observation_json.h"
 #include "trace/tracer_factory.h"
 #include "worker/environment.h"
 #include "worker/probe.h"
@@ -76,7 +76,7 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
     throw Unsupported(variant->unsupported_reason.empty() ? std::string("no implementation on ") + kind
                                                           : variant->unsupported_reason);
   const auto seed = static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed")));
-  ProbeContext context(device, seed, cell.variant);
+  ProbeContext context(device, seed, *variant);
   const auto run = probe->prepare(context);
   std::vector<at::Tensor> reference;
   const int total = request.warmup + request.repeats;
@@ -111,17 +111,6 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
 
 }  // namespace
 
-WorkerRequest parse_worker_request(const nlohmann::json& json) {
-  WorkerRequest request;
-  request.device = json.at("device").get<std::string>();
-  request.process = json.value("process", 0);
-  request.repeats = json.value("repeats", 10);
-  request.warmup = json.value("warmup", 1);
-  request.process_settings = json.value("process_settings", FlagSet{});
-  request.cells = json.at("cells").get<std::vector<Cell>>();
-  return request;
-}
-
 ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer) {
   ProcessObservation observation;
   observation.process = request.process;
@@ -134,13 +123,13 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
   } catch (const Unsupported& unsupported) {
     observation = ProcessObservation{};
     observation.trace_unavailable = tracer.unavailable_reason();
-    observation.status = "unsupported";
+    observation.status = ObservationStatus::unsupported;
     observation.message = unsupported.what();
   } catch (const std::exception& error) {
     observation.runs.clear();
     observation.divergence.reset();
     observation.kernel_sequences.clear();
-    observation.status = "exception";
+    observation.status = ObservationStatus::exception;
     observation.message = error_text(error);
   }
   observation.process = request.process;
@@ -151,13 +140,13 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
 void run_worker(const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
                 const std::function<void(const nlohmann::json&)>& emit) {
   // Fingerprint first, so `threads` is libtorch's own default on this machine.
-  emit({{"event", "environment"}, {"environment", environment_fingerprint()}});
+  emit(environment_event(environment_fingerprint()));
   apply_process_settings(request.process_settings);
   for (const auto& cell : request.cells) {
-    emit({{"event", "start"}, {"key", cell.key}});
-    emit({{"event", "cell"}, {"key", cell.key}, {"observation", run_cell(cell, request, tracer, timer)}});
+    emit(start_event(cell.key));
+    emit(cell_event(cell.key, run_cell(cell, request, tracer, timer)));
   }
-  emit({{"event", "done"}});
+  emit(done_event());
 }
 
 namespace {
@@ -195,7 +184,13 @@ int worker_main() {
     std::cerr << "worker: bad request: " << error.what() << "\n";
     return 2;
   }
-  const auto request = parse_worker_request(request_json);
+  WorkerRequest request;
+  try {
+    request = request_from_json(request_json);
+  } catch (const nlohmann::json::exception& error) {
+    std::cerr << "worker: bad request: " << error.what() << "\n";
+    return 2;
+  }
   const auto tracer = make_tracer(request.device);
   const auto timer = make_run_timer(request.device);
   run_worker(request, *tracer, *timer, [&](const nlohmann::json& event) {

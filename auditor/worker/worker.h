@@ -7,22 +7,12 @@
 #include <vector>
 
 #include "plan/plan.h"
+#include "protocol/worker_protocol.h"
 #include "trace/run_timer.h"
 #include "trace/tracer.h"
 #include "verdict/observation.h"
 
 namespace repro_audit {
-
-struct WorkerRequest {
-  std::string device = "cpu";
-  int process = 0;
-  int repeats = 10;
-  int warmup = 1;
-  FlagSet process_settings;
-  std::vector<Cell> cells;
-};
-
-WorkerRequest parse_worker_request(const nlohmann::json& json);
 
 // Runs one cell: settings, inputs, warm-up and timed runs, digests, kernel sequences. Never throws
 // for a probe's failure: that becomes the observation's status.

@@ -11,7 +11,7 @@
 #include <set>
 
 #include "../core/sample_reports.h"
-#include "report/printers.h"
+#include "output/output_format.h"
 
 namespace repro_audit {
 namespace {

@@ -1,47 +1,15 @@
 // Runs the real binary on real probes and checks exit codes and files.
-#include <gtest/gtest.h>
-#include <sys/wait.h>
+#include "cli_tools.h"
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
 namespace {
 
-namespace fs = std::filesystem;
+using namespace testing_cli;
 
-struct Result {
-  int exit_code;
-  std::string output;
-};
-
-Result run(const std::string& arguments) {
-  const std::string command = std::string(REPRO_AUDIT_BINARY) + " " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  char buffer[4096];
-  while (auto n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    folder_ = fs::temp_directory_path() / ("repro-audit-cli-" + std::to_string(::getpid()) + "-" +
-                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(folder_);
-  }
-  void TearDown() override { fs::remove_all(folder_); }
-  std::string write(const std::string& name, const std::string& text) {
-    std::ofstream(folder_ / name) << text;
-    return (folder_ / name).string();
-  }
-  fs::path folder_;
-};
+using Cli = CliTest;
 
 TEST_F(Cli, RunsASmallConfigAndWritesTheReport) {
   const auto config = write("audit.yaml", R"(
@@ -49,7 +17,7 @@ device: cpu
 probes: {index_put_accumulate: [f32], sum: [f32]}
 profiles: [default, strict]
 axes: {threads: [2]}
-repeats: 4
+repeats: 10
 processes: 2
 )");
   const auto report_path = (folder_ / "report.json").string();
@@ -58,13 +26,13 @@ processes: 2
   EXPECT_NE(result.output.find("index_put_accumulate/f32"), std::string::npos) << result.output;
   std::ifstream in(report_path);
   const auto report = nlohmann::json::parse(in);
-  EXPECT_EQ(report.at("schema"), "repro-audit.report/1");
+  EXPECT_EQ(report.at("schema"), "repro-audit.report/2");
   EXPECT_EQ(report.at("environment").at("torch").get<std::string>().empty(), false);
   ASSERT_EQ(report.at("cells").size(), 4u);
   for (const auto& cell : report.at("cells")) {
     for (const auto* field : {"key", "probe", "variant", "device", "settings", "verdict", "runs", "distinct_digests"})
       EXPECT_TRUE(cell.contains(field)) << field;
-    EXPECT_EQ(cell.at("runs"), 10);  // (1 warm-up + 4) x 2 processes
+    EXPECT_EQ(cell.at("runs"), 22);  // (1 warm-up + 10) x 2 processes; enough runs for the race to show under load
     EXPECT_TRUE(cell.at("settings").is_object());
     if (cell.at("probe") == "index_put_accumulate")
       EXPECT_EQ(cell.at("verdict"),

@@ -1,76 +1,27 @@
 // Kill the supervisor mid-audit, resume from the journal, and check nothing is lost or repeated.
-#include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <thread>
 
-extern char** environ;
+#include "cli_tools.h"
 
 namespace {
 
-namespace fs = std::filesystem;
+using namespace testing_cli;
 
 const std::string kAudit = "--device cpu --probe sum --probe cumsum --probe index_add/f32 --repeats 3 --no-cost";
 
-int journaled_runs(const fs::path& journal) {
-  int count = 0;
-  if (!fs::exists(journal)) return 0;
-  for (const auto& file : fs::directory_iterator(journal))
-    if (file.path().filename().string().rfind("cell-", 0) == 0) ++count;
-  return count;
-}
+int journaled_runs(const fs::path& journal) { return count_files(journal, "cell-"); }
 
-pid_t start(const std::string& arguments, const fs::path& output) {
-  const std::string command =
-      std::string("exec ") + REPRO_AUDIT_BINARY + " " + arguments + " > " + output.string() + " 2>&1";
-  const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
-  pid_t pid = 0;
-  EXPECT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
-  return pid;
-}
+pid_t start(const std::string& arguments, const fs::path& output) { return start_group(arguments, output); }
 
-// Waits until the journal holds at least `runs` finished cell runs, or the process ends.
 bool wait_for_runs(const fs::path& journal, int runs, pid_t pid) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < until) {
-    if (journaled_runs(journal) >= runs) return true;
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
+  return wait_until([&] { return journaled_runs(journal) >= runs; }, pid);
 }
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+int run_to_end(const std::string& arguments, const fs::path& output) { return wait_exit(start(arguments, output)); }
 
-int run_to_end(const std::string& arguments, const fs::path& output) {
-  int status = 0;
-  waitpid(start(arguments, output), &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-class Resume : public ::testing::Test {
+class Resume : public CliTest {
  protected:
-  void SetUp() override {
-    folder_ = fs::temp_directory_path() / ("repro-audit-resume-" + std::to_string(::getpid()) + "-" +
-                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(folder_);
-    fs::create_directories(folder_);
-  }
-  void TearDown() override { fs::remove_all(folder_); }
-
   // Resumes the journal and checks the final report holds every cell exactly once.
   void resume_and_check(const fs::path& journal, int journaled_before) {
     const auto report_path = folder_ / "report.json";
@@ -96,8 +47,6 @@ class Resume : public ::testing::Test {
     EXPECT_EQ(keys.size(), 36u);
     EXPECT_EQ(journaled_runs(journal), 72);  // every (cell, process) journaled exactly once
   }
-
-  fs::path folder_;
 };
 
 TEST_F(Resume, AfterTheSupervisorIsKilledWithSigkill) {

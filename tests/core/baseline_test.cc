@@ -8,7 +8,7 @@
 
 #include "config/user_error.h"
 #include "hostile_inputs.h"
-#include "report/atomic_file.h"
+#include "config/atomic_file.h"
 #include "report/json_io.h"
 #include "sample_reports.h"
 
@@ -23,6 +23,9 @@ std::string error_of(const std::string& text) {
   }
   return "no error";
 }
+
+// The current schema's line: the hostile inputs below hold whatever version is current.
+std::string schema_line() { return std::string("schema: ") + kBaselineSchema + "\n"; }
 
 class TempDir : public ::testing::Test {
  protected:
@@ -40,7 +43,7 @@ TEST(Baseline, KeepsVerdictDigestsAndTimingPerCell) {
   const auto baseline = baseline_from_report(testing::sample_report());
   ASSERT_EQ(baseline.cells.size(), 6u);
   const auto& sum = baseline.cells[0];
-  EXPECT_EQ(sum.key, "sum/f32@cpu|deterministic_algorithms=off,seed=0,threads=1");
+  EXPECT_EQ(sum.key, "sum/f32@cpu|threads=1");
   EXPECT_EQ(sum.verdict, VerdictKind::deterministic);
   EXPECT_EQ(sum.digest, "a1b2c3d4e5f60718293a4b5c6d7e8f90");
   EXPECT_EQ(sum.kernel_digest, "0123456789abcdef0123456789abcdef");
@@ -62,7 +65,7 @@ TEST(Baseline, YamlRoundTripKeepsEveryField) {
   report.cells[0].verdict.digest = "12345678901234567890123456789e12";  // hex, and a float to YAML
   const auto baseline = baseline_from_report(report);
   const auto yaml = baseline_to_yaml(baseline);
-  EXPECT_EQ(yaml.rfind("schema: repro-audit.baseline/1\n", 0), 0u) << yaml;
+  EXPECT_EQ(yaml.rfind("schema: repro-audit.baseline/2\n", 0), 0u) << yaml;
   const auto loaded = parse_baseline(yaml, "base.yaml");
   EXPECT_EQ(loaded.environment, baseline.environment);
   EXPECT_EQ(loaded.tool_version, "0.1.0");
@@ -91,19 +94,20 @@ TEST(Baseline, EmptyReportGivesALoadableBaseline) {
 
 TEST(Baseline, WrongOrMissingSchemaNamesFileLineColumn) {
   EXPECT_NE(error_of("cells: {}\n")
-                .find("base.yaml:1:1: not a repro-audit baseline: missing 'schema: repro-audit.baseline/1'"),
+                .find("base.yaml:1:1: not a repro-audit baseline: missing 'schema: repro-audit.baseline/2'"),
             std::string::npos)
       << error_of("cells: {}\n");
   EXPECT_NE(
-      error_of("tool_version: x\nschema: repro-audit.baseline/2\n")
-          .find("base.yaml:2:9: schema 'repro-audit.baseline/2' is not supported; expected 'repro-audit.baseline/1'"),
+      error_of("tool_version: x\nschema: repro-audit.baseline/3\n")
+          .find("base.yaml:2:9: schema 'repro-audit.baseline/3' is not supported; expected 'repro-audit.baseline/2' "
+                "(or 'repro-audit.baseline/1')"),
       std::string::npos);
   EXPECT_NE(error_of("- a\n- b\n").find("base.yaml:1:1: not a repro-audit baseline"), std::string::npos);
   EXPECT_NE(error_of("schema: [unclosed\n").find("base.yaml:2:"), std::string::npos) << error_of("schema: [unclosed\n");
 }
 
 TEST(Baseline, UnknownKeysFieldsAndVerdictsNameTheValidChoices) {
-  const std::string head = "schema: repro-audit.baseline/1\n";
+  const std::string head = "schema: repro-audit.baseline/2\n";
   EXPECT_NE(error_of(head + "cels: {}\n")
                 .find("base.yaml:2:1: unknown key 'cels'; valid keys: schema, tool_version, environment, cells"),
             std::string::npos);
@@ -127,7 +131,7 @@ TEST(Baseline, UnknownKeysFieldsAndVerdictsNameTheValidChoices) {
 }
 
 TEST(Baseline, DigestsMustBeThirtyTwoLowerCaseHexDigits) {
-  const std::string head = "schema: repro-audit.baseline/1\ncells:\n  k:\n    verdict: deterministic\n";
+  const std::string head = schema_line() + "cells:\n  k:\n    verdict: deterministic\n";
   for (const auto& bad :
        {std::string("0123456789ABCDEF0123456789ABCDEF"), std::string(31, 'a'), std::string(32, 'g')}) {
     EXPECT_EQ(error_of(head + "    digest: " + bad + "\n"),
@@ -139,9 +143,8 @@ TEST(Baseline, DigestsMustBeThirtyTwoLowerCaseHexDigits) {
 }
 
 TEST(Baseline, DuplicateKeysAreErrorsAtTheSecondOne) {
-  const std::string head = "schema: repro-audit.baseline/1\n";
-  EXPECT_EQ(error_of(head + "schema: repro-audit.baseline/1\n"),
-            "base.yaml:2:1: duplicate key 'schema' (first at line 1)");
+  const std::string head = schema_line();
+  EXPECT_EQ(error_of(head + schema_line()), "base.yaml:2:1: duplicate key 'schema' (first at line 1)");
   EXPECT_EQ(error_of(head + "cells:\n  k:\n    verdict: raises\n    verdict: error\n"),
             "base.yaml:5:5: duplicate key 'verdict' (first at line 4)");
   EXPECT_EQ(error_of(head + "environment: {cuda: {driver: 1, driver: 2}}\n"),
@@ -149,23 +152,24 @@ TEST(Baseline, DuplicateKeysAreErrorsAtTheSecondOne) {
 }
 
 TEST(Baseline, ASecondDocumentIsAnError) {
-  const std::string one = "schema: repro-audit.baseline/1\ncells: {}\n";
+  const std::string one = schema_line() + "cells: {}\n";
   EXPECT_EQ(error_of(one + "---\n" + one),
             "base.yaml:3:1: a second YAML document starts here; the file must hold one document");
 }
 
 TEST(Baseline, DeepNestingAndAliasBombsStopAtLoad) {
-  EXPECT_EQ(error_of("schema: repro-audit.baseline/1\nenvironment: {a: " + testing::nested_lists(100000) + "}\n"),
+  EXPECT_EQ(error_of(schema_line() + "environment: {a: " + testing::nested_lists(100000) + "}\n"),
             "base.yaml:2:80: YAML nested deeper than 64 levels");
-  const auto bomb = error_of("schema: repro-audit.baseline/1\nenvironment:\n" + testing::alias_bomb("  "));
+  const auto bomb = error_of(schema_line() + "environment:\n" + testing::alias_bomb("  "));
   EXPECT_NE(bomb.find("aliases expand to more than"), std::string::npos) << bomb;
   EXPECT_EQ(bomb.rfind("base.yaml:7:", 0), 0u) << bomb;
 }
 
 TEST(Baseline, AliasesWithinBoundsReadAsWhatTheyName) {
   const auto loaded = parse_baseline(
-      "schema: repro-audit.baseline/1\nenvironment:\n  a: &x {k: [1, '2']}\n  b: *x\n"
-      "cells:\n  c1: &cell {verdict: deterministic, digest: 0123456789abcdef0123456789abcdef}\n  c2: *cell\n",
+      schema_line() +
+          "environment:\n  a: &x {k: [1, '2']}\n  b: *x\n"
+          "cells:\n  c1: &cell {verdict: deterministic, digest: 0123456789abcdef0123456789abcdef}\n  c2: *cell\n",
       "base.yaml");
   EXPECT_EQ(loaded.environment, nlohmann::json::parse(R"({"a": {"k": [1, "2"]}, "b": {"k": [1, "2"]}})"));
   ASSERT_EQ(loaded.cells.size(), 2u);
@@ -177,7 +181,7 @@ TEST(Baseline, MistakesBeforeTheSchemaWaitForIt) {
   // A file without a schema is not a baseline, whatever else is wrong in it; with one, the first mistake.
   EXPECT_NE(error_of("cells:\n  k: {verdict: flaky}\n").find("base.yaml:1:1: not a repro-audit baseline: missing"),
             std::string::npos);
-  EXPECT_EQ(error_of("cells:\n  k: {verdict: flaky}\ntools: 1\nschema: repro-audit.baseline/1\n")
+  EXPECT_EQ(error_of("cells:\n  k: {verdict: flaky}\ntools: 1\n" + schema_line())
                 .rfind("base.yaml:2:16: unknown verdict 'flaky'", 0),
             0u);
 }
@@ -213,8 +217,8 @@ TEST_F(TempDir, AFolderIsAnErrorNotAnEmptyBaseline) {
 }
 
 TEST_F(TempDir, DeeplyNestedComparablesAreErrorsNotCrashes) {
-  write_file_atomically(path("deep.json"),
-                        "{\"schema\": \"repro-audit.report/1\", \"cells\": " + testing::nested_lists(100000) + "}");
+  write_file_atomically(path("deep.json"), std::string("{\"schema\": \"") + kReportSchema +
+                                               "\", \"cells\": " + testing::nested_lists(100000) + "}");
   write_file_atomically(path("deep.yaml"), "a: " + testing::nested_lists(100000));
   auto message = [](const std::string& file) {
     try {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "config/config_json.h"
 #include "config/user_error.h"
 #include "hostile_inputs.h"
 #include "test_catalogue.h"
@@ -58,7 +59,31 @@ fail_on: any
   EXPECT_EQ(config.processes, 3);
   EXPECT_EQ(config.seed, 42u);
   EXPECT_EQ(config.timeout_seconds, 30);
-  EXPECT_EQ(config.fail_on, "any");
+  EXPECT_EQ(config.fail_on, FailOn::any);
+}
+
+TEST(Config, FailOnIsAnEnumWithItsNamesOnlyAtTheEdges) {
+  for (const auto fail_on : {FailOn::contradiction, FailOn::any}) {
+    EXPECT_EQ(fail_on_from_string(to_string(fail_on)), fail_on);
+    Config config;
+    config.fail_on = fail_on;
+    EXPECT_EQ(config_from_json(config_to_json(config), "journal").fail_on, fail_on);
+    EXPECT_EQ(parse(std::string("fail_on: ") + to_string(fail_on) + "\n").fail_on, fail_on);
+  }
+  EXPECT_EQ(config_to_json(Config{}).at("fail_on"), "contradiction");
+  EXPECT_EQ(fail_on_from_string("all"), std::nullopt);
+  EXPECT_NE(error_of("fail_on: all\n").find("audit.yaml:1:10: fail_on must be one of: contradiction, any"),
+            std::string::npos)
+      << error_of("fail_on: all\n");
+  auto json = config_to_json(Config{});
+  json["fail_on"] = "all";
+  try {
+    config_from_json(json, "journal/header.json");
+    ADD_FAILURE() << "an unknown fail_on was accepted";
+  } catch (const UserError& error) {
+    EXPECT_STREQ(error.what(),
+                 "journal/header.json: malformed config: fail_on 'all' is not one of: contradiction, any");
+  }
 }
 
 TEST(Config, MatrixSweepsTheProductOfAxes) {

@@ -8,14 +8,21 @@
 #include <sstream>
 #include <string>
 
-#include "report/atomic_file.h"
+#include "config/atomic_file.h"
 
 namespace repro_audit::testing {
 
-inline void expect_golden(const std::string& name, const std::string& actual) {
-  const std::string path = std::string(REPRO_AUDIT_GOLDEN_DIR) + "/" + name;
+// Set by tools/update-golden.
+inline bool updating_goldens() {
   const char* update = std::getenv("REPRO_AUDIT_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") {
+  return update && std::string(update) == "1";
+}
+
+inline std::string golden_path(const std::string& name) { return std::string(REPRO_AUDIT_GOLDEN_DIR) + "/" + name; }
+
+inline void expect_golden(const std::string& name, const std::string& actual) {
+  const std::string path = golden_path(name);
+  if (updating_goldens()) {
     write_file_atomically(path, actual);
     return;
   }

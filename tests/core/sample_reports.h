@@ -36,8 +36,7 @@ inline CellReport cell(const std::string& probe, const std::string& variant, con
   report.cell.device = "cpu";
   report.cell.label = column;
   report.cell.settings = {{"deterministic_algorithms", strict ? "on" : "off"}, {"seed", "0"}, {"threads", "1"}};
-  report.cell.key =
-      probe + "/" + variant + "@cpu|deterministic_algorithms=" + (strict ? "on" : "off") + ",seed=0,threads=1";
+  report.cell.key = cell_key(probe, variant, "cpu", report.cell.settings);
   report.verdict.kind = kind;
   report.verdict.digest = digest;
   report.verdict.digests_agree = !digest.empty();

@@ -55,7 +55,7 @@ TEST(Verdict, DivergenceOnlyAcrossProcessesNamesTheOutput) {
 
 TEST(Verdict, RaisesOnlyUnderDeterministicModeAndOnlyForDeterminismErrors) {
   ProcessObservation raised;
-  raised.status = "exception";
+  raised.status = ObservationStatus::exception;
   raised.message = "index_add_cuda_ does not have a deterministic implementation";
   EXPECT_EQ(judge(cell_with("on"), {raised, raised}).kind, VerdictKind::raises);
   EXPECT_EQ(judge(cell_with("off"), {raised, raised}).kind, VerdictKind::error);
@@ -82,11 +82,11 @@ TEST(Verdict, WarnOnlyModeWarnsAndJudgesDigests) {
 
 TEST(Verdict, CrashTimeoutUnsupportedAndTooFewRuns) {
   ProcessObservation crashed;
-  crashed.status = "crashed";
+  crashed.status = ObservationStatus::crashed;
   crashed.message = "signal SIGSEGV";
   EXPECT_EQ(judge(cell_with("off"), {process(0, {"a", "a"}), crashed}).kind, VerdictKind::crashed);
   ProcessObservation timeout;
-  timeout.status = "timeout";
+  timeout.status = ObservationStatus::timeout;
   EXPECT_EQ(judge(cell_with("off"), {timeout}).kind, VerdictKind::timeout);
   auto cell = cell_with("off");
   cell.unsupported_reason = "CUDA only";
@@ -94,6 +94,18 @@ TEST(Verdict, CrashTimeoutUnsupportedAndTooFewRuns) {
   EXPECT_EQ(unsupported.kind, VerdictKind::unsupported);
   EXPECT_TRUE(is_skipped(unsupported));
   EXPECT_EQ(judge(cell_with("off"), {process(0, {"a"})}).kind, VerdictKind::error);  // never deterministic on 1 run
+}
+
+TEST(Verdict, KindsAndDtypesHaveOneNameEach) {
+  for (const auto kind :
+       {VerdictKind::deterministic, VerdictKind::nondeterministic, VerdictKind::warns, VerdictKind::raises,
+        VerdictKind::unsupported, VerdictKind::error, VerdictKind::crashed, VerdictKind::timeout})
+    EXPECT_EQ(verdict_from_string(to_string(kind)), kind);
+  EXPECT_EQ(verdict_from_string("ok"), std::nullopt);  // a status, not a verdict
+  EXPECT_STREQ(to_string(DType::f16), "f16");
+  EXPECT_STREQ(to_string(DType::bf16), "bf16");
+  EXPECT_STREQ(to_string(DType::f32), "f32");
+  EXPECT_STREQ(to_string(DType::f64), "f64");
 }
 
 TEST(Verdict, TimingSkipsWarmupAndTakesPercentiles) {

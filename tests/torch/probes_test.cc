@@ -49,12 +49,13 @@ TEST_P(EveryProbe, GivesAVerdictOnTheCpuThatMatchesItsDocumentationUnderStrict) 
   request.repeats = 3;
   const auto observation = testing::run_untraced(cell, request);
   if (!on_cpu) {
-    EXPECT_EQ(observation.status, "unsupported") << observation.message;
+    EXPECT_EQ(observation.status, ObservationStatus::unsupported) << observation.message;
     return;
   }
-  ASSERT_TRUE(observation.status == "ok" || observation.status == "exception") << observation.message;
+  ASSERT_TRUE(observation.status == ObservationStatus::ok || observation.status == ObservationStatus::exception)
+      << observation.message;
   const auto verdict = judge(cell, {observation});
-  if (observation.status == "ok") {
+  if (observation.status == ObservationStatus::ok) {
     EXPECT_EQ(observation.runs.size(), 4u);
     EXPECT_EQ(observation.runs[0].digest.size(), 32u);
     EXPECT_FALSE(observation.runs[0].outputs.empty());
@@ -62,6 +63,25 @@ TEST_P(EveryProbe, GivesAVerdictOnTheCpuThatMatchesItsDocumentationUnderStrict) 
   const auto contradiction = find_contradiction(info->documented_on(variant, "cpu"), cell.settings, verdict);
   EXPECT_FALSE(contradiction && contradiction->breaks_audit)
       << cell.key << ": " << to_string(verdict.kind) << ": " << contradiction->text << " " << verdict.message;
+}
+
+// The typed dtype a variant declares is the one its floating-point outputs have.
+TEST_P(EveryProbe, OutputsHaveTheVariantsTypedDtype) {
+  const auto& [probe, variant] = GetParam();
+  const auto* definition = find_registered_probe(probe);
+  ASSERT_NE(definition, nullptr);
+  const auto* info = definition->info.find_variant(variant);
+  ASSERT_TRUE(info->dtype) << "every variant of the default suite declares its dtype";
+  if (std::find(info->devices.begin(), info->devices.end(), "cpu") == info->devices.end()) GTEST_SKIP();
+  apply_process_settings({{"threads", "2"}});
+  ProbeContext context(at::kCPU, 0, *info);
+  int floating = 0;
+  for (const auto& [name, tensor] : definition->prepare(context)())
+    if (at::isFloatingType(tensor.scalar_type())) {
+      ++floating;
+      EXPECT_EQ(tensor.scalar_type(), scalar_type_of(*info->dtype)) << name << " of " << probe << "/" << variant;
+    }
+  EXPECT_GT(floating, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, EveryProbe, ::testing::ValuesIn(cpu_variants()),
@@ -86,8 +106,92 @@ TEST(Controls, RacyIsCaughtAndOrderedIsClean) {
   }
 }
 
+// Variant names are cell keys and stay as they were; the typed dtype must agree with the name's suffix.
+TEST(Registration, EveryTypedDtypeAgreesWithItsVariantName) {
+  for (const auto& probe : registered_catalogue())
+    for (const auto& variant : probe.variants)
+      if (variant.dtype) {
+        const std::string suffix = to_string(*variant.dtype);
+        EXPECT_TRUE(variant.name == suffix || variant.name.ends_with("-" + suffix))
+            << probe.name << "/" << variant.name;
+      }
+}
+
+TEST(Registration, TheBuilderRejectsAnIncompleteProbeNamingIt) {
+  const auto message_of = [](const ProbeBuilder& builder) {
+    try {
+      builder.build();
+    } catch (const std::invalid_argument& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  const auto prepare = [](ProbeContext&) -> RunFunction { return [] { return Outputs{}; }; };
+  EXPECT_EQ(message_of(ProbeBuilder("p").prepare(prepare)), "probe 'p': no variant; add one with .variant(...)");
+  EXPECT_EQ(message_of(ProbeBuilder("p").variant(Variant(DType::f32))),
+            "probe 'p': no prepare function; add one with .prepare(...)");
+  EXPECT_EQ(
+      message_of(ProbeBuilder("p").variant(Variant(DType::f32)).variant(Variant("f32", "again")).prepare(prepare)),
+      "probe 'p': variant 'f32' is declared twice");
+  const auto built = ProbeBuilder("p")
+                         .describe("d")
+                         .variant(Variant(DType::bf16))
+                         .variant(Variant("cudnn-f32", "x").dtype(DType::f32).parameter("path", "cudnn").cuda_only("r"))
+                         .documented({{"cuda", Documented::raises_under_strict}})
+                         .timeout(5)
+                         .control_expects(VerdictKind::error)
+                         .on_request_only()
+                         .prepare(prepare)
+                         .build();
+  EXPECT_EQ(built.info.variants[0].name, "bf16");
+  EXPECT_EQ(built.info.variants[0].description, "bfloat16");
+  EXPECT_EQ(built.info.variants[0].devices, (std::vector<std::string>{"cpu", "cuda"}));
+  EXPECT_EQ(built.info.variants[1].devices, std::vector<std::string>{"cuda"});
+  EXPECT_EQ(built.info.variants[1].unsupported_reason, "r");
+  EXPECT_EQ(built.info.variants[1].parameters.at("path"), "cudnn");
+  EXPECT_EQ(built.info.documented_on("bf16", "cuda"), Documented::raises_under_strict);
+  EXPECT_EQ(built.info.timeout_seconds, 5);
+  EXPECT_EQ(built.info.control_expects, VerdictKind::error);
+  EXPECT_FALSE(built.info.in_default_suite);
+}
+
+TEST(ProbeContext, GivesTheVariantsTypedParametersAndNamesWhatIsMissing) {
+  ProbeContext typed(at::kCPU, 0, Variant("max-f64", "").dtype(DType::f64).parameter("mode", "max").info());
+  EXPECT_EQ(typed.dtype(), at::kDouble);
+  EXPECT_EQ(typed.parameter("mode"), "max");
+  try {
+    typed.parameter("dims");
+    ADD_FAILURE() << "an absent parameter was given";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_STREQ(error.what(), "variant 'max-f64' has no parameter 'dims'; its parameters: mode");
+  }
+  ProbeContext untyped(at::kCPU, 0, Variant("default", "").info());
+  try {
+    untyped.dtype();
+    ADD_FAILURE() << "a variant without a dtype gave one";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_STREQ(error.what(),
+                 "variant 'default' declares no dtype; declare one with Variant::dtype() or Variant(DType::...)");
+  }
+}
+
+// A probe that asks for a dtype its variant does not declare fails its cell with that message.
+const bool no_dtype_registered = register_probe(
+    ProbeBuilder("test.no_dtype").variant(Variant("default", "")).on_request_only().prepare([](ProbeContext& context) {
+      const auto input = context.randn({4}, context.dtype());
+      return RunFunction([input] { return Outputs{{"output", input}}; });
+    }));
+
+TEST(ProbeContext, AVariantWithoutADtypeFailsItsCellWithAClearError) {
+  const auto cell = testing::make_cell("test.no_dtype", "default", {});
+  const auto observation = testing::run_untraced(cell, WorkerRequest{});
+  EXPECT_EQ(observation.status, ObservationStatus::exception);
+  EXPECT_NE(observation.message.find("variant 'default' declares no dtype"), std::string::npos) << observation.message;
+}
+
 TEST(ProbeContext, InputsDependOnlyOnTheSeed) {
-  ProbeContext a(at::kCPU, 7, "f32"), b(at::kCPU, 7, "f32"), c(at::kCPU, 8, "f32");
+  const auto f32 = Variant(DType::f32).info();
+  ProbeContext a(at::kCPU, 7, f32), b(at::kCPU, 7, f32), c(at::kCPU, 8, f32);
   const auto x = a.randn({100});
   EXPECT_TRUE(at::equal(x, b.randn({100})));
   EXPECT_FALSE(at::equal(x, c.randn({100})));

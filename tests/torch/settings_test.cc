@@ -49,5 +49,17 @@ TEST(Settings, NotApplicableSettingsAreLeftAlone) {
   at::globalContext().setBenchmarkCuDNN(false);
 }
 
+TEST(Settings, EverySettingHasAWayIntoTheWorker) {
+  EXPECT_NO_THROW(check_setting_handlers());
+  const auto state = read_back_settings();
+  for (const auto& spec : setting_specs())
+    if (spec.name != "seed") EXPECT_TRUE(state.count(spec.name)) << spec.name;  // the runner seeds every run
+}
+
+TEST(Settings, AnUnknownSettingIsAnErrorNotIgnored) {
+  EXPECT_THROW(apply_cell_settings({{"cudnn_speed", "fast"}}), std::invalid_argument);
+  EXPECT_THROW(apply_process_settings({{"thread", "2"}}), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace repro_audit

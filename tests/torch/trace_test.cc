@@ -67,7 +67,7 @@ TEST(FakeTracer, AnUnavailableTracerIsReportedWithItsReason) {
   WorkerRequest request;
   request.repeats = 2;
   const auto observation = run_cell(make_cell("sum", "f32", {}), request, tracer, timer);
-  EXPECT_EQ(observation.status, "ok");
+  EXPECT_EQ(observation.status, ObservationStatus::ok);
   EXPECT_EQ(observation.trace_unavailable, "CUPTI: CUPTI_ERROR_NOT_INITIALIZED");
   EXPECT_TRUE(observation.kernel_sequences.empty());
   EXPECT_TRUE(observation.runs[0].kernel_digest.empty());

@@ -66,7 +66,7 @@ TEST(Worker, AProbeThatThrowsBecomesAnExceptionObservation) {
   auto cell = make_cell("sum", "f32", {});
   cell.probe = "no_such_probe";
   const auto observation = testing::run_untraced(cell, WorkerRequest{});
-  EXPECT_EQ(observation.status, "exception");
+  EXPECT_EQ(observation.status, ObservationStatus::exception);
   EXPECT_NE(observation.message.find("no_such_probe"), std::string::npos);
 }
 
@@ -77,19 +77,20 @@ namespace repro_audit {
 namespace {
 
 // A test-only probe whose output alternates between two known tensors: a crafted divergence.
-const bool alternating_registered = register_probe({
-    {"test.alternating", "", {variant("f32", "")}, {}, /*in_default_suite=*/false},
-    [](ProbeContext&) -> RunFunction {
-      auto calls = std::make_shared<int>(0);
-      return [calls] {
-        const bool odd = (*calls)++ % 2 == 1;
-        // Run 1 differs in three elements: 2.0 -> 2.0 + 1 ULP, 3.0 -> 3.5, -0.0 -> 0.0.
-        const auto values = odd ? std::vector<float>{1.0f, std::nextafter(2.0f, 3.0f), 3.5f, 0.0f}
-                                : std::vector<float>{1.0f, 2.0f, 3.0f, -0.0f};
-        return Outputs{{"stable", at::ones({3})}, {"changing", at::tensor(values)}};
-      };
-    },
-});
+const bool alternating_registered =
+    register_probe(ProbeBuilder("test.alternating")
+                       .variant(Variant(DType::f32))
+                       .on_request_only()
+                       .prepare([](ProbeContext&) -> RunFunction {
+                         auto calls = std::make_shared<int>(0);
+                         return [calls] {
+                           const bool odd = (*calls)++ % 2 == 1;
+                           // Run 1 differs in three elements: 2.0 -> 2.0 + 1 ULP, 3.0 -> 3.5, -0.0 -> 0.0.
+                           const auto values = odd ? std::vector<float>{1.0f, std::nextafter(2.0f, 3.0f), 3.5f, 0.0f}
+                                                   : std::vector<float>{1.0f, 2.0f, 3.0f, -0.0f};
+                           return Outputs{{"stable", at::ones({3})}, {"changing", at::tensor(values)}};
+                         };
+                       }));
 
 TEST(VerdictDetail, ACraftedDivergenceIsMeasuredElementWise) {
   const auto cell = make_cell("test.alternating", "f32", {});
@@ -110,13 +111,14 @@ TEST(VerdictDetail, ACraftedDivergenceIsMeasuredElementWise) {
 
 // max_unpool2d has no deterministic implementation on any device: it raises under
 // deterministic algorithms and warns in warn-only mode.
-const bool unpool_registered = register_probe({
-    {"test.unpool", "", {variant("f32", "")}, {}, /*in_default_suite=*/false},
-    [](ProbeContext& context) -> RunFunction {
-      const auto [pooled, indices] = at::max_pool2d_with_indices(context.randn({1, 2, 8, 8}), {2, 2});
-      return [pooled, indices] { return Outputs{{"output", at::max_unpool2d(pooled, indices, {8, 8})}}; };
-    },
-});
+const bool unpool_registered = register_probe(
+    ProbeBuilder("test.unpool")
+        .variant(Variant(DType::f32))
+        .on_request_only()
+        .prepare([](ProbeContext& context) -> RunFunction {
+          const auto [pooled, indices] = at::max_pool2d_with_indices(context.randn({1, 2, 8, 8}), {2, 2});
+          return [pooled, indices] { return Outputs{{"output", at::max_unpool2d(pooled, indices, {8, 8})}}; };
+        }));
 
 TEST(VerdictDetail, RaisesUnderStrictAndWarnsInWarnOnlyModeWithTheText) {
   WorkerRequest request;

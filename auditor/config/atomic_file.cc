@@ -1,4 +1,4 @@
-#include "report/atomic_file.h"
+#include "config/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

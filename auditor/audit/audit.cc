@@ -1,4 +1,4 @@
-#include "cli/audit.h"
+#include "audit/audit.h"
 
 #include <unistd.h>
 
@@ -15,8 +15,6 @@
 #include "supervisor/journal.h"
 #include "supervisor/supervisor.h"
 #include "supervisor/worker_process.h"
-#include "worker/device.h"
-#include "worker/environment.h"
 
 namespace repro_audit {
 namespace {
@@ -62,7 +60,7 @@ struct OpenedJournal {
 };
 
 // A resumed audit keeps the device it started on, even if `auto` would now resolve otherwise.
-OpenedJournal open_journal(const Config& config, const std::string& folder, bool resume) {
+OpenedJournal open_journal(const Config& config, const std::string& folder, bool resume, const AuditOptions& options) {
   if (resume) {
     auto journal = Journal::open(folder);
     const auto& header = journal.header();
@@ -75,7 +73,7 @@ OpenedJournal open_journal(const Config& config, const std::string& folder, bool
       throw UserError(folder + ": malformed journal header: device 'auto' was never resolved");
     return {std::move(journal), std::move(device)};
   }
-  auto device = resolve_device(config.device);
+  auto device = options.resolve_device(config.device);
   auto journal = Journal::create(
       folder, {{"config", config_to_json(config)}, {"device", device.device}, {"unavailable", device.unavailable}});
   return {std::move(journal), std::move(device)};
@@ -84,7 +82,7 @@ OpenedJournal open_journal(const Config& config, const std::string& folder, bool
 // A cell run journaled as crashed by SIGINT/SIGHUP was interrupted by a person (journals of earlier
 // versions recorded these): it runs again instead of standing as a verdict.
 bool was_interrupted(const ProcessObservation& observation) {
-  if (observation.status != "crashed") return false;
+  if (observation.status != ObservationStatus::crashed) return false;
   for (const char* signal : {"signal SIGINT", "signal SIGHUP"})
     if (observation.message.rfind(std::string("worker ended: ") + signal, 0) == 0) return true;
   return false;
@@ -173,8 +171,11 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   result.own_journal = options.journal.empty();
   result.journal = result.own_journal ? default_journal_folder() : options.journal;
   SupervisorOptions supervisor;
-  supervisor.temporary_folder = temporary_folder();
-  const auto [journal, device] = open_journal(config, result.journal, options.resume);
+  std::unique_ptr<WorkerLauncher> process_launcher;
+  if (!options.launcher) process_launcher = std::make_unique<ProcessLauncher>(own_executable(), temporary_folder());
+  supervisor.launcher = options.launcher ? options.launcher : process_launcher.get();
+  supervisor.startup_allowance = options.startup_allowance;
+  const auto [journal, device] = open_journal(config, result.journal, options.resume, options);
   auto plan = make_plan(config, catalogue, device.device);
   if (!device.unavailable.empty())
     for (auto& cell : plan.cells) cell.unsupported_reason = device.unavailable;
@@ -186,7 +187,6 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   take_journal_entries(journal, plan, config.processes, options, observations, supervisor);
   result.resumed_runs = static_cast<int>(supervisor.finished.size());
 
-  supervisor.executable = own_executable();
   supervisor.device = device.device;
   supervisor.repeats = config.repeats;
   supervisor.warmup = config.warmup;
@@ -210,7 +210,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   result.report = build_report(plan, observations, catalogue);
   result.report.complete = complete;
   result.report.tool_version = kToolVersion;
-  result.report.environment = environment.is_null() ? environment_fingerprint() : environment;
+  result.report.environment = environment.is_null() ? options.environment() : environment;
   result.report.config = config_to_json(config);
   result.report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

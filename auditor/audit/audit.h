@@ -1,10 +1,14 @@
 #pragma once
-// One audit from config to report: plan, journal, supervise workers, judge.
+// One audit from config to report: plan, journal, supervise workers, judge. Torch-free: the torch
+// side's services (resolving `auto`, the fingerprint) and the worker launcher are given by the caller.
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "config/config.h"
+#include "plan/resolved_device.h"
 #include "report/report.h"
+#include "supervisor/worker_launcher.h"
 
 namespace repro_audit {
 
@@ -15,6 +19,14 @@ struct AuditOptions {
   std::function<void(const Cell&, int process)> on_cell;
   std::function<void(const std::string& warning)> on_warning;
   std::function<bool()> stop_requested = [] { return false; };
+  // Required: `auto`/`cuda` -> a concrete device, and the environment fingerprint used when no
+  // worker reported one (every cell skipped).
+  std::function<ResolvedDevice(const std::string& requested)> resolve_device;
+  std::function<nlohmann::json()> environment;
+  // Null: `repro-audit worker` processes of the running binary, logging to $TMPDIR.
+  WorkerLauncher* launcher = nullptr;
+  // How long a worker may take to load before its first cell (tests shorten it).
+  std::chrono::milliseconds startup_allowance = std::chrono::seconds(60);
 };
 
 struct AuditResult {

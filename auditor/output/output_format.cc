@@ -1,0 +1,80 @@
+#include "output/output_format.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "compare/comparison_html.h"
+#include "compare/comparison_json.h"
+#include "compare/comparison_junit.h"
+#include "compare/comparison_markdown.h"
+#include "config/user_error.h"
+#include "config/atomic_file.h"
+#include "report/html_printer.h"
+#include "report/json_io.h"
+#include "report/junit_printer.h"
+#include "report/markdown_printer.h"
+
+namespace repro_audit {
+namespace {
+
+std::string render_json(const Report& report) { return report_to_json(report).dump(2) + "\n"; }
+
+std::string render_comparison_json(const Comparison& comparison, const GateResult* gate) {
+  return comparison_to_json(comparison, gate).dump(2) + "\n";
+}
+
+}  // namespace
+
+// An explicit table, not self-registration: static registration in a static library is dropped by
+// the linker. The order is the order of --help and of the goldens.
+const std::vector<OutputFormat>& output_formats() {
+  static const std::vector<OutputFormat> formats = {
+      {"json", "Write JSON to FILE", "json", render_json, render_comparison_json},
+      {"junit", "Write JUnit XML to FILE (a testsuite per probe, a testcase per cell)", "junit.xml", render_junit,
+       render_comparison_junit},
+      {"markdown", "Write Markdown to FILE (fits a GitHub job summary)", "md", render_markdown,
+       render_comparison_markdown},
+      {"html", "Write one self-contained HTML page to FILE", "html", render_html, render_comparison_html},
+  };
+  return formats;
+}
+
+std::vector<std::string> output_format_names() {
+  std::vector<std::string> names;
+  for (const auto& format : output_formats()) names.push_back(format.name);
+  return names;
+}
+
+const OutputFormat& find_output_format(const std::string& name) {
+  for (const auto& format : output_formats())
+    if (format.name == name) return format;
+  throw UserError(
+      fmt::format("unknown output format '{}'; valid formats: {}", name, fmt::join(output_format_names(), ", ")));
+}
+
+std::string render_report(const std::string& format, const Report& report) {
+  return find_output_format(format).render_report(report);
+}
+
+std::string render_comparison(const std::string& format, const Comparison& comparison, const GateResult* gate) {
+  return find_output_format(format).render_comparison(comparison, gate);
+}
+
+void write_report(const std::string& format, const Report& report, const std::string& path) {
+  write_file_atomically(path, render_report(format, report));
+}
+
+std::vector<std::string> write_reports(const std::vector<OutputFile>& outputs, const Report& report) {
+  std::vector<FileContent> files;
+  for (const auto& output : outputs) files.push_back({output.path, render_report(output.format, report)});
+  return write_files_atomically(files);
+}
+
+std::vector<std::string> write_comparisons(const std::vector<OutputFile>& outputs, const Comparison& comparison,
+                                           const GateResult* gate) {
+  std::vector<FileContent> files;
+  for (const auto& output : outputs) files.push_back({output.path, render_comparison(output.format, comparison, gate)});
+  return write_files_atomically(files);
+}
+
+}  // namespace repro_audit

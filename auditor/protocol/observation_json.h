@@ -1,0 +1,26 @@
+#pragma once
+// JSON forms of what crosses the worker pipe and lands in journals and reports: cells going to a
+// worker, and what it observed coming back.
+#include <nlohmann/json.hpp>
+
+#include "plan/plan.h"
+#include "verdict/observation.h"
+#include "verdict/verdict.h"
+
+namespace repro_audit {
+
+void to_json(nlohmann::json& j, const KernelRecord& value);
+void from_json(const nlohmann::json& j, KernelRecord& value);
+void to_json(nlohmann::json& j, const RunObservation& value);
+void from_json(const nlohmann::json& j, RunObservation& value);
+void to_json(nlohmann::json& j, const Divergence& value);
+void from_json(const nlohmann::json& j, Divergence& value);
+// Throws nlohmann::json::exception for an unknown status, naming the valid ones.
+void to_json(nlohmann::json& j, const ProcessObservation& value);
+void from_json(const nlohmann::json& j, ProcessObservation& value);
+void to_json(nlohmann::json& j, const Cell& value);
+void from_json(const nlohmann::json& j, Cell& value);
+void to_json(nlohmann::json& j, const Timing& value);
+void from_json(const nlohmann::json& j, Timing& value);
+
+}  // namespace repro_audit

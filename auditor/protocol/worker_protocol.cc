@@ -1,0 +1,62 @@
+#include "protocol/worker_protocol.h"
+
+#include "protocol/observation_json.h"
+
+namespace repro_audit {
+using nlohmann::json;
+
+json request_to_json(const WorkerRequest& request) {
+  return {{"device", request.device},
+          {"process", request.process},
+          {"repeats", request.repeats},
+          {"warmup", request.warmup},
+          {"process_settings", request.process_settings},
+          {"cells", request.cells}};
+}
+
+WorkerRequest request_from_json(const json& j) {
+  WorkerRequest request;
+  request.device = j.at("device").get<std::string>();
+  request.process = j.value("process", 0);
+  request.repeats = j.value("repeats", 10);
+  request.warmup = j.value("warmup", 1);
+  request.process_settings = j.value("process_settings", FlagSet{});
+  request.cells = j.at("cells").get<std::vector<Cell>>();
+  return request;
+}
+
+json environment_event(const json& environment) { return {{"event", "environment"}, {"environment", environment}}; }
+json start_event(const std::string& key) { return {{"event", "start"}, {"key", key}}; }
+json cell_event(const std::string& key, const ProcessObservation& observation) {
+  return {{"event", "cell"}, {"key", key}, {"observation", observation}};
+}
+json done_event() { return {{"event", "done"}}; }
+
+std::optional<WorkerEvent> parse_event(const std::string& line) {
+  try {
+    const auto j = json::parse(line);
+    if (!j.is_object()) return std::nullopt;
+    const auto kind = j.value("event", "");
+    WorkerEvent event;
+    if (kind == "environment") {
+      event.kind = WorkerEvent::Kind::environment;
+      event.environment = j.at("environment");
+    } else if (kind == "start") {
+      event.kind = WorkerEvent::Kind::start;
+      event.key = j.at("key").get<std::string>();
+    } else if (kind == "cell") {
+      event.kind = WorkerEvent::Kind::cell;
+      event.key = j.at("key").get<std::string>();
+      event.observation = j.at("observation").get<ProcessObservation>();
+    } else if (kind == "done") {
+      event.kind = WorkerEvent::Kind::done;
+    } else {
+      return std::nullopt;
+    }
+    return event;
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace repro_audit

@@ -1,0 +1,48 @@
+#pragma once
+// The pipe between supervisor and worker: the batch goes to the worker as one JSON line on stdin;
+// the worker answers with one JSON line per event on stdout:
+//   {"event":"environment","environment":{...}}   its fingerprint, first
+//   {"event":"start","key":K}                      a cell starts (its time limit starts too)
+//   {"event":"cell","key":K,"observation":{...}}   the cell finished in this process
+//   {"event":"done"}
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+#include "verdict/observation.h"
+
+namespace repro_audit {
+
+struct WorkerRequest {
+  std::string device = "cpu";
+  int process = 0;
+  int repeats = 10;
+  int warmup = 1;
+  FlagSet process_settings;
+  std::vector<Cell> cells;
+};
+
+nlohmann::json request_to_json(const WorkerRequest& request);
+// Throws nlohmann::json::exception when the JSON is not a request.
+WorkerRequest request_from_json(const nlohmann::json& json);
+
+struct WorkerEvent {
+  enum class Kind { environment, start, cell, done };
+  Kind kind = Kind::done;
+  std::string key;                 // start, cell
+  ProcessObservation observation;  // cell
+  nlohmann::json environment;      // environment
+};
+
+nlohmann::json environment_event(const nlohmann::json& environment);
+nlohmann::json start_event(const std::string& key);
+nlohmann::json cell_event(const std::string& key, const ProcessObservation& observation);
+nlohmann::json done_event();
+
+// nullopt for a line that is not a well-formed event (e.g. a library printing to stdout): the
+// supervisor ignores it, and a cell whose result never arrives is blamed when the worker ends.
+std::optional<WorkerEvent> parse_event(const std::string& line);
+
+}  // namespace repro_audit

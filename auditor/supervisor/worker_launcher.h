@@ -1,0 +1,49 @@
+#pragma once
+// How the supervisor starts and talks to workers, behind an interface: the real one spawns
+// `repro-audit worker` processes; tests script fake workers to check crash blame, time limits,
+// interruptions and resume in milliseconds.
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace repro_audit {
+
+// A running worker as the supervisor sees it.
+class Worker {
+ public:
+  virtual ~Worker() = default;
+  enum class ReadStatus { line, end_of_output, deadline };
+  // Waits until a whole line arrives, the worker closes its output, or the deadline passes.
+  virtual ReadStatus read_line(std::string& line, std::chrono::steady_clock::time_point deadline) = 0;
+  // TERM, then KILL after `grace`; reaps the worker.
+  virtual void terminate(std::chrono::milliseconds grace) = 0;
+  // Reaps the worker; how it ended: "exit 0", "signal SIGSEGV".
+  virtual std::string wait() = 0;
+  virtual int signal() const = 0;  // the signal that ended it; 0 when it exited
+  virtual std::string log_tail(std::size_t max_bytes) const = 0;
+};
+
+class WorkerLauncher {
+ public:
+  virtual ~WorkerLauncher() = default;
+  // `request` is the batch (one JSON line) the worker reads on stdin; `environment` entries
+  // override the supervisor's, an empty value removes the variable.
+  virtual std::unique_ptr<Worker> start(const std::string& request,
+                                        const std::map<std::string, std::string>& environment) = 0;
+};
+
+// Starts `executable worker` processes, their stderr kept in unlinked files in `temporary_folder`.
+class ProcessLauncher : public WorkerLauncher {
+ public:
+  ProcessLauncher(std::string executable, std::string temporary_folder)
+      : executable_(std::move(executable)), temporary_folder_(std::move(temporary_folder)) {}
+  std::unique_ptr<Worker> start(const std::string& request,
+                                const std::map<std::string, std::string>& environment) override;
+
+ private:
+  std::string executable_;
+  std::string temporary_folder_;
+};
+
+}  // namespace repro_audit

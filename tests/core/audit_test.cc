@@ -1,0 +1,130 @@
+// The whole audit on scripted workers: journal, resume, the journal lock, interrupted entries.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "audit/audit.h"
+#include "config/user_error.h"
+#include "fake_workers.h"
+#include "supervisor/journal.h"
+#include "test_catalogue.h"
+
+namespace repro_audit {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FakeLauncher;
+
+class Auditing : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    journal_ = fs::temp_directory_path() / ("repro-audit-audit-" + std::to_string(::getpid()) + "-" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(journal_);
+    config_.device = "cpu";
+    config_.probes = {{"sum", {}}, {"index_put_accumulate", {}}};
+    config_.profiles = {"default", "strict"};
+    config_.axes = {{"threads", {"1"}}};
+    config_.repeats = 2;
+  }
+  void TearDown() override { fs::remove_all(journal_); }
+
+  AuditOptions options(bool resume = false) {
+    AuditOptions result;
+    result.journal = journal_.string();
+    result.resume = resume;
+    result.launcher = &launcher_;
+    result.resolve_device = [](const std::string&) { return ResolvedDevice{"cpu", ""}; };
+    result.environment = [] { return nlohmann::json{{"torch", "test"}}; };
+    return result;
+  }
+
+  int journal_entries() {
+    int count = 0;
+    for (const auto& file : fs::directory_iterator(journal_))
+      count += file.path().filename().string().rfind("cell-", 0) == 0;
+    return count;
+  }
+
+  fs::path journal_;
+  Config config_;
+  FakeLauncher launcher_;
+  Catalogue catalogue_ = testing::test_catalogue();
+};
+
+TEST_F(Auditing, AnInterruptedAuditResumesWithoutRunningAFinishedCellAgain) {
+  auto first = options();
+  int finished = 0;
+  first.on_cell = [&](const Cell&, int) { ++finished; };
+  first.stop_requested = [&] { return finished >= 3; };
+  const auto interrupted = run_audit(config_, catalogue_, first);
+  EXPECT_FALSE(interrupted.report.complete);
+  EXPECT_EQ(journal_entries(), 3);
+  EXPECT_EQ(interrupted.total_runs, 12);  // 3 variants x 2 flag sets x 2 processes
+
+  FakeLauncher second_launcher;
+  auto second = options(true);
+  second.launcher = &second_launcher;
+  const auto resumed = run_audit(config_, catalogue_, second);
+  EXPECT_TRUE(resumed.report.complete);
+  EXPECT_EQ(resumed.resumed_runs, 3);
+  int rerun = 0;
+  for (const auto& request : second_launcher.requests) rerun += static_cast<int>(request.at("cells").size());
+  EXPECT_EQ(rerun, 9);
+  EXPECT_EQ(resumed.report.cells.size(), 6u);
+  for (const auto& cell : resumed.report.cells) {
+    EXPECT_EQ(cell.observations.size(), 2u) << cell.cell.key;
+    EXPECT_EQ(to_string(cell.verdict.kind), std::string("deterministic")) << cell.cell.key;
+  }
+}
+
+TEST_F(Auditing, AJournalHeldByAnotherAuditIsRefused) {
+  ASSERT_TRUE(run_audit(config_, catalogue_, options()).report.complete);
+  const auto held = Journal::open(journal_.string());
+  try {
+    run_audit(config_, catalogue_, options(true));
+    FAIL() << "resumed a journal another audit holds";
+  } catch (const UserError& error) {
+    EXPECT_NE(std::string(error.what()).find("in use by another running audit"), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(Auditing, JournalEntriesThatAreNotVerdictsRunAgain) {
+  ASSERT_TRUE(run_audit(config_, catalogue_, options()).report.complete);
+  std::vector<fs::path> entries;
+  for (const auto& file : fs::directory_iterator(journal_))
+    if (file.path().filename().string().rfind("cell-", 0) == 0) entries.push_back(file.path());
+  ASSERT_GE(entries.size(), 3u);
+  std::ifstream in(entries[0]);
+  auto interrupted = nlohmann::json::parse(in);
+  interrupted["observation"]["status"] = "crashed";
+  interrupted["observation"]["message"] = "worker ended: signal SIGINT; stderr: ";
+  std::ofstream(entries[0]) << interrupted.dump();
+  std::ofstream(entries[1]) << "{\"key\": ";  // torn
+  std::ofstream(journal_ / "cell-stray.json") << R"({"key": "nope", "process": 0, "observation": {"status": "ok"}})";
+
+  std::vector<std::string> warnings;
+  FakeLauncher launcher;
+  auto resume = options(true);
+  resume.launcher = &launcher;
+  resume.on_warning = [&](const std::string& warning) { warnings.push_back(warning); };
+  const auto result = run_audit(config_, catalogue_, resume);
+  EXPECT_TRUE(result.report.complete);
+  EXPECT_EQ(result.resumed_runs, 10);
+  EXPECT_EQ(warnings.size(), 3u);
+  for (const auto& cell : result.report.cells) EXPECT_NE(to_string(cell.verdict.kind), std::string("crashed"));
+}
+
+TEST_F(Auditing, AnAuditWhoseDeviceIsUnavailableSkipsEveryCellAndStartsNoWorker) {
+  auto unavailable = options();
+  unavailable.resolve_device = [](const std::string&) { return ResolvedDevice{"cuda:0", "no CUDA device"}; };
+  const auto result = run_audit(config_, catalogue_, unavailable);
+  EXPECT_TRUE(launcher_.requests.empty());
+  EXPECT_EQ(nothing_audited_reason(result.report), "every one of the 6 cells was skipped: no CUDA device");
+  EXPECT_EQ(result.report.environment.at("torch"), "test");
+}
+
+}  // namespace
+}  // namespace repro_audit

@@ -1,0 +1,84 @@
+#pragma once
+// Scripted workers for the supervisor and audit tests: what a worker says, and how it ends.
+#include <signal.h>
+
+#include <deque>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "supervisor/worker_launcher.h"
+#include "supervisor/worker_process.h"
+
+namespace repro_audit::testing {
+
+struct Script {
+  std::vector<std::string> lines;  // protocol lines, in order
+  int signal = 0;                  // then it ends by this signal, or exits when 0
+  bool hang = false;               // then it says nothing more until terminated
+};
+
+inline std::string start_line(const std::string& key) {
+  return nlohmann::json{{"event", "start"}, {"key", key}}.dump();
+}
+
+inline std::string cell_line(const std::string& key, const std::string& digest = std::string(32, 'a')) {
+  nlohmann::json run = {{"digest", digest}, {"outputs", nlohmann::json::array()}, {"warmup", false}, {"time_ns", 1000}};
+  return nlohmann::json{
+      {"event", "cell"}, {"key", key}, {"observation", {{"process", 0}, {"status", "ok"}, {"runs", {run, run}}}}}
+      .dump();
+}
+
+class FakeWorker : public Worker {
+ public:
+  explicit FakeWorker(Script script) : script_(std::move(script)) {}
+  ReadStatus read_line(std::string& line, std::chrono::steady_clock::time_point deadline) override {
+    if (next_ < script_.lines.size()) {
+      line = script_.lines[next_++];
+      return ReadStatus::line;
+    }
+    if (!script_.hang || terminated_) return ReadStatus::end_of_output;
+    std::this_thread::sleep_until(deadline);
+    return ReadStatus::deadline;
+  }
+  void terminate(std::chrono::milliseconds) override {
+    terminated_ = true;
+    if (script_.hang) script_.signal = SIGTERM;
+  }
+  std::string wait() override { return script_.signal ? "signal " + signal_name(script_.signal) : "exit 1"; }
+  int signal() const override { return script_.signal; }
+  std::string log_tail(std::size_t) const override { return "fake log"; }
+
+ private:
+  Script script_;
+  std::size_t next_ = 0;
+  bool terminated_ = false;
+};
+
+// Plays the queued scripts, then workers that finish every cell they are given.
+class FakeLauncher : public WorkerLauncher {
+ public:
+  std::unique_ptr<Worker> start(const std::string& request, const std::map<std::string, std::string>&) override {
+    requests.push_back(nlohmann::json::parse(request));
+    if (!scripts.empty()) {
+      auto script = std::move(scripts.front());
+      scripts.pop_front();
+      return std::make_unique<FakeWorker>(std::move(script));
+    }
+    Script good;
+    for (const auto& cell : requests.back().at("cells")) {
+      good.lines.push_back(start_line(cell.at("key")));
+      good.lines.push_back(cell_line(cell.at("key")));
+    }
+    return std::make_unique<FakeWorker>(std::move(good));
+  }
+  // The cell keys of the i-th worker's batch.
+  std::vector<std::string> requested_keys(std::size_t i) const {
+    std::vector<std::string> keys;
+    for (const auto& cell : requests.at(i).at("cells")) keys.push_back(cell.at("key"));
+    return keys;
+  }
+  std::deque<Script> scripts;
+  std::vector<nlohmann::json> requests;
+};
+
+}  // namespace repro_audit::testing
