@@ -175,7 +175,11 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   if (!options.launcher) process_launcher = std::make_unique<ProcessLauncher>(own_executable(), temporary_folder());
   supervisor.launcher = options.launcher ? options.launcher : process_launcher.get();
   supervisor.startup_allowance = options.startup_allowance;
-  const auto [journal, device] = open_journal(config, result.journal, options.resume, options);
+  // Named members, not a structured binding: lambdas below capture the journal (C++20 clang rejects
+  // capturing a structured binding).
+  const auto opened = open_journal(config, result.journal, options.resume, options);
+  const auto& journal = opened.journal;
+  const auto& device = opened.device;
   auto plan = make_plan(config, catalogue, device.device);
   if (!device.unavailable.empty())
     for (auto& cell : plan.cells) cell.unsupported_reason = device.unavailable;

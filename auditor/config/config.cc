@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -133,7 +134,9 @@ Config parse_config(const std::string& text, const std::string& source, const Ca
   if (!root.IsMap())
     reader.fail(root, "the config must be a map of keys: " + fmt::format("{}", fmt::join(kKeys, ", ")));
   bool has_profiles = false;
-  YAML::Node runs_node = root;  // the repeats or processes value, for the "too few runs" message
+  // The repeats or processes value, for the "too few runs" message. Not a plain YAML::Node assigned
+  // later: yaml-cpp's Node assignment rewrites the node it refers to (here the root being iterated).
+  std::optional<YAML::Node> runs_node;
   for (const auto& entry : root) {
     const auto key = reader.scalar(entry.first, "a key");
     const auto& value = entry.second;
@@ -164,12 +167,12 @@ Config parse_config(const std::string& text, const std::string& source, const Ca
       if (config.axes.empty()) reader.fail(value, "matrix is empty: give at least one setting: [values]");
     } else if (key == "repeats") {
       config.repeats = reader.integer(value, "repeats", 1, 100000);
-      runs_node = value;
+      runs_node.emplace(value);
     } else if (key == "warmup") {
       config.warmup = reader.integer(value, "warmup", 0, 1000);
     } else if (key == "processes") {
       config.processes = reader.integer(value, "processes", 1, 1000);
-      runs_node = value;
+      runs_node.emplace(value);
     } else if (key == "seed") {
       config.seed = static_cast<std::uint64_t>(reader.integer(value, "seed", 0, 2147483647));
     } else if (key == "timeout") {
@@ -183,7 +186,7 @@ Config parse_config(const std::string& text, const std::string& source, const Ca
     }
   }
   if (has_profiles && config.full_matrix) reader.fail(root, "give either profiles or matrix, not both");
-  if (config.repeats * config.processes < 2) reader.fail(runs_node, too_few_runs(config));
+  if (config.repeats * config.processes < 2) reader.fail(runs_node ? *runs_node : root, too_few_runs(config));
   return config;
 }
 
