@@ -146,25 +146,6 @@ Config journal_config(const std::string& journal, const Catalogue& catalogue) {
   return config;
 }
 
-std::string nothing_audited_reason(const Report& report) {
-  if (report.cells.empty()) return "the plan has no cells";
-  std::set<std::string> reasons;
-  for (const auto& cell : report.cells) {
-    if (!is_skipped(cell.verdict)) return "";
-    reasons.insert(cell.verdict.message.empty() ? cell.cell.unsupported_reason : cell.verdict.message);
-  }
-  std::string text = report.cells.size() == 1
-                         ? std::string("its only cell was skipped")
-                         : fmt::format("every one of the {} cells was skipped", report.cells.size());
-  std::size_t shown = 0;
-  for (const auto& reason : reasons) {
-    if (reason.empty()) continue;
-    text += (shown == 0 ? ": " : "; ") + reason;
-    if (++shown == 3) break;
-  }
-  return text;
-}
-
 AuditResult run_audit(const Config& config, const Catalogue& catalogue, const AuditOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   AuditResult result;

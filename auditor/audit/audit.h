@@ -49,7 +49,4 @@ Config journal_config(const std::string& journal, const Catalogue& catalogue);
 // The path of the running binary, to start workers from.
 std::string own_executable();
 
-// Why nothing was audited (every cell skipped, or none planned); empty when some cell ran.
-std::string nothing_audited_reason(const Report& report);
-
 }  // namespace repro_audit

@@ -121,6 +121,25 @@ Report build_report(const Plan& plan, const std::map<std::string, std::vector<Pr
   return report;
 }
 
+std::string nothing_audited_reason(const Report& report) {
+  if (report.cells.empty()) return "the plan has no cells";
+  std::set<std::string> reasons;
+  for (const auto& cell : report.cells) {
+    if (!is_skipped(cell.verdict)) return "";
+    reasons.insert(cell.verdict.message.empty() ? cell.cell.unsupported_reason : cell.verdict.message);
+  }
+  std::string text = report.cells.size() == 1
+                         ? std::string("its only cell was skipped")
+                         : fmt::format("every one of the {} cells was skipped", report.cells.size());
+  std::size_t shown = 0;
+  for (const auto& reason : reasons) {
+    if (reason.empty()) continue;
+    text += (shown == 0 ? ": " : "; ") + reason;
+    if (++shown == 3) break;
+  }
+  return text;
+}
+
 bool audit_failed(const Report& report, FailOn fail_on) {
   for (const auto& cell : report.cells) {
     if (cell.contradiction && cell.contradiction->breaks_audit) return true;

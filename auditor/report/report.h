@@ -57,6 +57,9 @@ std::vector<SettingNote> find_setting_notes(const std::vector<CellReport>& cells
 // Exit-code rule: a contradiction that breaks the audit (default), or any failing cell (`any`).
 bool audit_failed(const Report& report, FailOn fail_on);
 
+// Why nothing was audited (every cell skipped, or none planned); empty when some cell ran.
+std::string nothing_audited_reason(const Report& report);
+
 const CellReport* find_cell(const Report& report, const std::string& key);
 
 }  // namespace repro_audit

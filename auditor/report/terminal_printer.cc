@@ -131,12 +131,10 @@ void print_summary(const Report& report, FailOn fail_on, std::ostream& out) {
   std::vector<std::string> parts;
   for (const auto& [kind, count] : counts) parts.push_back(fmt::format("{} {}", count, to_string(kind)));
   const bool failed = audit_failed(report, fail_on);
-  const bool audited_any =
-      std::any_of(report.cells.begin(), report.cells.end(), [](const auto& cell) { return !is_skipped(cell.verdict); });
-  const char* outcome = !report.complete ? "INTERRUPTED"
-                        : failed         ? "FAILED"
-                        : !audited_any   ? "NOTHING AUDITED"
-                                         : "passed";
+  const char* outcome = !report.complete                          ? "INTERRUPTED"
+                        : failed                                  ? "FAILED"
+                        : !nothing_audited_reason(report).empty() ? "NOTHING AUDITED"
+                                                                  : "passed";
   out << fmt::format("\n{} cells{}{}; {:.1f} s; {}\n", report.cells.size(), parts.empty() ? "" : ": ",
                      fmt::join(parts, ", "), report.duration_seconds, outcome);
 }
