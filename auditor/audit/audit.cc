@@ -162,6 +162,13 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   const auto& journal = opened.journal;
   const auto& device = opened.device;
   auto plan = make_plan(config, catalogue, device.device);
+  if (!options.cells.empty()) {
+    plan.cells = options.cells;
+    plan.columns.clear();
+    std::set<std::string> labels;
+    for (const auto& cell : plan.cells)
+      if (labels.insert(cell.label).second) plan.columns.push_back({cell.label, cell.settings});
+  }
   if (!device.unavailable.empty())
     for (auto& cell : plan.cells) cell.unsupported_reason = device.unavailable;
   const auto batches = make_batches(plan.cells);
@@ -178,8 +185,10 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   supervisor.processes = config.processes;
   supervisor.stop_requested = options.stop_requested;
   nlohmann::json environment;
-  supervisor.on_environment = [&](const nlohmann::json& seen) {
-    if (environment.is_null()) environment = seen;
+  // The platform is the user's own environment: a worker started with e.g. ATEN_CPU_CAPABILITY changed
+  // reports another capability, so only workers that inherit the environment speak for it.
+  supervisor.on_environment = [&](const nlohmann::json& seen, const FlagSet& process_settings) {
+    if (environment.is_null() && inherits_environment(process_settings)) environment = seen;
   };
   supervisor.on_cell = [&](const Cell& cell, const ProcessObservation& observation) {
     journal.record(cell, observation);

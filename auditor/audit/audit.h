@@ -23,6 +23,9 @@ struct AuditOptions {
   // worker reported one (every cell skipped).
   std::function<ResolvedDevice(const std::string& requested)> resolve_device;
   std::function<nlohmann::json()> environment;
+  // Non-empty: audit exactly these cells (e.g. `explain`'s candidates) instead of the config's plan; the
+  // config still gives repeats, processes and the device.
+  std::vector<Cell> cells;
   // Null: `repro-audit worker` processes of the running binary, logging to $TMPDIR.
   WorkerLauncher* launcher = nullptr;
   // How long a worker may take to load before its first cell (tests shorten it).

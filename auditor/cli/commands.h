@@ -20,5 +20,6 @@ Command add_show_command(CLI::App& app);
 Command add_baseline_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 Command add_gate_command(CLI::App& app);
+Command add_explain_command(CLI::App& app);
 
 }  // namespace repro_audit

@@ -28,15 +28,6 @@ Snapshot load_cells(const std::string& path) {
 }
 
 // Cells with a verdict on both sides: skipped cells and cells present on one side only compare nothing.
-int count_compared(const Comparison& comparison) {
-  int compared = 0;
-  for (const auto& cell : comparison.cells)
-    if (cell.before && cell.after && cell.before->verdict != VerdictKind::unsupported &&
-        cell.after->verdict != VerdictKind::unsupported)
-      ++compared;
-  return compared;
-}
-
 int report_write_failures(const std::vector<std::string>& failures) {
   for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
   return failures.empty() ? 0 : 2;

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "config/settings.h"
+#include "fingerprint/fingerprint_text.h"
 #include "worker/environment.h"
 #include "worker/probe.h"
 #include "worker/worker.h"
@@ -59,8 +60,11 @@ Command add_list_command(CLI::App& app) {
 
 Command add_env_command(CLI::App& app) {
   auto* env = app.add_subcommand("env", "Print the environment fingerprint as JSON");
-  return {env, [] {
-            std::cout << environment_fingerprint().dump(2) << "\n";
+  auto text = std::make_shared<bool>(false);
+  env->add_flag("--text", *text, "One line per field instead: label, value, and where it came from");
+  return {env, [text] {
+            const auto fingerprint = environment_fingerprint();
+            std::cout << (*text ? fingerprint_text(fingerprint) : fingerprint.dump(2) + "\n");
             return 0;
           }};
 }

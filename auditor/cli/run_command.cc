@@ -13,6 +13,7 @@
 #include "cli/output_options.h"
 #include "cli/terminal.h"
 #include "config/atomic_file.h"
+#include "worker/environment.h"
 #include "compare/baseline.h"
 #include "report/terminal_printer.h"
 #include "worker/probe.h"
@@ -89,8 +90,9 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
     if (!arguments.fail_on.empty()) config.fail_on = fail_on_argument(arguments.fail_on);  // judging: may change
     return config;
   }
-  if (arguments.matrix == "full" && !arguments.profiles.empty())
-    throw UserError("--matrix full and --profile: the full matrix sweeps the axes instead of profiles; give one");
+  if (!arguments.matrix.empty() && !arguments.profiles.empty())
+    throw UserError(fmt::format("--matrix {} and --profile: the matrix sweeps axes instead of profiles; give one",
+                                arguments.matrix));
   Config config = arguments.config_path.empty() ? Config{} : load_config_file(arguments.config_path, catalogue);
   if (!arguments.probes.empty()) config.probes.clear();
   for (const auto& probe : arguments.probes) add_probe_argument(config, probe, catalogue);
@@ -99,8 +101,15 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
     config.profiles = arguments.profiles;
     config.full_matrix = false;
   }
+  if (arguments.matrix == "portability") {
+    // The levels this machine can run; thread counts from the config (default 1 and 2), --axis overrides.
+    const auto fingerprint = environment_fingerprint();
+    const auto levels = fingerprint.value("aten_cpu_capabilities", std::vector<std::string>{});
+    const auto threads = config.axes.count("threads") ? config.axes.at("threads") : std::vector<std::string>{"1", "2"};
+    config.axes = portability_axes(levels, threads);
+  }
+  if (!arguments.matrix.empty()) config.full_matrix = true;
   for (const auto& axis : arguments.axes) add_axis_argument(config, axis);
-  if (arguments.matrix == "full") config.full_matrix = true;
   if (arguments.repeats) config.repeats = *arguments.repeats;
   if (arguments.processes) config.processes = *arguments.processes;
   if (!arguments.device.empty()) {
@@ -165,8 +174,10 @@ Command add_run_command(CLI::App& app) {
                   "Profile to sweep (repeatable): " + fmt::format("{}", fmt::join(profile_names(), ", ")));
   run->add_option("--axis", arguments->axes,
                   "Axis crossed with the profiles, NAME=V1,V2 (repeatable), e.g. threads=1,2");
-  run->add_option("--matrix", arguments->matrix, "'full': sweep the cartesian product of the axes instead of profiles")
-      ->check(CLI::IsMember({"full"}));
+  run->add_option("--matrix", arguments->matrix,
+                  "'full': sweep the cartesian product of the axes instead of profiles; 'portability': sweep "
+                  "cpu_capability (native and each level below it), mkl_cbwr and threads")
+      ->check(CLI::IsMember({"full", "portability"}));
   run->add_option("--repeats", arguments->repeats, "Timed runs per process after warm-up")
       ->check(CLI::Range(1, 100000));
   run->add_option("--processes", arguments->processes, "Cross-process repeats")->check(CLI::Range(1, 1000));

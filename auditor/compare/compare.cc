@@ -155,12 +155,10 @@ Comparison compare_snapshots(const Snapshot& before, const Snapshot& after, cons
   comparison.before_source = before.source;
   comparison.after_source = after.source;
   comparison.slower_threshold = options.slower_threshold;
-  const auto old_fields = platform_fields(before.environment);
-  const auto new_fields = platform_fields(after.environment);
-  for (std::size_t i = 0; i < old_fields.size(); ++i)
-    if (old_fields[i].second != new_fields[i].second)
-      comparison.environment_changes.push_back({old_fields[i].first, old_fields[i].second, new_fields[i].second});
-  comparison.platform_changed = !comparison.environment_changes.empty();
+  comparison.environment_changes = environment_changes(before.environment, after.environment);
+  comparison.platform_changed = is_platform_change(comparison.environment_changes);
+  comparison.platform_summary =
+      platform_summary(comparison.environment_changes, comparison.before_source, comparison.after_source);
 
   // Hashed views of the keys: snapshots of a million cells, without a copy of every key.
   std::unordered_map<std::string_view, const SnapshotCell*> old_cells;
@@ -188,5 +186,14 @@ std::vector<std::pair<Change, int>> count_headlines(const Comparison& comparison
 }
 
 std::string probe_of_key(const std::string& key) { return key.substr(0, key.find('/')); }
+
+int count_compared(const Comparison& comparison) {
+  int compared = 0;
+  for (const auto& cell : comparison.cells)
+    if (cell.before && cell.after && cell.before->verdict != VerdictKind::unsupported &&
+        cell.after->verdict != VerdictKind::unsupported)
+      ++compared;
+  return compared;
+}
 
 }  // namespace repro_audit

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compare/baseline.h"
+#include "compare/platform.h"
 
 namespace repro_audit {
 
@@ -29,13 +30,6 @@ const char* to_string(Change change);  // "NEW-NONDETERMINISM", ...
 std::optional<Change> change_from_string(const std::string& text);
 const std::vector<Change>& all_changes();  // precedence order
 
-// One fingerprint field whose value differs; an absent field is "".
-struct EnvironmentChange {
-  std::string field;  // "torch", "CUDA runtime", "CUDA driver", "cuDNN", "GPU", "CPU", "threads"
-  std::string before;
-  std::string after;
-};
-
 struct CellComparison {
   std::string key;
   std::vector<Change> changes;  // precedence order, never empty
@@ -53,8 +47,9 @@ struct CompareOptions {
 struct Comparison {
   std::string before_source;
   std::string after_source;
-  std::vector<EnvironmentChange> environment_changes;
-  bool platform_changed = false;      // any platform field differs
+  std::vector<EnvironmentChange> environment_changes;  // every field that differs (compare/platform.h)
+  bool platform_changed = false;                       // a platform field differs or is recorded on one side only
+  std::string platform_summary;       // "Platform changed: CPU flags -avx512f, ...", "Platform unchanged"
   std::vector<CellComparison> cells;  // the new snapshot's order, then cells missing from it
   double slower_threshold = 0.10;
 };
@@ -65,6 +60,10 @@ Comparison compare_snapshots(const Snapshot& before, const Snapshot& after, cons
 // roles swapped, so swapping the snapshots swaps SLOWER and FASTER.
 bool is_slower(const Timing& before, const Timing& after, double threshold);
 bool is_faster(const Timing& before, const Timing& after, double threshold);
+
+// Cells with a verdict on both sides (neither missing nor skipped): a gate or explanation that
+// compared none has nothing to stand on.
+int count_compared(const Comparison& comparison);
 
 // Cells per headline class, in precedence order, only the classes that occur.
 std::vector<std::pair<Change, int>> count_headlines(const Comparison& comparison);

@@ -20,12 +20,14 @@ constexpr const char* kComparisonStyle =
 std::string environment_section(const Comparison& comparison, const GateResult* gate) {
   std::string html = "<h2>Environment</h2>\n";
   if (comparison.environment_changes.empty()) return html + "<p>Unchanged.</p>\n";
-  if (gate) html += fmt::format("<p>{}</p>\n", xml_escape(platform_sentence(comparison)));
-  html += "<table>\n<tr><th>field</th><th>before</th><th>after</th></tr>\n";
-  for (const auto& change : comparison.environment_changes)
-    html += fmt::format("<tr><th>{}</th><td>{}</td><td>{}</td></tr>\n", xml_escape(change.field),
-                        xml_escape(change.before.empty() ? "(absent)" : change.before),
-                        xml_escape(change.after.empty() ? "(absent)" : change.after));
+  html +=
+      fmt::format("<p>{}</p>\n", xml_escape(gate ? platform_sentence(comparison) : comparison.platform_summary + "."));
+  html += "<table>\n<tr><th>field</th><th>before</th><th>after</th><th>counts as</th></tr>\n";
+  for (const auto& change : comparison.environment_changes) {
+    const auto [before, after] = change_sides(change);
+    html += fmt::format("<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td></tr>\n", xml_escape(change.field),
+                        xml_escape(before), xml_escape(after), platform_status(change));
+  }
   return html + "</table>\n";
 }
 

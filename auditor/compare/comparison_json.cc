@@ -37,11 +37,18 @@ json comparison_to_json(const Comparison& comparison, const GateResult* gate) {
             {"after", comparison.after_source},
             {"slower_threshold", comparison.slower_threshold},
             {"environment", {{"platform_changed", comparison.platform_changed}, {"changes", json::array()}}},
+            {"platform_summary", comparison.platform_summary},
             {"summary", json::object()},
             {"cells", json::array()}};
-  for (const auto& change : comparison.environment_changes)
-    j["environment"]["changes"].push_back(
-        {{"field", change.field}, {"before", change.before}, {"after", change.after}});
+  for (const auto& change : comparison.environment_changes) {
+    json item = {{"field", change.field},           {"before", change.before},     {"after", change.after},
+                 {"difference", change.difference}, {"platform", change.platform}, {"unknown", change.unknown}};
+    if (!change.removed.empty() || !change.added.empty()) {
+      item["removed"] = change.removed;
+      item["added"] = change.added;
+    }
+    j["environment"]["changes"].push_back(item);
+  }
   for (const auto& [change, count] : count_headlines(comparison)) j["summary"][to_string(change)] = count;
   const GateActions actions(gate);
   for (const auto& cell : comparison.cells) {

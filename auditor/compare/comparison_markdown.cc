@@ -11,12 +11,13 @@ namespace {
 std::string environment_section(const Comparison& comparison, const GateResult* gate) {
   std::string md = "## Environment\n\n";
   if (comparison.environment_changes.empty()) return md + "Unchanged.\n\n";
-  if (gate) md += markdown_text(platform_sentence(comparison)) + "\n\n";
-  md += "| field | before | after |\n| --- | --- | --- |\n";
-  for (const auto& change : comparison.environment_changes)
-    md += fmt::format("| {} | {} | {} |\n", change.field,
-                      markdown_text(change.before.empty() ? "(absent)" : change.before),
-                      markdown_text(change.after.empty() ? "(absent)" : change.after));
+  md += markdown_text(gate ? platform_sentence(comparison) : comparison.platform_summary + ".") + "\n\n";
+  md += "| field | before | after | counts as |\n| --- | --- | --- | --- |\n";
+  for (const auto& change : comparison.environment_changes) {
+    const auto [before, after] = change_sides(change);
+    md += fmt::format("| {} | {} | {} | {} |\n", markdown_text(change.field), markdown_text(before),
+                      markdown_text(after), platform_status(change));
+  }
   return md + "\n";
 }
 

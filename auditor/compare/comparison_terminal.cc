@@ -15,18 +15,22 @@ std::string action_text(GateAction action, bool color) {
   return fmt::format("{}{}\033[0m", action == GateAction::fail ? "\033[1;31m" : "\033[33m", text);
 }
 
+// A line per field: label, how it counts, what changed ("AVX512 -> AVX2", "-avx512f +amx_tile").
 void print_environment(const Comparison& comparison, const GateResult* gate, std::ostream& out) {
   if (comparison.environment_changes.empty()) {
     out << "Environment: unchanged\n";
     return;
   }
   out << "Environment: changed\n";
-  if (gate) out << "  " << platform_sentence(comparison) << "\n";
-  std::size_t width = 0;
-  for (const auto& change : comparison.environment_changes) width = std::max(width, change.field.size());
+  out << "  " << (gate ? platform_sentence(comparison) : comparison.platform_summary + ".") << "\n";
+  std::size_t width = 0, status_width = 0;
+  for (const auto& change : comparison.environment_changes) {
+    width = std::max(width, change.field.size());
+    status_width = std::max(status_width, platform_status(change).size());
+  }
   for (const auto& change : comparison.environment_changes)
-    out << fmt::format("  {:<{}}  {} -> {}\n", change.field, width, change.before.empty() ? "(absent)" : change.before,
-                       change.after.empty() ? "(absent)" : change.after);
+    out << fmt::format("  {:<{}}  {:<{}}  {}\n", change.field, width, platform_status(change), status_width,
+                       change.difference);
 }
 
 }  // namespace

@@ -76,7 +76,25 @@ std::string change_css_class(Change change) {
 
 std::string platform_sentence(const Comparison& comparison) {
   if (!comparison.platform_changed) return "Platform unchanged: the unchanged_platform rules apply.";
-  return "Platform changed: the changed_platform rules apply (by default DRIFT warns instead of failing).";
+  return comparison.platform_summary +
+         "; the changed_platform rules apply (by default DRIFT warns instead of failing).";
+}
+
+std::string platform_status(const EnvironmentChange& change) {
+  if (!change.platform) return "not platform";
+  return change.unknown ? "unknown" : "platform";
+}
+
+std::pair<std::string, std::string> change_sides(const EnvironmentChange& change) {
+  if (change.removed.empty() && change.added.empty())
+    return {change.before.empty() ? "not recorded" : change.before,
+            change.after.empty() ? "not recorded" : change.after};
+  auto signed_members = [](const std::vector<std::string>& members, const char* sign) {
+    std::vector<std::string> parts;
+    for (const auto& member : members) parts.push_back(sign + member);
+    return fmt::format("{}", fmt::join(parts, " "));
+  };
+  return {signed_members(change.removed, "-"), signed_members(change.added, "+")};
 }
 
 }  // namespace repro_audit

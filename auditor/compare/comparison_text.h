@@ -40,7 +40,15 @@ std::string change_css_class(Change change);
 std::vector<const CellComparison*> cells_to_list(const Comparison& comparison, const GateResult* gate,
                                                  bool include_same);
 
-// One sentence on the platform: which rules the gate applies.
+// One sentence on the platform: what changed and which rules the gate applies.
 std::string platform_sentence(const Comparison& comparison);
+
+// The before and after cells of an environment change's row: the values ("not recorded" when
+// absent); for a set recorded on both sides, what only it had ("-avx512f -avx512bw", "+amx_tile").
+std::pair<std::string, std::string> change_sides(const EnvironmentChange& change);
+
+// How an environment change counts: "platform", "unknown" (a platform field recorded on one side
+// only: counted as possibly changed) or "not platform".
+std::string platform_status(const EnvironmentChange& change);
 
 }  // namespace repro_audit

@@ -19,6 +19,20 @@ const std::vector<SettingSpec>& setting_specs() {
        .on_cuda = true,
        .help = "TF32 in cuBLAS matmuls and cuDNN convolutions"},
       // cuBLAS reads the variable once, when it starts: only a fresh process can change it.
+      // ATen picks its CPU kernels once, when it first dispatches: only a fresh process can change it.
+      // "inherit" leaves the user's ATEN_CPU_CAPABILITY as it is (that is how a user reproduces an older
+      // host's bits); "native" removes it, so ATen takes the best level this CPU runs.
+      {.name = "cpu_capability",
+       .values = {kInherit, "native", "default", "avx2", "avx512"},
+       .default_value = kInherit,
+       .scope = S::process,
+       .on_cpu = true,
+       .on_cuda = false,
+       .help = "ATEN_CPU_CAPABILITY: the vectorised CPU kernels ATen dispatches to (a level the CPU cannot run "
+               "is skipped)",
+       .environment_variable = "ATEN_CPU_CAPABILITY",
+       .portability = PortabilityRole::isa,
+       .removed_by = "native"},
       {.name = "cublas_workspace_config",
        .values = {kUnset, ":4096:8", ":16:8"},
        .default_value = kUnset,
@@ -64,6 +78,17 @@ const std::vector<SettingSpec>& setting_specs() {
        .on_cpu = true,
        .on_cuda = true,
        .help = "fill new uninitialised memory with NaN when deterministic algorithms are on"},
+      // MKL reads MKL_CBWR when it starts. COMPATIBLE gives the same bits on every x86 CPU MKL runs on;
+      // a branch the CPU lacks makes MKL fall back, so the sweeps use unset and COMPATIBLE only.
+      {.name = "mkl_cbwr",
+       .values = {kInherit, kUnset, "COMPATIBLE", "AUTO", "SSE4_2", "AVX", "AVX2", "AVX512", "AVX512_E1"},
+       .default_value = kInherit,
+       .scope = S::process,
+       .on_cpu = true,
+       .on_cuda = false,
+       .help = "MKL_CBWR: MKL's conditional numerical reproducibility branch (f32 matmuls)",
+       .environment_variable = "MKL_CBWR",
+       .portability = PortabilityRole::isa},
       {.name = "seed",
        .values = {},
        .default_value = "0",
@@ -80,6 +105,7 @@ const std::vector<SettingSpec>& setting_specs() {
        .on_cpu = true,
        .on_cuda = false,
        .help = "intra-op threads (at::set_num_threads)",
+       .portability = PortabilityRole::threads,
        .minimum = 1,
        .maximum = 1024},
   };
@@ -114,6 +140,18 @@ std::string describe_values(const SettingSpec& spec) {
   return fmt::format("{}", fmt::join(spec.values, ", "));
 }
 
+std::map<std::string, std::vector<std::string>> portability_axes(const std::vector<std::string>& runnable_levels,
+                                                                 const std::vector<std::string>& threads) {
+  const auto& known = find_setting("cpu_capability")->values;
+  std::vector<std::string> levels = {"native"};
+  // The best level is what "native" gives; every level below it is one an older host would run.
+  for (auto it = runnable_levels.rbegin(); it != runnable_levels.rend(); ++it)
+    if (it != runnable_levels.rbegin() && std::find(known.begin(), known.end(), *it) != known.end())
+      levels.push_back(*it);
+  if (levels.size() == 1) levels.push_back("default");
+  return {{"cpu_capability", levels}, {"mkl_cbwr", {kUnset, "COMPATIBLE"}}, {"threads", threads}};
+}
+
 std::string device_kind(const std::string& device) { return device.substr(0, device.find(':')); }
 
 bool applies_to(const SettingSpec& spec, const std::string& device) {
@@ -135,6 +173,9 @@ const std::map<std::string, FlagSet>& profiles() {
         {"cudnn_benchmark", "false"},
         {"cublas_workspace_config", ":4096:8"}}},
       {"no-cudnn", {{"cudnn_enabled", "false"}}},
+      // What makes CPU results the same on every x86 host: ATen's generic kernels and MKL's compatible
+      // branch. The thread count also changes bits (sum); it is the `threads` axis, crossed with this.
+      {"portable", {{"cpu_capability", "default"}, {"mkl_cbwr", "COMPATIBLE"}}},
   };
   return table;
 }
@@ -176,7 +217,9 @@ std::map<std::string, std::string> setting_environment(const FlagSet& flags) {
   for (const auto& spec : setting_specs()) {
     if (spec.environment_variable.empty()) continue;
     const auto it = flags.find(spec.name);
-    const bool set = it != flags.end() && it->second != kUnset && it->second != kNotApplicable;
+    if (it != flags.end() && it->second == kInherit) continue;  // the user's own value, or none
+    const bool set =
+        it != flags.end() && it->second != kUnset && it->second != kNotApplicable && it->second != spec.removed_by;
     environment[spec.environment_variable] = set ? it->second : "";
   }
   return environment;
@@ -191,6 +234,15 @@ DeterministicMode deterministic_mode(const FlagSet& flags) {
     if (it->second == "warn") return DeterministicMode::warn;
   }
   return DeterministicMode::off;
+}
+
+bool inherits_environment(const FlagSet& flags) {
+  for (const auto& spec : setting_specs()) {
+    if (spec.environment_variable.empty() || spec.default_value != kInherit) continue;
+    const auto it = flags.find(spec.name);
+    if (it != flags.end() && it->second != kInherit && it->second != kNotApplicable) return false;
+  }
+  return true;
 }
 
 bool deterministic_prerequisites_met(const FlagSet& flags) {

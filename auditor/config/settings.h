@@ -19,6 +19,11 @@ enum class DeterminismRole {
 
 enum class DeterministicMode { off, on, warn };
 
+// How far a setting's values reach when a result is carried to another machine: the levels of
+// report/portability.h. A variant whose bits hold across every value of the `threads` settings is
+// thread-count-invariant; across every value of the `isa` settings too, isa-invariant.
+enum class PortabilityRole { none, threads, isa };
+
 // Everything the tool knows about a setting. Adding a setting is a row in setting_specs() (and, for
 // an in-process setting, its libtorch call in worker/settings_apply.cc); keys of existing cells do not
 // change as long as the new setting's default is what happened before it existed (see plan/cell_key.h).
@@ -34,12 +39,18 @@ struct SettingSpec {
   // value "unset" (and "n/a") removes the variable instead. Empty: not an environment variable.
   std::string environment_variable = "";
   DeterminismRole determinism = DeterminismRole::none;
+  PortabilityRole portability = PortabilityRole::none;
+  // Environment settings: the value that removes the variable besides "unset" (e.g. "native").
+  std::string removed_by = "";
   // Integer settings only: the accepted range.
   long minimum = 0;
   long maximum = 999999999;
 };
 
 inline constexpr const char* kUnset = "unset";
+// Environment settings whose default is kInherit leave the user's variable as it is: the fingerprint
+// records it as that platform's, and only an explicit value changes it.
+inline constexpr const char* kInherit = "inherit";
 
 // One concrete value per setting, keyed by setting name; "n/a" where the setting does not apply.
 using FlagSet = std::map<std::string, std::string>;
@@ -70,10 +81,20 @@ FlagSet process_settings(const FlagSet& flags);
 // The worker's environment for its process settings: each setting's variable, or "" to remove it.
 std::map<std::string, std::string> setting_environment(const FlagSet& flags);
 
+// True when no environment setting with an inherit default is changed: a worker with these process
+// settings sees the user's own environment, so its fingerprint is the platform's.
+bool inherits_environment(const FlagSet& flags);
+
 // The value of the `mode` setting (off when absent or not applicable).
 DeterministicMode deterministic_mode(const FlagSet& flags);
 // Every applicable `prerequisite` setting is off its default (the cuBLAS workspace is configured).
 bool deterministic_prerequisites_met(const FlagSet& flags);
+
+// The axes `--matrix portability` sweeps: cpu_capability native and each ATen level below the best of
+// `runnable_levels` (the ATEN_CPU_CAPABILITY values this CPU runs, lowest first), mkl_cbwr unset and
+// COMPATIBLE, and `threads`.
+std::map<std::string, std::vector<std::string>> portability_axes(const std::vector<std::string>& runnable_levels,
+                                                                 const std::vector<std::string>& threads);
 
 // "cpu", "cuda" from "cpu", "cuda", "cuda:1".
 std::string device_kind(const std::string& device);

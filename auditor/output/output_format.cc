@@ -8,6 +8,7 @@
 #include "compare/comparison_junit.h"
 #include "compare/comparison_markdown.h"
 #include "config/user_error.h"
+#include "explain/explanation_printers.h"
 #include "config/atomic_file.h"
 #include "report/html_printer.h"
 #include "report/json_io.h"
@@ -22,6 +23,9 @@ std::string render_json(const Report& report) { return report_to_json(report).du
 std::string render_comparison_json(const Comparison& comparison, const GateResult* gate) {
   return comparison_to_json(comparison, gate).dump(2) + "\n";
 }
+std::string render_explanation_json(const Explanation& explanation) {
+  return explanation_to_json(explanation).dump(2) + "\n";
+}
 
 }  // namespace
 
@@ -29,12 +33,13 @@ std::string render_comparison_json(const Comparison& comparison, const GateResul
 // the linker. The order is the order of --help and of the goldens.
 const std::vector<OutputFormat>& output_formats() {
   static const std::vector<OutputFormat> formats = {
-      {"json", "Write JSON to FILE", "json", render_json, render_comparison_json},
+      {"json", "Write JSON to FILE", "json", render_json, render_comparison_json, render_explanation_json},
       {"junit", "Write JUnit XML to FILE (a testsuite per probe, a testcase per cell)", "junit.xml", render_junit,
        render_comparison_junit},
       {"markdown", "Write Markdown to FILE (fits a GitHub job summary)", "md", render_markdown,
-       render_comparison_markdown},
-      {"html", "Write one self-contained HTML page to FILE", "html", render_html, render_comparison_html},
+       render_comparison_markdown, render_explanation_markdown},
+      {"html", "Write one self-contained HTML page to FILE", "html", render_html, render_comparison_html,
+       render_explanation_html},
   };
   return formats;
 }
@@ -67,6 +72,23 @@ void write_report(const std::string& format, const Report& report, const std::st
 std::vector<std::string> write_reports(const std::vector<OutputFile>& outputs, const Report& report) {
   std::vector<FileContent> files;
   for (const auto& output : outputs) files.push_back({output.path, render_report(output.format, report)});
+  return write_files_atomically(files);
+}
+
+std::vector<const OutputFormat*> explanation_formats() {
+  std::vector<const OutputFormat*> formats;
+  for (const auto& format : output_formats())
+    if (format.render_explanation) formats.push_back(&format);
+  return formats;
+}
+
+std::vector<std::string> write_explanations(const std::vector<OutputFile>& outputs, const Explanation& explanation) {
+  std::vector<FileContent> files;
+  for (const auto& output : outputs) {
+    const auto& format = find_output_format(output.format);
+    if (!format.render_explanation) throw UserError(fmt::format("explain has no {} form", output.format));
+    files.push_back({output.path, format.render_explanation(explanation)});
+  }
   return write_files_atomically(files);
 }
 

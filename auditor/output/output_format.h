@@ -10,6 +10,7 @@
 
 #include "compare/compare.h"
 #include "compare/gate_policy.h"
+#include "explain/explain.h"
 #include "report/report.h"
 
 namespace repro_audit {
@@ -21,6 +22,8 @@ struct OutputFormat {
   std::string (*render_report)(const Report& report);
   // `gate` is null for compare.
   std::string (*render_comparison)(const Comparison& comparison, const GateResult* gate);
+  // Null when the format has no form for `explain` (JUnit: an explanation is not a test result).
+  std::string (*render_explanation)(const Explanation& explanation) = nullptr;
 };
 
 const std::vector<OutputFormat>& output_formats();
@@ -43,6 +46,9 @@ struct OutputFile {
 // no partial set behind. A file that cannot be written does not stop the others: returns a message
 // per failed file.
 std::vector<std::string> write_reports(const std::vector<OutputFile>& outputs, const Report& report);
+// The formats `explain` writes: those with an explanation renderer.
+std::vector<const OutputFormat*> explanation_formats();
+std::vector<std::string> write_explanations(const std::vector<OutputFile>& outputs, const Explanation& explanation);
 std::vector<std::string> write_comparisons(const std::vector<OutputFile>& outputs, const Comparison& comparison,
                                            const GateResult* gate);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace repro_audit {
@@ -29,24 +30,32 @@ std::string cell_key(const std::string& probe, const std::string& variant, const
   return key_of(fmt::format("{}/{}@{}", probe, variant, device), settings);
 }
 
-std::optional<std::string> migrate_rule1_key(const std::string& key) {
-  const auto bar = key.find('|');
+std::optional<ParsedKey> parse_cell_key(const std::string& key) {
+  const auto bar = std::min(key.find('|'), key.size());
   const auto at = key.find('@');
-  if (bar == std::string::npos || at == std::string::npos || at > bar || key.find('/') > at) return std::nullopt;
-  FlagSet settings;
-  std::size_t start = bar + 1;
-  while (start < key.size()) {
+  const auto slash = key.find('/');
+  if (at == std::string::npos || at > bar || slash == 0 || slash >= at || at + 1 == bar) return std::nullopt;
+  ParsedKey parsed{key.substr(0, slash), key.substr(slash + 1, at - slash - 1), key.substr(at + 1, bar - at - 1), {}};
+  if (bar + 1 >= key.size()) return parsed;  // no settings, or an empty list after '|'
+  if (key.back() == ',') return std::nullopt;
+  for (std::size_t start = bar + 1; start < key.size();) {
     auto end = key.find(',', start);
     if (end == std::string::npos) end = key.size();
     const auto part = key.substr(start, end - start);
     const auto equals = part.find('=');
     if (equals == std::string::npos || equals == 0 ||
-        !settings.emplace(part.substr(0, equals), part.substr(equals + 1)).second)
+        !parsed.settings.emplace(part.substr(0, equals), part.substr(equals + 1)).second)
       return std::nullopt;
     start = end + 1;
   }
-  if (!key.empty() && key.back() == ',') return std::nullopt;
-  return key_of(key.substr(0, bar), settings);
+  return parsed;
+}
+
+std::optional<std::string> migrate_rule1_key(const std::string& key) {
+  if (key.find('|') == std::string::npos) return std::nullopt;
+  const auto parsed = parse_cell_key(key);
+  if (!parsed) return std::nullopt;
+  return key_of(fmt::format("{}/{}@{}", parsed->probe, parsed->variant, parsed->device), parsed->settings);
 }
 
 }  // namespace repro_audit

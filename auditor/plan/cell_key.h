@@ -23,6 +23,16 @@ inline constexpr int kCellKeyRule = 2;
 std::string cell_key(const std::string& probe, const std::string& variant, const std::string& device,
                      const FlagSet& settings);
 
+// The parts of a key: `probe/variant@device|a=x,b=y`; nullopt when `key` does not have that shape (the
+// settings part is optional). The settings are those the key names, nothing filled in.
+struct ParsedKey {
+  std::string probe;
+  std::string variant;
+  std::string device;
+  FlagSet settings;
+};
+std::optional<ParsedKey> parse_cell_key(const std::string& key);
+
 // A rule-1 key (`probe/variant@device|a=x,b=y`) rewritten under the current rule; nullopt when `key`
 // does not have that shape. A setting this version does not know stays in the key: its default is unknown.
 std::optional<std::string> migrate_rule1_key(const std::string& key);

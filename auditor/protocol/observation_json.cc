@@ -58,6 +58,7 @@ void to_json(json& j, const ProcessObservation& value) {
       j["kernel_sequences"].push_back({{"digest", digest}, {"kernels", kernels}});
   }
   if (!value.trace_unavailable.empty()) j["trace_unavailable"] = value.trace_unavailable;
+  if (!value.input_digest.empty()) j["input_digest"] = value.input_digest;
 }
 void from_json(const json& j, ProcessObservation& value) {
   value.process = j.value("process", 0);
@@ -77,6 +78,7 @@ void from_json(const json& j, ProcessObservation& value) {
     value.kernel_sequences.emplace_back(sequence.at("digest").get<std::string>(),
                                         sequence.at("kernels").get<std::vector<KernelRecord>>());
   value.trace_unavailable = j.value("trace_unavailable", "");
+  value.input_digest = j.value("input_digest", "");
 }
 
 void to_json(json& j, const Cell& value) {

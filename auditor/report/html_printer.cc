@@ -17,7 +17,8 @@ std::string cell_anchor(const Report& report, const CellReport& cell) {
 std::string heatmap(const Report& report) {
   std::string html = "<h2>Verdict matrix</h2>\n<table>\n<tr><th>probe/variant</th>";
   for (const auto& column : report.columns) html += fmt::format("<th>{}</th>", xml_escape(column));
-  html += "</tr>\n";
+  html += "<th>portability</th></tr>\n";
+  const auto portability = row_portability(report.portability);
   for (const auto& row : verdict_matrix(report)) {
     html += fmt::format("<tr><th><code>{}</code></th>", xml_escape(row.name));
     for (const auto* cell : row.cells) {
@@ -33,7 +34,12 @@ std::string heatmap(const Report& report) {
                           xml_escape(cell->cell.key + ": " + verdict_headline(*cell)), cell_anchor(report, *cell),
                           xml_escape(text));
     }
-    html += "</tr>\n";
+    const auto level = portability.find(row.name);
+    if (level == portability.end())
+      html += "<td>-</td></tr>\n";
+    else
+      html += fmt::format("<td class=\"portability\" title=\"{}\">{}</td></tr>\n", xml_escape(level->second->limit),
+                          to_string(level->second->level));
   }
   html += "</table>\n<p class=\"legend\">";
   for (const auto& entry : verdict_legend()) {
@@ -102,6 +108,15 @@ std::string findings(const Report& report) {
   if (!report.notes.empty()) {
     html += "<h2>Settings that change the bits of deterministic results</h2>\n<ul>\n";
     for (const auto& note : report.notes) html += fmt::format("<li>{}</li>\n", xml_escape(note.text));
+    html += "</ul>\n";
+  }
+  if (!report.portability.empty()) {
+    html += "<h2>Portability: how far the bits carry</h2>\n<ul>\n";
+    for (const auto& entry : report.portability)
+      html +=
+          fmt::format("<li><code>{}/{}</code>{}: <strong>{}</strong>{}</li>\n", xml_escape(entry.probe),
+                      xml_escape(entry.variant), entry.settings.empty() ? "" : " (" + xml_escape(entry.settings) + ")",
+                      to_string(entry.level), entry.limit.empty() ? "" : "; " + xml_escape(entry.limit));
     html += "</ul>\n";
   }
   return html;

@@ -156,6 +156,14 @@ json report_to_json(const Report& report) {
                           {"setting", note.setting},
                           {"values", note.values},
                           {"text", note.text}});
+  j["portability"] = json::array();
+  for (const auto& entry : report.portability)
+    j["portability"].push_back({{"probe", entry.probe},
+                                {"variant", entry.variant},
+                                {"device", entry.device},
+                                {"settings", entry.settings},
+                                {"level", to_string(entry.level)},
+                                {"limit", entry.limit}});
   return j;
 }
 
@@ -180,6 +188,7 @@ Report report_from_parsed(ParsedReport&& parsed, const std::string& source) {
     report.cells = std::move(parsed.cells);
     if (rule1_keys) migrate_rule1_keys(report, source);
     report.notes = find_setting_notes(report.cells);
+    report.portability = find_portability(report.cells);
     return report;
   } catch (const json::exception& error) {
     throw UserError(fmt::format("{}: malformed report: {}", source, error.what()));

@@ -24,7 +24,8 @@ std::string matrix_section(const Report& report) {
     md += fmt::format(" {} |", markdown_text(column));
     rule += " :---: |";
   }
-  md += "\n" + rule + "\n";
+  md += " portability |\n" + rule + " --- |\n";
+  const auto portability = row_portability(report.portability);
   for (const auto& row : verdict_matrix(report)) {
     md += fmt::format("| {} |", markdown_code(row.name, true));
     for (const auto* cell : row.cells) {
@@ -32,11 +33,23 @@ std::string matrix_section(const Report& report) {
       if (cell && cell->cost_ratio) text += fmt::format(" {:.1f}x", *cell->cost_ratio);
       md += fmt::format(" {} |", markdown_text(text));
     }
-    md += "\n";
+    const auto level = portability.find(row.name);
+    md += fmt::format(" {} |\n", level == portability.end() ? "-" : to_string(level->second->level));
   }
   std::vector<std::string> legend;
   for (const auto& entry : verdict_legend()) legend.push_back(markdown_text(entry.mark + " " + entry.meaning));
   return md + fmt::format("\n{}\n\n", fmt::join(legend, " · "));
+}
+
+// Every variant's level per in-process settings, with what broke the next level.
+std::string portability_section(const Report& report) {
+  if (report.portability.empty()) return "";
+  std::string md = "## Portability: how far the bits carry\n\n";
+  for (const auto& entry : report.portability)
+    md += fmt::format("- {}{}: **{}**{}\n", markdown_code(entry.probe + "/" + entry.variant, false),
+                      entry.settings.empty() ? "" : " " + markdown_text("(" + entry.settings + ")"),
+                      to_string(entry.level), entry.limit.empty() ? "" : markdown_text("; " + entry.limit));
+  return md + "\n";
 }
 
 std::string kernel_block(const CellReport& cell) {
@@ -72,6 +85,7 @@ std::string render_markdown(const Report& report) {
   if (!report.complete) md += "**Interrupted:** only the cells that finished are reported.\n\n";
   md += environment_section(report);
   md += matrix_section(report);
+  md += portability_section(report);
   bool any = false;
   for (const auto& cell : report.cells) {
     if (!cell.contradiction) continue;

@@ -118,6 +118,7 @@ Report build_report(const Plan& plan, const std::map<std::string, std::vector<Pr
   }
   fill_cost_ratios(report.cells);
   report.notes = find_setting_notes(report.cells);
+  report.portability = find_portability(report.cells);
   return report;
 }
 

@@ -8,6 +8,7 @@
 #include "config/catalogue.h"
 #include "config/config.h"
 #include "plan/plan.h"
+#include "report/portability.h"
 #include "verdict/verdict.h"
 
 namespace repro_audit {
@@ -44,6 +45,7 @@ struct Report {
   std::vector<std::string> columns;
   std::vector<CellReport> cells;
   std::vector<SettingNote> notes;
+  std::vector<Portability> portability;  // derived from the cells, like the notes
   double duration_seconds = 0;
   bool complete = true;  // false: the audit was interrupted; only finished cells are here
 };

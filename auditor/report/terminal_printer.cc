@@ -91,9 +91,15 @@ void print_matrix(const Report& report, std::ostream& out, const TerminalOptions
     }
     widths.push_back(width);
   }
+  // The last column: how far each row's bits carry (report/portability.h).
+  const auto portability = row_portability(report.portability);
+  auto portability_text = [&](const std::string& row) {
+    const auto it = portability.find(row);
+    return it == portability.end() ? std::string("-") : std::string(to_string(it->second->level));
+  };
   out << pad("", row_width);
   for (std::size_t i = 0; i < report.columns.size(); ++i) out << "  " << pad(report.columns[i], widths[i]);
-  out << "\n";
+  out << "  portability\n";
   for (const auto& row : rows) {
     out << pad(row, row_width);
     for (std::size_t i = 0; i < report.columns.size(); ++i) {
@@ -106,7 +112,7 @@ void print_matrix(const Report& report, std::ostream& out, const TerminalOptions
       else
         out << "  " << padded;
     }
-    out << "\n";
+    out << "  " << portability_text(row) << "\n";
   }
   std::vector<std::string> legend;
   for (const auto& entry : verdict_legend(options.show_cost)) legend.push_back(entry.mark + " " + entry.meaning);

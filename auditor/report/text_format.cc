@@ -46,17 +46,89 @@ std::string cudnn_version(const json& value) {
   return fmt::format("{}.{}.{}", v / 1000, v % 1000 / 100, v % 100);
 }
 
+std::string yes_no(const json& value) {
+  if (!value.is_boolean()) return text_of(value);
+  return value.get<bool>() ? "yes" : "no";
+}
+
+std::string on_off(const json& value) {
+  if (!value.is_boolean()) return text_of(value);
+  return value.get<bool>() ? "on" : "off";
+}
+
+// GiB with one decimal: the marketing size ("80GB") is in the name already.
+std::string gibibytes(const json& value) {
+  if (!value.is_number()) return text_of(value);
+  return fmt::format("{:.1f} GiB", value.get<double>() / (1024.0 * 1024.0 * 1024.0));
+}
+
+// "NVIDIA H100 80GB HBM3 (132 SMs, cc 9.0)" per device; "none" for a recorded empty list.
 std::string gpus(const json& cuda) {
   std::vector<std::string> names;
   const auto& devices = field(cuda, "devices");
   if (!devices.is_array()) return "";
+  if (devices.empty()) return "none";
   for (const auto& device : devices) {
+    std::vector<std::string> details;
+    if (const auto& sm_count = field(device, "sm_count"); !sm_count.is_null())
+      details.push_back(fmt::format("{} SMs", text_of(sm_count)));
+    if (const auto& capability = field(device, "compute_capability"); !capability.is_null())
+      details.push_back("cc " + text_of(capability));
     auto name = text_of(field(device, "name"));
-    const auto& sm_count = field(device, "sm_count");
-    if (!sm_count.is_null()) name += fmt::format(" ({} SMs)", text_of(sm_count));
+    if (!details.empty()) name += fmt::format(" ({})", fmt::join(details, ", "));
     names.push_back(name);
   }
   return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// One value per device, "?" where a device lacks the key; "" when none has it (not recorded, e.g.
+// ECC without NVML).
+std::string device_values(const json& cuda, const char* key, std::string (*text)(const json&)) {
+  const auto& devices = field(cuda, "devices");
+  if (!devices.is_array()) return "";
+  std::vector<std::string> values;
+  bool recorded = false;
+  for (const auto& device : devices) {
+    const auto& value = field(device, key);
+    recorded = recorded || !value.is_null();
+    values.push_back(value.is_null() ? "?" : text(value));
+  }
+  return recorded ? fmt::format("{}", fmt::join(values, ", ")) : "";
+}
+
+// "AuthenticAMD family 25 model 17 stepping 1": what tells two CPUs of one model name apart.
+std::string cpu_id(const json& environment) {
+  std::vector<std::string> parts;
+  if (const auto& vendor = field(environment, "cpu_vendor"); !vendor.is_null()) parts.push_back(text_of(vendor));
+  for (const auto& [word, key] :
+       {std::pair{"family", "cpu_family"}, {"model", "cpu_model"}, {"stepping", "cpu_stepping"}})
+    if (const auto& value = field(environment, key); !value.is_null())
+      parts.push_back(fmt::format("{} {}", word, text_of(value)));
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+EnvironmentField scalar_field(std::string label, std::string value) {
+  EnvironmentField result;
+  result.label = std::move(label);
+  result.value = std::move(value);
+  return result;
+}
+
+// A list compared as a set: its order carries no meaning (flags, capabilities).
+EnvironmentField set_field(const char* label, std::vector<std::string> members, const char* separator) {
+  EnvironmentField result;
+  result.label = label;
+  result.is_set = true;
+  result.value = members.empty() ? "none" : fmt::format("{}", fmt::join(members, separator));
+  result.members = std::move(members);
+  return result;
+}
+
+EnvironmentField list_field(const char* label, const json& list) {
+  if (!list.is_array()) return scalar_field(label, text_of(list));
+  std::vector<std::string> members;
+  for (const auto& item : list) members.push_back(text_of(item));
+  return set_field(label, std::move(members), " ");
 }
 
 }  // namespace
@@ -126,17 +198,48 @@ std::int64_t total_run_time_ns(const CellReport& cell) {
 
 std::vector<EnvironmentField> environment_fields(const json& environment) {
   const auto& cuda = field(environment, "cuda");
-  return {
-      {"torch", text_of(field(environment, "torch"))},
-      {"CUDA runtime", cuda_version(field(cuda, "runtime"))},
-      {"CUDA driver", cuda_version(field(cuda, "driver"))},
-      {"cuDNN", cudnn_version(field(cuda, "cudnn"))},
-      {"GPU", gpus(cuda)},
-      {"CPU", text_of(field(environment, "cpu"))},
-      {"threads", text_of(field(environment, "threads"))},
-      {"OS", text_of(field(environment, "os"))},
-      {"tool", text_of(field(environment, "tool_version"))},
+  auto text = [&](const char* key) { return text_of(field(environment, key)); };
+  std::vector<EnvironmentField> fields = {
+      scalar_field("torch", text("torch")),
+      scalar_field("torch git", text("torch_git")),
+      scalar_field("torch CUDA build", yes_no(field(environment, "torch_cuda_build"))),
+      scalar_field("CUDA runtime", cuda_version(field(cuda, "runtime"))),
+      scalar_field("CUDA compiled runtime", cuda_version(field(cuda, "compiled_runtime"))),
+      scalar_field("CUDA driver", cuda_version(field(cuda, "driver"))),
+      scalar_field("CUDA available", yes_no(field(cuda, "available"))),
+      scalar_field("CUDA unavailable", text_of(field(cuda, "reason"))),
+      scalar_field("cuDNN", cudnn_version(field(cuda, "cudnn"))),
+      scalar_field("cuBLAS", text_of(field(cuda, "cublas"))),
+      scalar_field("NCCL", text_of(field(cuda, "nccl"))),
+      scalar_field("GPU", gpus(cuda)),
+      scalar_field("GPU memory", device_values(cuda, "memory_bytes", gibibytes)),
+      scalar_field("GPU ECC", device_values(cuda, "ecc", on_off)),
+      scalar_field("GPU MIG", device_values(cuda, "mig", on_off)),
+      scalar_field("NVML", text_of(field(cuda, "nvml"))),
+      scalar_field("NVML unavailable", text_of(field(cuda, "nvml_unavailable"))),
+      scalar_field("CPU", text("cpu")),
+      scalar_field("CPU id", cpu_id(environment)),
+      list_field("CPU flags", field(environment, "cpu_flags")),
+      scalar_field("machine", text("machine")),
+      scalar_field("ATen capability", text("aten_cpu_capability")),
+      list_field("ATen capabilities", field(environment, "aten_cpu_capabilities")),
+      scalar_field("BLAS", text("blas")),
+      scalar_field("MKL", text("mkl")),
+      scalar_field("oneDNN", text("onednn")),
+      scalar_field("OpenMP", text("openmp")),
+      scalar_field("threads", text("threads")),
+      scalar_field("interop threads", text("interop_threads")),
+      scalar_field("logical CPUs", text("logical_cpus")),
   };
+  const auto& variables = field(environment, "numerics_environment");
+  if (variables.is_object())
+    for (const auto& [name, value] : variables.items())
+      fields.push_back(scalar_field(std::string(kVariableLabelPrefix) + name, text_of(value)));
+  fields.push_back(scalar_field("OS", text("os")));
+  fields.push_back(scalar_field("tool", text("tool_version")));
+  fields.push_back(scalar_field("fingerprint", text("fingerprint")));
+  // Where each fact came from (`sources`) is no fact about the machine: `repro-audit env --text` shows it.
+  return fields;
 }
 
 std::vector<std::pair<std::string, std::vector<KernelRecord>>> kernel_sequences(const CellReport& cell) {

@@ -2,6 +2,7 @@
 // Text shared by the printers: durations, verdict details, the environment as labelled fields.
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "report/report.h"
@@ -23,13 +24,19 @@ std::vector<std::string> verdict_details(const CellReport& cell);
 // Sum of the timed (non-warm-up) runs of every process.
 std::int64_t total_run_time_ns(const CellReport& cell);
 
-// Human-readable fingerprint fields, in a fixed order. Missing fields are "". Which of them make
-// up the platform is the gate's definition: compare/platform.h.
+// Human-readable fingerprint fields (fingerprints of version 1 and 2), in a fixed order, then one
+// field per numerics environment variable ("env ATEN_CPU_CAPABILITY"). A field the fingerprint does
+// not record has the value "". Which of them make up the platform is the gate's definition:
+// compare/platform.h.
 struct EnvironmentField {
   std::string label;
-  std::string value;
+  std::string value;                 // "" when not recorded; "none" for a recorded empty list
+  std::vector<std::string> members;  // a list field (CPU flags, ATen capabilities, sources): compared as a set
+  bool is_set = false;
 };
 std::vector<EnvironmentField> environment_fields(const nlohmann::json& environment);
+// The label of a numerics environment variable's field starts with this.
+inline constexpr std::string_view kVariableLabelPrefix = "env ";
 
 // The sequences of distinct kernels a cell launched, over all its processes, deduplicated by digest.
 std::vector<std::pair<std::string, std::vector<KernelRecord>>> kernel_sequences(const CellReport& cell);

@@ -79,7 +79,7 @@ class BatchRunner {
       const auto event = parse_event(line);
       if (!event) continue;  // not a protocol line
       if (event->kind == WorkerEvent::Kind::environment && options_.on_environment) {
-        options_.on_environment(event->environment);
+        options_.on_environment(event->environment, batch_.process_settings);
       } else if (event->kind == WorkerEvent::Kind::start) {
         in_flight = find_remaining(event->key);
         if (in_flight)

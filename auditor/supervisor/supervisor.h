@@ -29,7 +29,9 @@ struct SupervisorOptions {
   // (cell key, process index) pairs already finished, e.g. from a journal: not run again.
   std::set<std::pair<std::string, int>> finished;
   std::function<void(const Cell&, const ProcessObservation&)> on_cell;
-  std::function<void(const nlohmann::json&)> on_environment;
+  // A worker's fingerprint, with the process settings it was started with (they may change what the
+  // fingerprint sees, e.g. ATEN_CPU_CAPABILITY).
+  std::function<void(const nlohmann::json&, const FlagSet& process_settings)> on_environment;
   std::function<bool()> stop_requested = [] { return false; };
 };
 

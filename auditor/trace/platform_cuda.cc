@@ -3,6 +3,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include "trace/cupti_tracer.h"
+#include "trace/library_verbose_tracer.h"
 #include "trace/record_function_tracer.h"
 #include "trace/steady_clock_timer.h"
 #include "trace/tracer_factory.h"
@@ -28,7 +29,7 @@ class CudaEventTimer : public RunTimer {
 
 std::unique_ptr<Tracer> make_tracer(const std::string& device) {
   if (device.rfind("cuda", 0) == 0) return make_cupti_tracer();
-  return make_record_function_tracer();
+  return make_library_verbose_tracer(make_record_function_tracer());
 }
 
 std::unique_ptr<RunTimer> make_run_timer(const std::string& device) {

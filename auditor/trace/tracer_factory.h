@@ -6,7 +6,8 @@
 
 namespace repro_audit {
 
-// CPU: ATen ops through RecordFunction. CUDA: CUPTI kernels (CUDA builds), else a tracer that says why not.
+// CPU: ATen ops through RecordFunction, then the oneDNN primitives and MKL calls they ran (their
+// verbose output). CUDA: CUPTI kernels (CUDA builds), else a tracer that says why not.
 std::unique_ptr<Tracer> make_tracer(const std::string& device);
 
 }  // namespace repro_audit

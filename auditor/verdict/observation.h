@@ -80,6 +80,7 @@ struct ProcessObservation {
   // Distinct kernel sequences of this process, keyed by their digest.
   std::vector<std::pair<std::string, std::vector<KernelRecord>>> kernel_sequences;
   std::string trace_unavailable;  // why no kernels were traced, when none were
+  std::string input_digest;       // the inputs the probe's context made; "" when unknown (older files)
 };
 
 }  // namespace repro_audit

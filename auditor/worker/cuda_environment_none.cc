@@ -3,6 +3,11 @@
 
 namespace repro_audit {
 
-nlohmann::json cuda_environment() { return {{"available", false}, {"reason", "built without CUDA"}}; }
+GpuFacts cuda_environment() {
+  GpuFacts facts;
+  facts.available = false;
+  facts.reason = "built without CUDA";
+  return facts;
+}
 
 }  // namespace repro_audit

@@ -6,6 +6,9 @@
 
 #include <set>
 
+#include "hash/digest.h"
+#include "hash/tensor_digest.h"
+
 namespace repro_audit {
 namespace {
 
@@ -49,16 +52,26 @@ const std::string& ProbeContext::parameter(const std::string& name) const {
                                           names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
 }
 
+at::Tensor ProbeContext::made(const at::Tensor& cpu_tensor) {
+  const auto canonical = canonical_tensor(cpu_tensor);
+  inputs_.emplace_back(std::to_string(inputs_.size()),
+                       digest_canonical(c10::toString(canonical.scalar_type()), canonical.sizes().vec(),
+                                        canonical.data_ptr(), canonical.nbytes()));
+  return to_device(cpu_tensor);
+}
+
+std::string ProbeContext::input_digest() const { return inputs_.empty() ? "" : combine_digests(inputs_); }
+
 at::Tensor ProbeContext::randn(at::IntArrayRef sizes, at::ScalarType dtype) {
-  return to_device(at::randn(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype));
+  return made(at::randn(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype));
 }
 
 at::Tensor ProbeContext::rand(at::IntArrayRef sizes, at::ScalarType dtype) {
-  return to_device(at::rand(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype));
+  return made(at::rand(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype));
 }
 
 at::Tensor ProbeContext::randint(std::int64_t high, at::IntArrayRef sizes) {
-  return to_device(at::randint(high, sizes, generator_, at::TensorOptions().dtype(at::kLong)));
+  return made(at::randint(high, sizes, generator_, at::TensorOptions().dtype(at::kLong)));
 }
 
 at::ScalarType scalar_type_of(DType dtype) {

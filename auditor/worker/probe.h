@@ -42,8 +42,13 @@ class ProbeContext {
   at::Tensor randint(std::int64_t high, at::IntArrayRef sizes);
   at::Tensor to_device(const at::Tensor& cpu_tensor) const { return cpu_tensor.to(device_); }
   at::Generator& generator() { return generator_; }
+  // Digest of every input made through randn/rand/randint, in order: ATen's random kernels are
+  // vectorised per CPU capability, so another capability can mean other inputs, not only another op.
+  std::string input_digest() const;
 
  private:
+  at::Tensor made(const at::Tensor& cpu_tensor);
+  std::vector<std::pair<std::string, std::string>> inputs_;
   at::Device device_;
   VariantInfo variant_;
   at::Generator generator_;

@@ -2,9 +2,12 @@
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#include <ATen/Version.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -95,6 +98,19 @@ void apply_process_settings(const FlagSet& settings) {
 }
 
 void apply_cell_settings(const FlagSet& settings) { apply_scope(settings, SettingScope::in_process); }
+
+std::string unhonoured_process_setting(const FlagSet& settings) {
+  // ATen quietly falls back to the best level the CPU has when asked for one it lacks (avx512 on an
+  // AVX2 host); results under that value would be another level's, so the cells are skipped instead.
+  const auto it = settings.find("cpu_capability");
+  if (it == settings.end() || it->second == kInherit || it->second == "native" || it->second == kNotApplicable)
+    return "";
+  auto in_force = at::get_cpu_capability();
+  std::transform(in_force.begin(), in_force.end(), in_force.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (in_force == it->second) return "";
+  return fmt::format("this CPU cannot run ATen capability {} (ATEN_CPU_CAPABILITY={} gave {})", it->second, it->second,
+                     at::get_cpu_capability());
+}
 
 FlagSet read_back_settings() {
   FlagSet state;

@@ -17,4 +17,8 @@ void apply_cell_settings(const FlagSet& settings);
 // took effect.
 FlagSet read_back_settings();
 
+// Why this process cannot run cells under its process settings as asked (a CPU capability the CPU
+// lacks), or "" when it can. Call after the settings are applied.
+std::string unhonoured_process_setting(const FlagSet& settings);
+
 }  // namespace repro_audit

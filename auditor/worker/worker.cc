@@ -78,6 +78,7 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
   const auto seed = static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed")));
   ProbeContext context(device, seed, *variant);
   const auto run = probe->prepare(context);
+  observation.input_digest = context.input_digest();
   std::vector<at::Tensor> reference;
   const int total = request.warmup + request.repeats;
   for (int index = 0; index < total; ++index) {
@@ -142,9 +143,13 @@ void run_worker(const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
   // Fingerprint first, so `threads` is libtorch's own default on this machine.
   emit(environment_event(environment_fingerprint()));
   apply_process_settings(request.process_settings);
+  ProcessObservation skipped;
+  skipped.process = request.process;
+  skipped.status = ObservationStatus::unsupported;
+  skipped.message = unhonoured_process_setting(request.process_settings);
   for (const auto& cell : request.cells) {
     emit(start_event(cell.key));
-    emit(cell_event(cell.key, run_cell(cell, request, tracer, timer)));
+    emit(cell_event(cell.key, skipped.message.empty() ? run_cell(cell, request, tracer, timer) : skipped));
   }
   emit(done_event());
 }

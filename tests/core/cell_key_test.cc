@@ -70,6 +70,21 @@ TEST(CellKey, Rule1KeysMigrate) {
     EXPECT_EQ(migrate_rule1_key(bad), std::nullopt) << bad;
 }
 
+TEST(CellKey, KeysParseBackIntoTheirParts) {
+  const auto parsed = parse_cell_key("index_add/f32@cuda:1|cpu_capability=default,threads=1");
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->probe, "index_add");
+  EXPECT_EQ(parsed->variant, "f32");
+  EXPECT_EQ(parsed->device, "cuda:1");
+  EXPECT_EQ(parsed->settings, (FlagSet{{"cpu_capability", "default"}, {"threads", "1"}}));
+  const auto plain = parse_cell_key("sum/f32@cpu");
+  ASSERT_TRUE(plain);
+  EXPECT_TRUE(plain->settings.empty());
+  EXPECT_EQ(cell_key(plain->probe, plain->variant, plain->device, make_flag_set({}, "cpu")), "sum/f32@cpu");
+  for (const char* bad : {"sum@cpu", "/f32@cpu", "sum/f32@", "sum/f32", "sum/f32@cpu|threads", "sum/f32@cpu|a=1,"})
+    EXPECT_EQ(parse_cell_key(bad), std::nullopt) << bad;
+}
+
 TEST(KeyMigration, V1BaselineKeysFollowRule2) {
   const auto baseline = load_baseline_file(kBaselineV1);
   ASSERT_EQ(baseline.cells.size(), 330u);

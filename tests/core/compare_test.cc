@@ -181,9 +181,10 @@ TEST(Compare, MissingAndNewCells) {
   EXPECT_EQ(counts, (std::vector<std::pair<Change, int>>{{Change::missing, 1}, {Change::added, 2}, {Change::same, 1}}));
 }
 
-TEST(Compare, EnvironmentDiffCoversThePlatformFields) {
+TEST(Compare, EnvironmentDiffListsEveryChangedFieldAndHowItCounts) {
   auto before = report_of({}), after = report_of({});
   EXPECT_FALSE(compare_reports(before, after).platform_changed);
+  EXPECT_TRUE(compare_reports(before, after).environment_changes.empty());
   after.environment["torch"] = "2.15.0";
   after.environment["cuda"]["driver"] = 13020;
   after.environment["cuda"]["devices"] = {{{"name", "NVIDIA H100 80GB HBM3"}, {"sm_count", 132}}};
@@ -191,20 +192,33 @@ TEST(Compare, EnvironmentDiffCoversThePlatformFields) {
   after.environment.erase("threads");
   const auto comparison = compare_reports(before, after);
   EXPECT_TRUE(comparison.platform_changed);
-  ASSERT_EQ(comparison.environment_changes.size(), 4u);
-  EXPECT_EQ(comparison.environment_changes[0].field, "torch");
-  EXPECT_EQ(comparison.environment_changes[0].before, "2.14.1");
-  EXPECT_EQ(comparison.environment_changes[0].after, "2.15.0");
-  EXPECT_EQ(comparison.environment_changes[1].field, "CUDA driver");
-  EXPECT_EQ(comparison.environment_changes[1].before, "none");
-  EXPECT_EQ(comparison.environment_changes[1].after, "13.2");
-  EXPECT_EQ(comparison.environment_changes[2].field, "GPU");
-  EXPECT_EQ(comparison.environment_changes[2].after, "NVIDIA H100 80GB HBM3 (132 SMs)");
-  EXPECT_EQ(comparison.environment_changes[3].field, "threads");
-  EXPECT_EQ(comparison.environment_changes[3].after, "");  // absent
+  ASSERT_EQ(comparison.environment_changes.size(), 5u);
+  const auto& changes = comparison.environment_changes;
+  EXPECT_EQ(changes[0].field, "torch");
+  EXPECT_EQ(changes[0].before, "2.14.1");
+  EXPECT_EQ(changes[0].after, "2.15.0");
+  EXPECT_EQ(changes[0].difference, "2.14.1 -> 2.15.0");
+  EXPECT_TRUE(changes[0].platform);
+  EXPECT_FALSE(changes[0].unknown);
+  EXPECT_EQ(changes[1].field, "CUDA driver");
+  EXPECT_EQ(changes[1].before, "none");
+  EXPECT_EQ(changes[1].after, "13.2");
+  EXPECT_EQ(changes[2].field, "GPU");
+  EXPECT_EQ(changes[2].before, "none");  // an empty device list is recorded
+  EXPECT_EQ(changes[2].after, "NVIDIA H100 80GB HBM3 (132 SMs)");
+  EXPECT_EQ(changes[3].field, "threads");
+  EXPECT_EQ(changes[3].after, "");  // absent
+  EXPECT_EQ(changes[3].difference, "2 -> not recorded");
+  EXPECT_TRUE(changes[3].platform);
+  EXPECT_TRUE(changes[3].unknown);
+  EXPECT_EQ(changes[4].field, "OS");
+  EXPECT_FALSE(changes[4].platform);
+  EXPECT_EQ(comparison.platform_summary,
+            "Platform changed: torch 2.14.1 -> 2.15.0, CUDA driver none -> 13.2, GPU none -> NVIDIA H100 80GB HBM3 "
+            "(132 SMs); not recorded in after.json: threads (counted as possibly changed)");
 }
 
-TEST(Compare, EnvironmentFieldsMissingOnBothSidesAreEqual) {
+TEST(Compare, EnvironmentFieldsMissingOnBothSidesAreEqualAndOnOneSideUnknown) {
   auto before = report_of({}), after = report_of({});
   before.environment = nlohmann::json::object();
   after.environment = nlohmann::json::object();
@@ -214,6 +228,10 @@ TEST(Compare, EnvironmentFieldsMissingOnBothSidesAreEqual) {
   ASSERT_EQ(comparison.environment_changes.size(), 1u);
   EXPECT_EQ(comparison.environment_changes[0].field, "cuDNN");
   EXPECT_EQ(comparison.environment_changes[0].after, "9.24.0");
+  EXPECT_TRUE(comparison.environment_changes[0].unknown);
+  EXPECT_TRUE(comparison.platform_changed);
+  EXPECT_EQ(comparison.platform_summary,
+            "Platform changed: not recorded in before.yaml: cuDNN (counted as possibly changed)");
 }
 
 TEST(Compare, ProbeOfKey) {

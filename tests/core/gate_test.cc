@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <unistd.h>
 
 #include "compare/comparison_terminal.h"
+#include "compare/comparison_text.h"
 #include "config/user_error.h"
 #include "hostile_inputs.h"
 #include "config/atomic_file.h"
@@ -241,6 +243,120 @@ TEST_F(GateFiles, OneChangedDigestIsDriftAndFailsTheGate) {
   EXPECT_EQ(result.failures[0].detail, "digest a1b2c3d4e5f6 -> ffffffffffff");
   EXPECT_FALSE(result.passed);
   EXPECT_EQ(gate_exit_code(result), 1);
+}
+
+// A full version-2 fingerprint of a host whose CPU runs AVX2 and no AVX-512, with the same model name
+// as the fixture's "AMD EPYC".
+nlohmann::json avx2_host_fingerprint() {
+  using nlohmann::json;
+  return {{"fingerprint", 2},
+          {"tool_version", "0.1.0"},
+          {"torch", "2.14.1"},
+          {"torch_git", "5c48869e4b4cd8a6bfd5cd3fb9e2e8e01a2f6b2c"},
+          {"torch_cuda_build", true},
+          {"cpu", "AMD EPYC"},
+          {"cpu_vendor", "AuthenticAMD"},
+          {"cpu_family", 25},
+          {"cpu_model", 1},
+          {"cpu_stepping", 1},
+          {"cpu_flags", json::array({"avx", "avx2", "f16c", "fma", "sse4_1", "sse4_2"})},
+          {"aten_cpu_capability", "AVX2"},
+          {"aten_cpu_capabilities", json::array({"default", "avx2"})},
+          {"blas", "mkl"},
+          {"mkl", "2024.2-Product Build 20240605"},
+          {"onednn", "3.12.0 (80afa71049cd)"},
+          {"openmp", "201511"},
+          {"logical_cpus", 2},
+          {"threads", 2},
+          {"interop_threads", 2},
+          {"numerics_environment", json::object()},
+          {"os", "Linux 6.18.44-fc-v669"},
+          {"machine", "x86_64"},
+          {"cuda",
+           {{"compiled_runtime", 13000},
+            {"runtime", 13000},
+            {"driver", 0},
+            {"available", false},
+            {"reason", "CUDA driver version is insufficient for CUDA runtime version"},
+            {"nvml_unavailable", "libnvidia-ml.so.1: cannot open shared object file"}}},
+          {"sources",
+           {{"cpu_flags", "/proc/cpuinfo (flags)"}, {"aten_cpu_capability", "at::native::get_cpu_capability()"}}}};
+}
+
+// The report an audit writes: the snapshot's cells as they were, under another environment.
+Report report_from(const Snapshot& snapshot, const nlohmann::json& environment) {
+  Report report;
+  report.tool_version = snapshot.tool_version;
+  report.environment = environment;
+  report.device = "cpu";
+  for (const auto& cell : snapshot.cells) {
+    CellReport result;
+    result.cell.key = cell.key;
+    result.cell.probe = probe_of_key(cell.key);
+    result.cell.variant =
+        cell.key.substr(result.cell.probe.size() + 1, cell.key.find('@') - result.cell.probe.size() - 1);
+    result.cell.device = "cpu";
+    result.verdict.kind = cell.verdict;
+    result.verdict.digest = cell.digest;
+    result.verdict.kernel_digest = cell.kernel_digest;
+    result.verdict.kernels_varied = cell.kernels_varied;
+    result.verdict.timing = cell.timing;
+    result.verdict.digests_agree = !cell.digest.empty();
+    report.cells.push_back(result);
+  }
+  return report;
+}
+
+// A baseline recorded before the fingerprint named the ISA (tests/core/fixtures: never edit it), gated
+// on a host with another instruction set: the platform counts as changed, naming what the baseline
+// does not record, so DRIFT warns instead of failing.
+TEST_F(GateFiles, ABaselineWithoutTheIsaCountsThePlatformAsPossiblyChanged) {
+  const std::string baseline_path =
+      std::string(REPRO_AUDIT_FIXTURE_DIR) + "/baseline-v2-cpu-amd-epyc-before-fingerprint.yaml";
+  const auto baseline = load_comparable(baseline_path);
+  ASSERT_FALSE(baseline.environment.contains("cpu_flags"));
+  auto report = report_from(baseline, avx2_host_fingerprint());
+  auto drifted = std::find_if(report.cells.begin(), report.cells.end(), [](const CellReport& cell) {
+    return cell.verdict.kind == VerdictKind::deterministic && !cell.verdict.digest.empty();
+  });
+  ASSERT_NE(drifted, report.cells.end());
+  drifted->verdict.digest = "ffffffffffffffffffffffffffffffff";
+  write_file_atomically(path("report.json"), report_to_json(report).dump(2));
+
+  const auto policy = default_gate_policy();
+  const auto comparison = compare_snapshots(baseline, load_comparable(path("report.json")), {policy.slower_threshold});
+  EXPECT_TRUE(comparison.platform_changed);
+  EXPECT_EQ(platform_sentence(comparison),
+            "Platform changed: not recorded in " + baseline_path +
+                ": torch git, CPU id, CPU flags, ATen capability, ATen capabilities, BLAS, MKL, oneDNN, OpenMP, "
+                "interop threads (counted as possibly changed); the changed_platform rules apply (by default DRIFT "
+                "warns instead of failing).");
+  for (const auto& change : comparison.environment_changes) {
+    EXPECT_TRUE(change.unknown) << change.field << ": the fields both record are equal";
+    EXPECT_EQ(change.before, "") << change.field;
+  }
+  const auto result = gate_outcome(comparison, policy);
+  EXPECT_TRUE(result.passed);
+  EXPECT_EQ(gate_exit_code(result), 0);
+  EXPECT_TRUE(result.failures.empty());
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_EQ(result.warnings[0].key, drifted->cell.key);
+  EXPECT_EQ(result.warnings[0].triggers, std::vector<Change>{Change::drift});
+  std::ostringstream out;
+  print_comparison(comparison, &result, out);
+  EXPECT_NE(out.str().find("  CPU flags          unknown       not recorded -> avx avx2 f16c fma sse4_1 sse4_2\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("  fingerprint        not platform  not recorded -> 2\n"), std::string::npos);
+
+  // The same drift on the baseline's own environment fails: the unknown fields made the difference.
+  const auto same_host =
+      compare_snapshots(baseline, baseline_from_report(report_from(baseline, baseline.environment), "r.json"));
+  EXPECT_FALSE(same_host.platform_changed);
+  auto drifted_again = report_from(baseline, baseline.environment);
+  for (auto& cell : drifted_again.cells)
+    if (cell.cell.key == drifted->cell.key) cell.verdict.digest = drifted->verdict.digest;
+  EXPECT_FALSE(gate_outcome(compare_snapshots(baseline, baseline_from_report(drifted_again, "r.json")), policy).passed);
 }
 
 TEST_F(GateFiles, PolicyFileErrorsAndLoading) {

@@ -94,5 +94,34 @@ TEST(WorkerEnvironment, CublasWorkspaceConfigIsSetOrRemovedBeforeTheWorkerStarts
             "");
 }
 
+TEST(WorkerEnvironment, PortabilitySettingsInheritTheUsersVariableUnlessSweptExplicitly) {
+  // inherit: the user's ATEN_CPU_CAPABILITY / MKL_CBWR stays as it is (absent from the overrides).
+  const auto inherited = worker_environment(make_flag_set({}, "cpu"));
+  EXPECT_FALSE(inherited.count("ATEN_CPU_CAPABILITY"));
+  EXPECT_FALSE(inherited.count("MKL_CBWR"));
+  EXPECT_TRUE(inherits_environment(make_flag_set({}, "cpu")));
+  // native removes the variable, so ATen takes the CPU's best level; a level sets it.
+  const auto native = worker_environment(make_flag_set({{"cpu_capability", "native"}, {"mkl_cbwr", "unset"}}, "cpu"));
+  EXPECT_EQ(native.at("ATEN_CPU_CAPABILITY"), "");
+  EXPECT_EQ(native.at("MKL_CBWR"), "");
+  const auto pinned = worker_environment(profiles().at("portable"));
+  EXPECT_EQ(pinned.at("ATEN_CPU_CAPABILITY"), "default");
+  EXPECT_EQ(pinned.at("MKL_CBWR"), "COMPATIBLE");
+  EXPECT_FALSE(inherits_environment(make_flag_set({{"cpu_capability", "native"}}, "cpu")));
+}
+
+TEST(Plan, PortabilitySettingsAtTheirDefaultLeaveTheKeysAsBefore) {
+  Config config;
+  config.probes = {{"sum", {"f32"}}};
+  config.profiles = {"default", "portable"};
+  config.axes = {{"threads", {"2"}}};
+  const auto plan = make_plan(config, testing::test_catalogue(), "cpu");
+  ASSERT_EQ(plan.cells.size(), 2u);
+  EXPECT_EQ(plan.cells[0].key, "sum/f32@cpu");
+  EXPECT_EQ(plan.cells[1].key, "sum/f32@cpu|cpu_capability=default,mkl_cbwr=COMPATIBLE");
+  // Process settings: the portable profile's cells run in workers of their own.
+  EXPECT_EQ(make_batches(plan.cells).size(), 2u);
+}
+
 }  // namespace
 }  // namespace repro_audit

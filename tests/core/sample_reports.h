@@ -8,18 +8,45 @@
 
 namespace repro_audit::testing {
 
+// A version-2 fingerprint of a CPU host with a CUDA build of torch and no driver.
 inline nlohmann::json sample_environment() {
-  return {{"tool_version", "0.1.0"},
+  using nlohmann::json;
+  return {{"fingerprint", 2},
+          {"tool_version", "0.1.0"},
           {"torch", "2.14.1"},
+          {"torch_git", "5c48869e4b4cd8a6bfd5cd3fb9e2e8e01a2f6b2c"},
+          {"torch_cuda_build", true},
           {"cpu", "AMD EPYC 7B13 64-Core Processor"},
+          {"cpu_vendor", "AuthenticAMD"},
+          {"cpu_family", 25},
+          {"cpu_model", 1},
+          {"cpu_stepping", 1},
+          {"cpu_flags", json::array({"avx", "avx2", "f16c", "fma", "sse4_1", "sse4_2"})},
+          {"aten_cpu_capability", "AVX2"},
+          {"aten_cpu_capabilities", json::array({"default", "avx2"})},
+          {"blas", "mkl"},
+          {"mkl", "2024.2-Product Build 20240605"},
+          {"onednn", "3.12.0 (80afa71049cd)"},
+          {"openmp", "201511"},
+          {"logical_cpus", 2},
           {"threads", 2},
+          {"interop_threads", 2},
+          {"numerics_environment", {{"OMP_NUM_THREADS", "2"}}},
           {"os", "Linux 6.1.0"},
+          {"machine", "x86_64"},
           {"cuda",
-           {{"runtime", 13000},
+           {{"compiled_runtime", 13000},
+            {"runtime", 13000},
             {"driver", 0},
             {"cudnn", 92400},
             {"available", false},
-            {"devices", nlohmann::json::array()}}}};
+            {"reason", "CUDA driver version is insufficient for CUDA runtime version"},
+            {"devices", json::array()},
+            {"nvml_unavailable", "libnvidia-ml.so.1: cannot open shared object file"}}},
+          {"sources",
+           {{"cpu_flags", "/proc/cpuinfo (flags)"},
+            {"aten_cpu_capability", "at::native::get_cpu_capability()"},
+            {"mkl", "at::show_config()"}}}};
 }
 
 inline Timing timing(std::int64_t median, std::int64_t p10, std::int64_t p90, int samples = 10) {
@@ -56,6 +83,7 @@ inline Report report_of(std::vector<CellReport> cells) {
   report.device = "cpu";
   report.columns = {"default threads=1", "strict threads=1"};
   report.cells = std::move(cells);
+  report.portability = find_portability(report.cells);
   report.duration_seconds = 12.5;
   return report;
 }

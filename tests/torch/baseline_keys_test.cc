@@ -12,8 +12,8 @@
 namespace repro_audit {
 namespace {
 
-TEST(BaselineKeys, V1CpuBaselineMigratesToTheKeysOfTheDefaultPlan) {
-  const auto baseline = load_baseline_file(std::string(REPRO_AUDIT_FIXTURE_DIR) + "/baseline-v1-cpu-default.yaml");
+void expect_keys_of_the_default_plan(const std::string& fixture) {
+  const auto baseline = load_baseline_file(std::string(REPRO_AUDIT_FIXTURE_DIR) + "/" + fixture);
   std::set<std::string> baseline_keys;
   for (const auto& cell : baseline.cells) baseline_keys.insert(cell.key);
   const auto catalogue = registered_catalogue();
@@ -27,6 +27,16 @@ TEST(BaselineKeys, V1CpuBaselineMigratesToTheKeysOfTheDefaultPlan) {
                       std::back_inserter(only_plan));
   EXPECT_TRUE(only_baseline.empty()) << "MISSING from a fresh plan, e.g. " << only_baseline.front();
   EXPECT_TRUE(only_plan.empty()) << "NEW in a fresh plan, e.g. " << only_plan.front();
+}
+
+TEST(BaselineKeys, V1CpuBaselineMigratesToTheKeysOfTheDefaultPlan) {
+  expect_keys_of_the_default_plan("baseline-v1-cpu-default.yaml");
+}
+
+// The baseline shipped before the cpu_capability and mkl_cbwr settings existed: their default (inherit)
+// keeps every key, so it gates a new audit without MISSING or NEW cells.
+TEST(BaselineKeys, TheBaselineFromBeforeThePortabilitySettingsKeepsItsKeys) {
+  expect_keys_of_the_default_plan("baseline-v2-cpu-amd-epyc-before-fingerprint.yaml");
 }
 
 }  // namespace

@@ -1,5 +1,9 @@
 #include <ATen/Context.h>
+#include <ATen/Version.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
 
 #include "config/settings.h"
 #include "worker/settings_apply.h"
@@ -54,6 +58,20 @@ TEST(Settings, EverySettingHasAWayIntoTheWorker) {
   const auto state = read_back_settings();
   for (const auto& spec : setting_specs())
     if (spec.name != "seed") EXPECT_TRUE(state.count(spec.name)) << spec.name;  // the runner seeds every run
+}
+
+TEST(Settings, ACpuCapabilityTheProcessDoesNotRunSkipsItsCellsInsteadOfRunningAnother) {
+  auto in_force = at::get_cpu_capability();  // this process runs one level, whatever the host
+  std::transform(in_force.begin(), in_force.end(), in_force.begin(), [](unsigned char c) { return std::tolower(c); });
+  EXPECT_EQ(unhonoured_process_setting({{"cpu_capability", in_force}}), "");
+  EXPECT_EQ(unhonoured_process_setting({{"cpu_capability", "inherit"}}), "");
+  EXPECT_EQ(unhonoured_process_setting({{"cpu_capability", "native"}}), "");
+  EXPECT_EQ(unhonoured_process_setting({{"threads", "2"}}), "");
+  for (const char* other : {"default", "avx2", "avx512"}) {
+    if (in_force == other) continue;
+    const auto reason = unhonoured_process_setting({{"cpu_capability", other}});
+    EXPECT_NE(reason.find(std::string("cannot run ATen capability ") + other), std::string::npos) << reason;
+  }
 }
 
 TEST(Settings, AnUnknownSettingIsAnErrorNotIgnored) {

@@ -24,6 +24,20 @@ Verdict judge_in_process(const Cell& cell, int repeats) {
   return judge(cell, {testing::run_untraced(cell, request)});
 }
 
+TEST(Inputs, TheContextDigestsTheInputsItMakesTheSameWayEveryTime) {
+  WorkerRequest request;
+  request.repeats = 1;
+  request.warmup = 0;
+  const auto cell = make_cell("sum", "f32", {{"threads", "1"}});
+  apply_process_settings(process_settings(cell.settings));
+  const auto first = testing::run_untraced(cell, request);
+  const auto again = testing::run_untraced(cell, request);
+  EXPECT_EQ(first.input_digest.size(), 32u);
+  EXPECT_EQ(first.input_digest, again.input_digest);
+  const auto other_seed = testing::run_untraced(make_cell("sum", "f32", {{"threads", "1"}, {"seed", "7"}}), request);
+  EXPECT_NE(other_seed.input_digest, first.input_digest);
+}
+
 // With 2 threads the CPU kernel adds with atomics; 30 runs that all agree would be a near-impossible
 // coincidence here (each run differs with probability near 1 on this machine).
 TEST(IndexPutAccumulate, DivergesByDefaultWithTwoThreads) {

@@ -1,0 +1,344 @@
+#include "explain/explain.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "compare/baseline.h"
+#include "plan/cell_key.h"
+
+namespace repro_audit {
+namespace {
+
+using nlohmann::json;
+
+std::string text_at(const json& object, const char* name) {
+  if (!object.is_object() || !object.contains(name)) return "";
+  const auto& value = object.at(name);
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+bool has_knob(const std::vector<Knob>& knobs, const std::string& setting, const std::string& value) {
+  return std::any_of(knobs.begin(), knobs.end(),
+                     [&](const Knob& knob) { return knob.setting == setting && knob.value == value; });
+}
+
+// The values worth trying for a setting on this machine, besides the cell's own.
+std::vector<std::string> table_values(const SettingSpec& spec, const Cell& cell, const json& other,
+                                      const ExplainOptions& options) {
+  std::vector<std::string> values;
+  if (spec.values.empty()) {  // integers: the thread counts either side would use by default, and 1 and 2
+    for (const auto& value : {std::string("1"), std::string("2"), text_at(other, "threads"),
+                              text_at(options.here, "threads"), text_at(options.here, "logical_cpus")})
+      if (is_valid_value(spec, value) && std::find(values.begin(), values.end(), value) == values.end())
+        values.push_back(value);
+  } else {
+    for (const auto& value : spec.values) {
+      if (value == kInherit) continue;  // that is this machine as is
+      if (spec.name == "cpu_capability" && value != "native" &&
+          std::find(options.runnable_capabilities.begin(), options.runnable_capabilities.end(), value) ==
+              options.runnable_capabilities.end())
+        continue;  // this CPU cannot run it: the cell would be skipped
+      values.push_back(value);
+    }
+  }
+  const auto current = cell.settings.find(spec.name);
+  if (current != cell.settings.end()) std::erase(values, current->second);
+  return values;
+}
+
+// "ATEN_CPU_CAPABILITY=default", "unset MKL_CBWR", "threads=1".
+std::string pin_text(const Knob& knob) {
+  const auto* spec = find_setting(knob.setting);
+  if (!spec || spec->environment_variable.empty()) return knob.setting + "=" + knob.value;
+  if (knob.value == kUnset || knob.value == spec->removed_by) return "unset " + spec->environment_variable;
+  return spec->environment_variable + "=" + knob.value;
+}
+
+std::string knobs_text(const std::vector<Knob>& knobs) {
+  std::vector<std::string> parts;
+  for (const auto& knob : knobs) parts.push_back(knob.setting + "=" + knob.value);
+  return fmt::format("{}", fmt::join(parts, " and "));
+}
+
+Cell with_knobs(const Cell& cell, const std::vector<Knob>& knobs) {
+  Cell changed = cell;
+  for (const auto& knob : knobs) changed.settings[knob.setting] = knob.value;
+  changed.key = cell_key(cell.probe, cell.variant, cell.device, changed.settings);
+  changed.label = knobs_text(knobs);
+  return changed;
+}
+
+// The audit that shows a cell's bits under its settings: every setting off its default as an axis.
+std::string audit_command(const Cell& cell, const std::string& executable) {
+  std::string command = fmt::format("{} run --probe {}/{}", executable, cell.probe, cell.variant);
+  if (cell.device != "cpu") command += " --device " + cell.device;
+  std::vector<std::string> axes;
+  for (const auto& [name, value] : cell.settings) {
+    const auto* spec = find_setting(name);
+    if (value == kNotApplicable || !spec) continue;
+    if (value != spec->default_value || spec->portability == PortabilityRole::threads)
+      axes.push_back(fmt::format("--axis {}={}", name, value));
+  }
+  if (axes.empty()) return command + " --profile default";
+  return fmt::format("{} --matrix full {}", command, fmt::join(axes, " "));
+}
+
+struct Search {
+  const CellRunner& run;
+  const ExplainOptions& options;
+  std::function<double()> clock;
+  double started = 0;
+  Explanation& explanation;
+
+  double elapsed() const { return clock() - started; }
+
+  // Runs the cells (deduplicated by key) and returns their snapshot; records the stage.
+  Snapshot run_stage(const std::string& name, const std::vector<Cell>& cells) {
+    std::vector<Cell> unique;
+    std::set<std::string> keys;
+    for (const auto& cell : cells)
+      if (keys.insert(cell.key).second) unique.push_back(cell);
+    const auto before = elapsed();
+    const auto report = run(unique);
+    explanation.candidate_cells += static_cast<int>(unique.size());
+    explanation.stages.push_back(fmt::format("{}: {} cells, {:.1f} s", name, unique.size(), elapsed() - before));
+    seconds_per_cell = std::max(0.001, (elapsed() - before) / std::max<std::size_t>(1, unique.size()));
+    return baseline_from_report(report, "this machine");
+  }
+
+  // How many more cells fit in the time limit, by the last stage's pace.
+  std::size_t cells_left() const {
+    const auto remaining = options.time_limit_seconds - elapsed();
+    return remaining <= 0 ? 0 : static_cast<std::size_t>(remaining / seconds_per_cell);
+  }
+
+  double seconds_per_cell = 1;
+};
+
+bool reproduces(const SnapshotCell* cell, const std::string& digest) {
+  return cell && is_reproducible(*cell) && !digest.empty() && cell->digest == digest;
+}
+
+// Decides which side this machine reproduces as is and which digest the knobs must reach.
+void choose_target(CellExplanation& cell) {
+  if (!cell.here_digest.empty() && cell.here_digest == cell.after_digest) {
+    cell.side = "after";
+  } else if (!cell.here_digest.empty() && cell.here_digest == cell.before_digest) {
+    cell.side = "before";
+  } else {
+    cell.side = "neither";
+  }
+  cell.target = cell.side == "before" ? "after" : "before";
+  cell.target_digest = cell.target == "before" ? cell.before_digest : cell.after_digest;
+  if (cell.target_digest.empty() && cell.side == "neither" && !cell.after_digest.empty()) {
+    cell.target = "after";
+    cell.target_digest = cell.after_digest;
+  }
+  if (cell.target_digest.empty())
+    cell.note =
+        fmt::format("this machine gives {}'s bits as is; {}'s runs disagreed, so there are no bits to reproduce",
+                    cell.side == "before" ? "BEFORE" : "AFTER", cell.target == "before" ? "BEFORE" : "AFTER");
+}
+
+void conclude(CellExplanation& cell, const Cell& base, const std::vector<Knob>& knobs, const ExplainOptions& options) {
+  cell.explained = true;
+  cell.knobs = knobs;
+  std::vector<std::string> pins;
+  for (const auto& knob : knobs) pins.push_back(pin_text(knob));
+  cell.pin = fmt::format("pin {} on both to get identical bits", fmt::join(pins, " and "));
+  cell.command = audit_command(with_knobs(base, knobs), options.executable);
+  cell.note.clear();
+}
+
+// Single knobs, then pairs of them, while the time limit allows; concludes the cells they explain.
+void search_knobs(Search& search, const std::vector<CellExplanation*>& open, const std::map<std::string, Cell>& cells,
+                  const Snapshot& before, const Snapshot& after, const ExplainOptions& options) {
+  std::map<std::string, std::vector<Knob>> singles;
+  for (const auto* cell : open)
+    singles[cell->key] = candidate_knobs(cells.at(cell->key),
+                                         cell->target == "before" ? before.environment : after.environment, options);
+  for (const int size : {1, 2}) {
+    std::vector<std::pair<CellExplanation*, std::vector<Knob>>> tries;
+    for (auto* cell : open) {
+      if (cell->explained) continue;
+      const auto& knobs = singles[cell->key];
+      for (std::size_t i = 0; i < knobs.size(); ++i) {
+        if (size == 1) tries.push_back({cell, {knobs[i]}});
+        for (std::size_t j = i + 1; size == 2 && j < knobs.size(); ++j)
+          if (knobs[i].setting != knobs[j].setting) tries.push_back({cell, {knobs[i], knobs[j]}});
+      }
+    }
+    if (tries.empty()) continue;
+    // Cells of different probes interleave, so a limit cuts every cell's list, not the last cell's.
+    std::stable_sort(tries.begin(), tries.end(), [&](const auto& a, const auto& b) {
+      auto rank = [&](const auto& entry) {
+        const auto& list = singles[entry.first->key];
+        return std::find_if(list.begin(), list.end(),
+                            [&](const Knob& knob) {
+                              return knob.setting == entry.second.back().setting &&
+                                     knob.value == entry.second.back().value;
+                            }) -
+               list.begin();
+      };
+      return rank(a) < rank(b);
+    });
+    const auto fit = search.cells_left();
+    if (fit < tries.size()) {
+      search.explanation.time_limit_reached = true;
+      tries.resize(fit);
+    }
+    if (tries.empty()) break;
+    std::vector<Cell> batch;
+    for (const auto& [cell, knobs] : tries) batch.push_back(with_knobs(cells.at(cell->key), knobs));
+    const auto seen = search.run_stage(size == 1 ? "single knobs" : "pairs of knobs", batch);
+    for (const auto& [cell, knobs] : tries) {
+      ++cell->tried;
+      if (cell->explained) continue;
+      if (reproduces(find_snapshot_cell(seen, with_knobs(cells.at(cell->key), knobs).key), cell->target_digest))
+        conclude(*cell, cells.at(cell->key), knobs, options);
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<Cell> cell_from_key(const std::string& key, const Catalogue& catalogue) {
+  const auto parsed = parse_cell_key(key);
+  if (!parsed) return std::nullopt;
+  const auto* probe = find_probe(catalogue, parsed->probe);
+  if (!probe || !probe->find_variant(parsed->variant)) return std::nullopt;
+  for (const auto& [name, value] : parsed->settings) {
+    const auto* spec = find_setting(name);
+    if (!spec || !is_valid_value(*spec, value)) return std::nullopt;
+  }
+  Cell cell;
+  cell.probe = parsed->probe;
+  cell.variant = parsed->variant;
+  cell.device = parsed->device;
+  cell.settings = make_flag_set(parsed->settings, parsed->device);
+  cell.key = cell_key(cell.probe, cell.variant, cell.device, cell.settings);
+  cell.label = "as is";
+  cell.timeout_seconds = probe->timeout_seconds;
+  return cell;
+}
+
+std::vector<Knob> candidate_knobs(const Cell& cell, const json& other, const ExplainOptions& options) {
+  std::vector<Knob> knobs;
+  auto add = [&](const std::string& setting, const std::string& value, const std::string& reason) {
+    const auto* spec = find_setting(setting);
+    if (!spec || !applies_to(*spec, cell.device) || !is_valid_value(*spec, value)) return;
+    const auto current = cell.settings.find(setting);
+    if ((current != cell.settings.end() && current->second == value) || has_knob(knobs, setting, value)) return;
+    knobs.push_back({setting, value, reason});
+  };
+  // First what the environment diff points at: the other side's variables and ATen capability.
+  const auto& other_variables = other.is_object() ? other.value("numerics_environment", json()) : json();
+  const auto& here_variables = options.here.is_object() ? options.here.value("numerics_environment", json()) : json();
+  for (const auto& spec : setting_specs()) {
+    if (spec.environment_variable.empty() || !other_variables.is_object()) continue;
+    const auto theirs = text_at(other_variables, spec.environment_variable.c_str());
+    const auto ours = text_at(here_variables, spec.environment_variable.c_str());
+    if (!theirs.empty() && theirs != ours)
+      add(spec.name, spec.name == "cpu_capability" ? lower(theirs) : theirs,
+          fmt::format("the other side ran with {}={}", spec.environment_variable, theirs));
+    else if (theirs.empty() && !ours.empty())
+      add(spec.name, spec.removed_by.empty() ? kUnset : spec.removed_by,
+          fmt::format("the other side ran without {}", spec.environment_variable));
+  }
+  const auto capability = lower(text_at(other, "aten_cpu_capability"));
+  if (!capability.empty() && capability != lower(text_at(options.here, "aten_cpu_capability")))
+    add("cpu_capability", capability, fmt::format("the other side's ATen capability was {}", capability));
+  // Then every other value of every setting that applies here.
+  for (const auto& spec : setting_specs()) {
+    if (spec.name == "seed" || !applies_to(spec, cell.device)) continue;
+    for (const auto& value : table_values(spec, cell, other, options)) add(spec.name, value, "settings table");
+  }
+  return knobs;
+}
+
+Explanation explain(const Snapshot& before, const std::optional<Snapshot>& after_given, const Catalogue& catalogue,
+                    const CellRunner& run, const ExplainOptions& options) {
+  Explanation explanation;
+  explanation.time_limit_seconds = options.time_limit_seconds;
+  auto clock = options.clock;
+  if (!clock)
+    clock = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
+  Search search{run, options, clock, clock(), explanation};
+  explanation.before_source = before.source;
+
+  std::map<std::string, Cell> cells;  // BEFORE's cells this build knows, by key
+  std::vector<Cell> in_order;
+  for (const auto& cell : before.cells)
+    if (auto known = cell_from_key(cell.key, catalogue)) {
+      cells.emplace(cell.key, *known);
+      in_order.push_back(*known);
+    }
+  std::map<std::string, std::string> here;  // key -> this machine's digest as is ("" when not reproducible)
+  Snapshot after;
+  if (after_given) {
+    after = *after_given;
+  } else {
+    after = search.run_stage("audit of this machine", in_order);
+    after.source = "this machine";
+    for (const auto& cell : after.cells) here[cell.key] = is_reproducible(cell) ? cell.digest : "";
+  }
+  explanation.after_source = after.source;
+  explanation.comparison = compare_snapshots(before, after);
+  explanation.compared = count_compared(explanation.comparison);
+
+  std::vector<CellExplanation*> open;
+  for (const auto& compared : explanation.comparison.cells) {
+    if (!compared.has(Change::drift) && !compared.has(Change::new_nondeterminism)) continue;
+    CellExplanation cell;
+    cell.key = compared.key;
+    cell.change = compared.has(Change::drift) ? Change::drift : Change::new_nondeterminism;
+    cell.before_digest = is_reproducible(*compared.before) ? compared.before->digest : "";
+    cell.after_digest = is_reproducible(*compared.after) ? compared.after->digest : "";
+    if (!cells.count(cell.key)) cell.note = "this build cannot run the cell (unknown probe, variant or setting)";
+    explanation.cells.push_back(std::move(cell));
+  }
+  for (auto& cell : explanation.cells)
+    if (cell.note.empty()) open.push_back(&cell);
+
+  // As is: which side does this machine reproduce?
+  if (after_given && !open.empty()) {
+    std::vector<Cell> as_is;
+    for (const auto* cell : open) as_is.push_back(cells.at(cell->key));
+    const auto seen = search.run_stage("as is", as_is);
+    for (const auto* cell : open) {
+      const auto* result = find_snapshot_cell(seen, cell->key);
+      here[cell->key] = result && is_reproducible(*result) ? result->digest : "";
+    }
+  }
+  for (auto* cell : open) {
+    cell->here_digest = here[cell->key];
+    choose_target(*cell);
+  }
+  std::erase_if(open, [](const CellExplanation* cell) { return cell->target_digest.empty(); });
+
+  search_knobs(search, open, cells, before, after, options);
+  for (auto* cell : open)
+    if (!cell->explained)
+      cell->note = fmt::format("not explained by any knob tried ({} candidates{})", cell->tried,
+                               explanation.time_limit_reached ? "; the time limit stopped the search" : "");
+  explanation.seconds = search.elapsed();
+  return explanation;
+}
+
+bool explanation_failed(const Explanation& explanation) {
+  if (explanation.compared == 0) return true;
+  return std::any_of(explanation.cells.begin(), explanation.cells.end(),
+                     [](const CellExplanation& cell) { return !cell.explained; });
+}
+
+}  // namespace repro_audit

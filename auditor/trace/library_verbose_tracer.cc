@@ -1,0 +1,158 @@
+#include "trace/library_verbose_tracer.h"
+
+#include <ATen/native/verbose_wrapper.h>
+#include <c10/util/Exception.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <stdexcept>
+#include <string_view>
+
+#include "trace/library_verbose.h"
+
+namespace repro_audit {
+namespace {
+
+// Level 1: oneDNN prints each primitive execution, MKL each call; 0: nothing. False when this
+// libtorch lacks the library (or its verbose mode).
+bool set_onednn_verbose(int level) {
+  try {
+    return torch::verbose::_mkldnn_set_verbose(level) != 0;
+  } catch (const c10::Error&) {
+    return false;
+  }
+}
+
+bool set_mkl_verbose(int level) {
+  try {
+    return torch::verbose::_mkl_set_verbose(level) != 0;
+  } catch (const c10::Error&) {
+    return false;
+  }
+}
+
+void write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const auto written = ::write(fd, text.data(), text.size());
+    if (written <= 0) return;  // the log is gone; nothing better to do with the text
+    text.remove_prefix(static_cast<std::size_t>(written));
+  }
+}
+
+// Points fd 1 at an in-memory file between start and stop. Both libraries flush each line as they
+// print it, so the file holds whole lines in the order the run printed them.
+class StdoutCapture {
+ public:
+  StdoutCapture() : memory_(::memfd_create("repro-audit-verbose", MFD_CLOEXEC)) {}
+  ~StdoutCapture() {
+    if (started()) stop();
+    if (memory_ >= 0) ::close(memory_);
+  }
+  StdoutCapture(const StdoutCapture&) = delete;
+  StdoutCapture& operator=(const StdoutCapture&) = delete;
+
+  bool started() const { return saved_ >= 0; }
+
+  bool start() {
+    if (memory_ < 0) return false;
+    std::fflush(stdout);  // what was printed before the run belongs to the real stdout
+    saved_ = ::dup(STDOUT_FILENO);
+    if (saved_ >= 0 && ::dup2(memory_, STDOUT_FILENO) >= 0) return true;
+    if (saved_ >= 0) ::close(saved_);
+    saved_ = -1;
+    return false;
+  }
+
+  // What the run printed; fd 1 is the real stdout again, and the file empty for the next run.
+  std::string stop() {
+    std::fflush(stdout);
+    ::dup2(saved_, STDOUT_FILENO);
+    ::close(saved_);
+    saved_ = -1;
+    std::string text;
+    struct stat status {};
+    if (::fstat(memory_, &status) == 0 && status.st_size > 0) {
+      text.resize(static_cast<std::size_t>(status.st_size));
+      std::size_t done = 0;
+      for (ssize_t got; done < text.size(); done += static_cast<std::size_t>(got))
+        if ((got = ::pread(memory_, text.data() + done, text.size() - done, static_cast<off_t>(done))) <= 0) break;
+      text.resize(done);
+    }
+    if (::ftruncate(memory_, 0) != 0 || ::lseek(memory_, 0, SEEK_SET) != 0) {
+      ::close(memory_);  // cannot be reused: no capture from here on
+      memory_ = -1;
+    }
+    return text;
+  }
+
+ private:
+  int memory_ = -1;
+  int saved_ = -1;  // the real stdout while started
+};
+
+std::atomic<bool> tracer_exists{false};
+
+// The libraries print their banners once per process, so what the parser learnt of them outlives a tracer.
+LibraryVerboseParser& process_parser() {
+  static LibraryVerboseParser parser;
+  return parser;
+}
+
+class LibraryVerboseTracer : public Tracer {
+ public:
+  explicit LibraryVerboseTracer(std::unique_ptr<Tracer> inner) : inner_(std::move(inner)) {
+    if (tracer_exists.exchange(true)) throw std::logic_error("only one library verbose tracer may exist at a time");
+    // Off outside runs, whatever ONEDNN_VERBOSE or MKL_VERBOSE said at start: a banner printed
+    // outside a run would never reach the parser.
+    onednn_ = set_onednn_verbose(0);
+    mkl_ = set_mkl_verbose(0);
+  }
+  ~LibraryVerboseTracer() override {
+    if (capture_.started()) finish();
+    tracer_exists.store(false);
+  }
+
+  std::string unavailable_reason() const override { return inner_->unavailable_reason(); }
+
+  void begin_run() override {
+    if (capture_.started()) finish();  // the last run threw before end_run
+    inner_->begin_run();
+    if ((!onednn_ && !mkl_) || !capture_.start()) return;
+    if (onednn_) set_onednn_verbose(1);
+    if (mkl_) set_mkl_verbose(1);
+  }
+
+  std::vector<KernelRecord> end_run() override {
+    auto records = inner_->end_run();
+    if (!capture_.started()) return records;
+    for (auto& record : finish()) {
+      if (records.size() >= kMaxKernelsPerRun) break;
+      records.push_back(std::move(record));
+    }
+    return records;
+  }
+
+ private:
+  std::vector<KernelRecord> finish() {
+    if (onednn_) set_onednn_verbose(0);
+    if (mkl_) set_mkl_verbose(0);
+    auto run = process_parser().parse_run(capture_.stop());
+    write_all(STDOUT_FILENO, run.other_output);
+    return std::move(run.records);
+  }
+
+  std::unique_ptr<Tracer> inner_;
+  bool onednn_ = false, mkl_ = false;  // whether this libtorch has the library's verbose mode
+  StdoutCapture capture_;
+};
+
+}  // namespace
+
+std::unique_ptr<Tracer> make_library_verbose_tracer(std::unique_ptr<Tracer> inner) {
+  return std::make_unique<LibraryVerboseTracer>(std::move(inner));
+}
+
+}  // namespace repro_audit

@@ -1,0 +1,15 @@
+#pragma once
+// CPU: what the wrapped tracer records, followed by the oneDNN primitives and MKL calls the run
+// executed. Both libraries print these to stdout in verbose mode; verbose mode is on only between
+// begin_run and end_run, and stdout (fd 1) points at an in-memory file meanwhile, whose lines
+// library_verbose.h turns into records. Other output of the run is passed on to the real stdout.
+#include <memory>
+
+#include "trace/tracer.h"
+
+namespace repro_audit {
+
+// One at a time per process (stdout and the libraries' verbose switches are process-wide).
+std::unique_ptr<Tracer> make_library_verbose_tracer(std::unique_ptr<Tracer> inner);
+
+}  // namespace repro_audit
