@@ -247,40 +247,15 @@ TEST_F(GateFiles, OneChangedDigestIsDriftAndFailsTheGate) {
 
 // A full version-2 fingerprint of a host whose CPU runs AVX2 and no AVX-512, with the same model name
 // as the fixture's "AMD EPYC".
+// The sample host as the user's: its own model string and OS, nothing set, no cuDNN or device list.
 nlohmann::json avx2_host_fingerprint() {
-  using nlohmann::json;
-  return {{"fingerprint", 2},
-          {"tool_version", "0.1.0"},
-          {"torch", "2.14.1"},
-          {"torch_git", "5c48869e4b4cd8a6bfd5cd3fb9e2e8e01a2f6b2c"},
-          {"torch_cuda_build", true},
-          {"cpu", "AMD EPYC"},
-          {"cpu_vendor", "AuthenticAMD"},
-          {"cpu_family", 25},
-          {"cpu_model", 1},
-          {"cpu_stepping", 1},
-          {"cpu_flags", json::array({"avx", "avx2", "f16c", "fma", "sse4_1", "sse4_2"})},
-          {"aten_cpu_capability", "AVX2"},
-          {"aten_cpu_capabilities", json::array({"default", "avx2"})},
-          {"blas", "mkl"},
-          {"mkl", "2024.2-Product Build 20240605"},
-          {"onednn", "3.12.0 (80afa71049cd)"},
-          {"openmp", "201511"},
-          {"logical_cpus", 2},
-          {"threads", 2},
-          {"interop_threads", 2},
-          {"numerics_environment", json::object()},
-          {"os", "Linux 6.18.44-fc-v669"},
-          {"machine", "x86_64"},
-          {"cuda",
-           {{"compiled_runtime", 13000},
-            {"runtime", 13000},
-            {"driver", 0},
-            {"available", false},
-            {"reason", "CUDA driver version is insufficient for CUDA runtime version"},
-            {"nvml_unavailable", "libnvidia-ml.so.1: cannot open shared object file"}}},
-          {"sources",
-           {{"cpu_flags", "/proc/cpuinfo (flags)"}, {"aten_cpu_capability", "at::native::get_cpu_capability()"}}}};
+  auto environment = testing::sample_environment();
+  environment["cpu"] = "AMD EPYC";
+  environment["os"] = "Linux 6.18.44-fc-v669";
+  environment["numerics_environment"] = nlohmann::json::object();
+  environment["cuda"].erase("cudnn");
+  environment["cuda"].erase("devices");
+  return environment;
 }
 
 // The report an audit writes: the snapshot's cells as they were, under another environment.
