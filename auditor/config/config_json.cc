@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/user_error.h"
+#include "config/json_number.h"
 
 namespace repro_audit {
 
@@ -36,10 +37,10 @@ Config config_from_json(const nlohmann::json& json, const std::string& source) {
     config.profiles = json.at("profiles").get<std::vector<std::string>>();
     config.axes = json.at("axes").get<std::map<std::string, std::vector<std::string>>>();
     config.full_matrix = json.at("full_matrix").get<bool>();
-    config.repeats = json.at("repeats").get<int>();
-    config.warmup = json.at("warmup").get<int>();
-    config.processes = json.at("processes").get<int>();
-    config.seed = json.at("seed").get<std::uint64_t>();
+    config.repeats = json_integer<int>(json.at("repeats"));
+    config.warmup = json_integer<int>(json.at("warmup"));
+    config.processes = json_integer<int>(json.at("processes"));
+    config.seed = json_integer<std::uint64_t>(json.at("seed"));
     config.timeout_seconds = json.at("timeout").get<double>();
     const auto fail_on = json.at("fail_on").get<std::string>();
     const auto parsed_fail_on = fail_on_from_string(fail_on);

@@ -1,4 +1,5 @@
 #include "fingerprint/fingerprint_text.h"
+#include "config/json_number.h"
 
 #include <fmt/format.h>
 
@@ -70,7 +71,7 @@ std::string value_text(const json& value) {
 
 std::string device_text(const json& device) {
   std::string text = device.value("name", "?") + ", cc " + device.value("compute_capability", "?") + ", " +
-                     std::to_string(device.value("sm_count", 0)) + " SMs";
+                     std::to_string(json_integer_or(device, "sm_count", 0)) + " SMs";
   if (device.contains("memory_bytes"))
     text += fmt::format(", {:.1f} GiB", device["memory_bytes"].get<double>() / (1024.0 * 1024.0 * 1024.0));
   if (device.contains("ecc")) text += device["ecc"].get<bool>() ? ", ECC on" : ", ECC off";

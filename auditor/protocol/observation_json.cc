@@ -1,4 +1,5 @@
 #include "protocol/observation_json.h"
+#include "config/json_number.h"
 
 namespace repro_audit {
 using nlohmann::json;
@@ -25,7 +26,7 @@ void from_json(const json& j, RunObservation& value) {
   for (const auto& output : j.at("outputs"))
     value.outputs.emplace_back(output.at("name").get<std::string>(), output.at("digest").get<std::string>());
   value.warmup = j.value("warmup", false);
-  value.time_ns = j.value("time_ns", std::int64_t{0});
+  value.time_ns = json_integer_or(j, "time_ns", std::int64_t{0});
   value.kernel_digest = j.value("kernel_digest", "");
 }
 
@@ -40,9 +41,9 @@ void to_json(json& j, const Divergence& value) {
 }
 void from_json(const json& j, Divergence& value) {
   value.output = j.at("output").get<std::string>();
-  value.run = j.value("run", 0);
-  value.differing_elements = j.value("differing_elements", std::int64_t{-1});
-  value.elements = j.value("elements", std::int64_t{0});
+  value.run = json_integer_or(j, "run", 0);
+  value.differing_elements = json_integer_or(j, "differing_elements", std::int64_t{-1});
+  value.elements = json_integer_or(j, "elements", std::int64_t{0});
   value.max_abs_difference = j.value("max_abs_difference", 0.0);
   value.max_ulp_difference = j.value("max_ulp_difference", 0.0);
 }
@@ -61,7 +62,7 @@ void to_json(json& j, const ProcessObservation& value) {
   if (!value.input_digest.empty()) j["input_digest"] = value.input_digest;
 }
 void from_json(const json& j, ProcessObservation& value) {
-  value.process = j.value("process", 0);
+  value.process = json_integer_or(j, "process", 0);
   const auto status = j.at("status").get<std::string>();
   const auto parsed = observation_status_from_string(status);
   if (!parsed)
@@ -106,10 +107,10 @@ void to_json(json& j, const Timing& value) {
   j = {{"median_ns", value.median_ns}, {"p10_ns", value.p10_ns}, {"p90_ns", value.p90_ns}, {"samples", value.samples}};
 }
 void from_json(const json& j, Timing& value) {
-  value.median_ns = j.value("median_ns", std::int64_t{0});
-  value.p10_ns = j.value("p10_ns", std::int64_t{0});
-  value.p90_ns = j.value("p90_ns", std::int64_t{0});
-  value.samples = j.value("samples", 0);
+  value.median_ns = json_integer_or(j, "median_ns", std::int64_t{0});
+  value.p10_ns = json_integer_or(j, "p10_ns", std::int64_t{0});
+  value.p90_ns = json_integer_or(j, "p90_ns", std::int64_t{0});
+  value.samples = json_integer_or(j, "samples", 0);
 }
 
 }  // namespace repro_audit

@@ -1,6 +1,7 @@
 #include "protocol/worker_protocol.h"
 
 #include "protocol/observation_json.h"
+#include "config/json_number.h"
 
 namespace repro_audit {
 using nlohmann::json;
@@ -17,9 +18,9 @@ json request_to_json(const WorkerRequest& request) {
 WorkerRequest request_from_json(const json& j) {
   WorkerRequest request;
   request.device = j.at("device").get<std::string>();
-  request.process = j.value("process", 0);
-  request.repeats = j.value("repeats", 10);
-  request.warmup = j.value("warmup", 1);
+  request.process = json_integer_or(j, "process", 0);
+  request.repeats = json_integer_or(j, "repeats", 10);
+  request.warmup = json_integer_or(j, "warmup", 1);
   request.process_settings = j.value("process_settings", FlagSet{});
   request.cells = j.at("cells").get<std::vector<Cell>>();
   return request;

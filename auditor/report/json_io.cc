@@ -9,6 +9,7 @@
 #include "config/user_error.h"
 #include "plan/cell_key.h"
 #include "protocol/observation_json.h"
+#include "config/json_number.h"
 
 namespace repro_audit {
 using nlohmann::json;
@@ -51,9 +52,9 @@ CellReport cell_from_json(const json& j) {
   const auto kind = verdict_from_string(j.at("verdict").get<std::string>());
   if (!kind) throw json::other_error::create(501, "unknown verdict '" + j.at("verdict").get<std::string>() + "'", &j);
   v.kind = *kind;
-  v.runs = j.value("runs", 0);
-  v.processes = j.value("processes", 0);
-  v.distinct_digests = j.value("distinct_digests", 0);
+  v.runs = json_integer_or(j, "runs", 0);
+  v.processes = json_integer_or(j, "processes", 0);
+  v.distinct_digests = json_integer_or(j, "distinct_digests", 0);
   v.digest = j.value("digest", "");
   v.digests_agree = v.kind == VerdictKind::deterministic || j.value("digests_agree", false);
   v.divergence_rate_bound = j.value("divergence_rate_bound", 1.0);

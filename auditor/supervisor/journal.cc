@@ -14,6 +14,7 @@
 #include "hash/digest.h"
 #include "config/atomic_file.h"
 #include "protocol/observation_json.h"
+#include "config/json_number.h"
 
 namespace repro_audit {
 namespace {
@@ -125,7 +126,7 @@ JournalEntries Journal::entries() const {
     try {
       const auto entry = read_json(file.path());
       result.entries.push_back({entry.at("key").get<std::string>(), entry.at("observation").get<ProcessObservation>()});
-      result.entries.back().observation.process = entry.at("process").get<int>();
+      result.entries.back().observation.process = json_integer<int>(entry.at("process"));
     } catch (const std::exception& error) {
       // A torn disk or a hand edit loses one cell run, not the audit: it runs again and its new entry
       // replaces this file (entries are named by cell and process).

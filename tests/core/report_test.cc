@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <set>
 #include <tuple>
 
+#include "config/json_number.h"
 #include "config/user_error.h"
 #include "hash/digest.h"
 #include "hostile_inputs.h"
@@ -115,6 +117,61 @@ TEST(Report, EveryDigestIsThirtyTwoLowerCaseHexDigits) {
                                                "' is not 32 lower-case hex digits");
     }
   EXPECT_EQ(load_error(json.dump()), "no error");
+}
+
+// A float cast to int out of range is undefined behaviour, and an integer past the type's range wraps:
+// every integer the loader reads takes an integer in range, or a whole float in range.
+TEST(Report, EveryIntegerIsInRangeOrALoadError) {
+  const auto json = report_to_json(sample_report());
+  std::size_t cell = 0;
+  while (!json["cells"][cell].contains("divergence")) ++cell;
+  const auto at = [&](const std::string& rest) { return "/cells/" + std::to_string(cell) + rest; };
+  const std::string places[] = {at("/runs"),
+                                at("/processes"),
+                                at("/distinct_digests"),
+                                at("/timing/samples"),
+                                at("/timing/median_ns"),
+                                at("/divergence/run"),
+                                at("/divergence/differing_elements"),
+                                at("/observations/0/process"),
+                                at("/observations/0/runs/1/time_ns")};
+  const nlohmann::json out_of_range[] = {1e300, -1e300, 2.5, 18446744073709551615u, 9.3e18};
+  for (const auto& pointer : places) {
+    for (const auto& bad : out_of_range) {
+      auto edited = json;
+      edited[nlohmann::json::json_pointer(pointer)] = bad;
+      const auto message = load_error(edited.dump());
+      EXPECT_EQ(message.rfind("r.json: malformed report: cells[" + std::to_string(cell) + "]: ", 0), 0u)
+          << pointer << " = " << bad << ": " << message;
+      EXPECT_NE(message.find("integer " + bad.dump() + " is out of range here"), std::string::npos) << message;
+    }
+    auto edited = json;
+    edited[nlohmann::json::json_pointer(pointer)] = "7";
+    EXPECT_NE(load_error(edited.dump()).find("type must be an integer, but is string"), std::string::npos) << pointer;
+    edited[nlohmann::json::json_pointer(pointer)] = 7;
+    const auto as_integer = report_to_json(parse_report(edited.dump(), "r.json"));
+    edited[nlohmann::json::json_pointer(pointer)] = 7.0;  // a whole float reads as the integer
+    EXPECT_EQ(report_to_json(parse_report(edited.dump(), "r.json")), as_integer) << pointer;
+    EXPECT_FALSE(as_integer == report_to_json(parse_report(json.dump(), "r.json"))) << pointer;
+  }
+}
+
+TEST(JsonInteger, TakesEachTypesWholeRangeAndNothingPastIt) {
+  using nlohmann::json;
+  EXPECT_EQ(json_integer<int>(json(2147483647)), 2147483647);
+  EXPECT_EQ(json_integer<int>(json(-2147483648LL)), -2147483647 - 1);
+  EXPECT_THROW(json_integer<int>(json(2147483648LL)), json::out_of_range);
+  EXPECT_THROW(json_integer<int>(json(2147483648.0)), json::out_of_range);
+  EXPECT_EQ(json_integer<int>(json(-2147483648.0)), -2147483647 - 1);
+  EXPECT_EQ(json_integer<std::uint64_t>(json(18446744073709551615u)), 18446744073709551615u);
+  EXPECT_THROW(json_integer<std::uint64_t>(json(-1)), json::out_of_range);
+  EXPECT_THROW(json_integer<std::uint64_t>(json(1.8446744073709552e19)), json::out_of_range);
+  EXPECT_THROW(json_integer<std::int64_t>(json(9.223372036854775808e18)), json::out_of_range);
+  EXPECT_EQ(json_integer<std::int64_t>(json(-9.223372036854775808e18)), std::numeric_limits<std::int64_t>::min());
+  EXPECT_THROW(json_integer<int>(json(true)), json::type_error);
+  EXPECT_THROW(json_integer<int>(json(nullptr)), json::type_error);
+  EXPECT_EQ(json_integer_or(json::object(), "absent", 5), 5);
+  EXPECT_THROW(json_integer_or(json{{"n", 0.5}}, "n", 5), json::out_of_range);
 }
 
 TEST(Report, ObservationStatusesRoundTripAndAnUnknownOneIsALoadError) {
