@@ -48,7 +48,43 @@ at::Tensor ordered_accumulate_cpu(const at::Tensor& values, const at::Tensor& in
   });
 }
 
+// Row sums with `partials(rows)` interleaved partial sums per row, added in order at the end. Any
+// device: the rows are summed on the CPU (the control checks the detector, not a backend).
+template <std::int64_t (*partials)(std::int64_t)>
+at::Tensor row_sum(const at::Tensor& rows_in) {
+  TORCH_CHECK(rows_in.dim() == 2 && rows_in.scalar_type() == at::kFloat, "rows must be a 2-d float32 tensor");
+  const auto rows = rows_in.cpu().contiguous();
+  const auto count = rows.size(0), length = rows.size(1), parts = partials(count);
+  auto output = at::empty({count}, rows.options());
+  const float* in = rows.data_ptr<float>();
+  float* out = output.data_ptr<float>();
+  for (std::int64_t row = 0; row < count; ++row) {
+    std::vector<float> partial(static_cast<std::size_t>(parts), 0.0f);
+    for (std::int64_t k = 0; k < length; ++k) partial[static_cast<std::size_t>(k % parts)] += in[row * length + k];
+    float total = 0.0f;
+    for (const float value : partial) total += value;
+    out[row] = total;
+  }
+  return output.to(rows_in.device());
+}
+
+std::int64_t partials_by_batch(std::int64_t rows) { return rows < 4 ? 1 : rows < 16 ? 4 : 16; }
+std::int64_t four_partials(std::int64_t) { return 4; }
+
 }  // namespace
+
+at::Tensor row_sum_by_batch(const at::Tensor& rows) {
+  static auto op = c10::Dispatcher::singleton()
+                       .findSchemaOrThrow("control::row_sum_by_batch", "")
+                       .typed<at::Tensor(const at::Tensor&)>();
+  return op.call(rows);
+}
+
+at::Tensor row_sum_fixed(const at::Tensor& rows) {
+  static auto op =
+      c10::Dispatcher::singleton().findSchemaOrThrow("control::row_sum_fixed", "").typed<at::Tensor(const at::Tensor&)>();
+  return op.call(rows);
+}
 
 at::Tensor racy_accumulate(const at::Tensor& values, const at::Tensor& index, std::int64_t slots) {
   static auto op = c10::Dispatcher::singleton()
@@ -67,6 +103,13 @@ at::Tensor ordered_accumulate(const at::Tensor& values, const at::Tensor& index,
 TORCH_LIBRARY(control, m) {
   m.def("racy_accumulate(Tensor values, Tensor index, int slots) -> Tensor");
   m.def("ordered_accumulate(Tensor values, Tensor index, int slots) -> Tensor");
+  m.def("row_sum_by_batch(Tensor rows) -> Tensor");
+  m.def("row_sum_fixed(Tensor rows) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(control, CompositeExplicitAutograd, m) {
+  m.impl("row_sum_by_batch", row_sum<partials_by_batch>);
+  m.impl("row_sum_fixed", row_sum<four_partials>);
 }
 
 TORCH_LIBRARY_IMPL(control, CPU, m) {

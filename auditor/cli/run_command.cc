@@ -24,6 +24,7 @@ namespace {
 struct RunArguments {
   std::string config_path;
   std::vector<std::string> probes;
+  std::string kind;
   std::vector<std::string> profiles;
   std::vector<std::string> axes;
   std::optional<int> repeats;
@@ -80,7 +81,8 @@ FailOn fail_on_argument(const std::string& text) {
 
 Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
   if (!arguments.resume.empty()) {
-    if (!arguments.config_path.empty() || !arguments.probes.empty() || !arguments.profiles.empty() ||
+    if (!arguments.config_path.empty() || !arguments.probes.empty() || !arguments.kind.empty() ||
+        !arguments.profiles.empty() ||
         !arguments.axes.empty() || !arguments.matrix.empty() || arguments.repeats || arguments.processes ||
         !arguments.device.empty())
       throw UserError("--resume: the audit continues with the config it started with; give no other audit options");
@@ -96,6 +98,13 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
   Config config = arguments.config_path.empty() ? Config{} : load_config_file(arguments.config_path, catalogue);
   if (!arguments.probes.empty()) config.probes.clear();
   for (const auto& probe : arguments.probes) add_probe_argument(config, probe, catalogue);
+  if (!arguments.kind.empty()) {
+    if (!arguments.probes.empty())
+      throw UserError(fmt::format("--kind {} and --probe: --kind picks a suite, --probe names probes; give one",
+                                  arguments.kind));
+    config.kind = *probe_kind_from_string(arguments.kind);
+    config.probes.clear();
+  }
   if (!arguments.profiles.empty()) {
     for (const auto& profile : arguments.profiles) validate_profile(profile, "--profile");
     config.profiles = arguments.profiles;
@@ -170,6 +179,10 @@ Command add_run_command(CLI::App& app) {
   run->add_option("--config", arguments->config_path, "YAML config (optional; defaults equal an empty file)")
       ->check(CLI::ExistingFile);
   run->add_option("--probe", arguments->probes, "Probe to run, NAME or NAME/VARIANT (repeatable)");
+  run->add_option("--kind", arguments->kind,
+                  "Suite to run when no --probe is named: repeat (repeat-and-digest probes, the default), "
+                  "invariance (batch, layout and split invariance probes), all")
+      ->check(CLI::IsMember({"repeat", "invariance", "all"}));
   run->add_option("--profile", arguments->profiles,
                   "Profile to sweep (repeatable): " + fmt::format("{}", fmt::join(profile_names(), ", ")));
   run->add_option("--axis", arguments->axes,

@@ -51,9 +51,10 @@ Snapshot load_comparable(const std::string& path);
 
 const SnapshotCell* find_snapshot_cell(const Snapshot& snapshot, const std::string& key);
 
-// Runs agreed bitwise: deterministic, or warn-only with agreeing digests.
+// Runs agreed bitwise: deterministic, invariant or varies, or warn-only with agreeing digests.
 bool is_reproducible(const SnapshotCell& cell);
-// Runs disagreed bitwise: nondeterministic, or warn-only with diverging digests.
+// The bits are not the same every time: nondeterministic, warn-only with diverging digests, or an
+// invariance probe whose perturbed results vary (invariant -> varies is NEW-NONDETERMINISM).
 bool is_diverging(const SnapshotCell& cell);
 // The cell never produced a verdict on its bits: error, crashed, timeout.
 bool is_broken(const SnapshotCell& cell);

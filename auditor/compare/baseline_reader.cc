@@ -143,7 +143,8 @@ class BaselineReader {
     std::vector<std::string> names;
     for (auto kind :
          {VerdictKind::deterministic, VerdictKind::nondeterministic, VerdictKind::warns, VerdictKind::raises,
-          VerdictKind::unsupported, VerdictKind::error, VerdictKind::crashed, VerdictKind::timeout})
+          VerdictKind::unsupported, VerdictKind::error, VerdictKind::crashed, VerdictKind::timeout,
+          VerdictKind::invariant, VerdictKind::varies})
       names.push_back(to_string(kind));
     return fmt::format("{}", fmt::join(names, ", "));
   }

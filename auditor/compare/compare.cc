@@ -53,10 +53,11 @@ void classify_verdict(const SnapshotCell& before, const SnapshotCell& after, Cel
   } else if (is_diverging(after) && !is_diverging(before)) {
     result.changes.push_back(Change::new_nondeterminism);
     notes.push_back(verdict_change);
-  } else if (is_reproducible(before) && is_reproducible(after) && before.digest != after.digest) {
+  } else if (is_reproducible(before) && is_reproducible(after) && is_diverging(before) == is_diverging(after) &&
+             before.digest != after.digest) {
     result.changes.push_back(Change::drift);
     notes.push_back(fmt::format("digest {} -> {}", short_digest(before.digest), short_digest(after.digest)));
-  } else if (was_failing && (is_reproducible(after) || after.verdict == VerdictKind::raises)) {
+  } else if (was_failing && !is_diverging(after) && (is_reproducible(after) || after.verdict == VerdictKind::raises)) {
     result.changes.push_back(Change::fixed);
     notes.push_back(verdict_change);
   } else if (before.verdict != after.verdict) {

@@ -7,7 +7,7 @@ namespace repro_audit {
 namespace {
 
 // Constant-initialised: probes name verdicts from static initialisers in other files.
-constexpr std::array<std::pair<VerdictKind, const char*>, 8> kVerdictNames = {{
+constexpr std::array<std::pair<VerdictKind, const char*>, 10> kVerdictNames = {{
     {VerdictKind::deterministic, "deterministic"},
     {VerdictKind::nondeterministic, "nondeterministic"},
     {VerdictKind::warns, "warns"},
@@ -16,7 +16,36 @@ constexpr std::array<std::pair<VerdictKind, const char*>, 8> kVerdictNames = {{
     {VerdictKind::error, "error"},
     {VerdictKind::crashed, "crashed"},
     {VerdictKind::timeout, "timeout"},
+    {VerdictKind::invariant, "invariant"},
+    {VerdictKind::varies, "varies"},
 }};
+
+constexpr std::array<std::pair<Invariance, const char*>, 4> kInvarianceNames = {{
+    {Invariance::none, "none"},
+    {Invariance::batch, "batch"},
+    {Invariance::layout, "layout"},
+    {Invariance::split, "split"},
+}};
+
+constexpr std::array<std::pair<ProbeKind, const char*>, 3> kProbeKindNameList = {{
+    {ProbeKind::repeat, "repeat"},
+    {ProbeKind::invariance, "invariance"},
+    {ProbeKind::all, "all"},
+}};
+
+template <typename Enum, std::size_t N>
+const char* name_of(const std::array<std::pair<Enum, const char*>, N>& names, Enum value) {
+  for (const auto& [k, name] : names)
+    if (k == value) return name;
+  return "?";
+}
+
+template <typename Enum, std::size_t N>
+std::optional<Enum> value_of(const std::array<std::pair<Enum, const char*>, N>& names, const std::string& text) {
+  for (const auto& [k, name] : names)
+    if (text == name) return k;
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -36,17 +65,17 @@ const char* to_string(Documented documented) {
   return "?";
 }
 
-const char* to_string(VerdictKind kind) {
-  for (const auto& [k, name] : kVerdictNames)
-    if (k == kind) return name;
-  return "?";
+const char* to_string(VerdictKind kind) { return name_of(kVerdictNames, kind); }
+std::optional<VerdictKind> verdict_from_string(const std::string& text) { return value_of(kVerdictNames, text); }
+
+const char* to_string(Invariance invariance) { return name_of(kInvarianceNames, invariance); }
+std::optional<Invariance> invariance_from_string(const std::string& text) { return value_of(kInvarianceNames, text); }
+std::string invariance_level(Invariance invariance) {
+  return invariance == Invariance::none ? "" : std::string(to_string(invariance)) + "-invariant";
 }
 
-std::optional<VerdictKind> verdict_from_string(const std::string& text) {
-  for (const auto& [k, name] : kVerdictNames)
-    if (text == name) return k;
-  return std::nullopt;
-}
+const char* to_string(ProbeKind kind) { return name_of(kProbeKindNameList, kind); }
+std::optional<ProbeKind> probe_kind_from_string(const std::string& text) { return value_of(kProbeKindNameList, text); }
 
 const char* to_string(DType dtype) {
   switch (dtype) {
@@ -81,6 +110,11 @@ const ProbeInfo* find_probe(const Catalogue& catalogue, const std::string& name)
   for (const auto& probe : catalogue)
     if (probe.name == name) return &probe;
   return nullptr;
+}
+
+bool is_of_kind(const ProbeInfo& probe, ProbeKind kind) {
+  if (kind == ProbeKind::all) return true;
+  return (probe.invariance != Invariance::none) == (kind == ProbeKind::invariance);
 }
 
 std::vector<std::string> probe_names(const Catalogue& catalogue) {

@@ -21,10 +21,38 @@ const char* to_string(Documented documented);
 
 // What a cell turned out to be. Declared here, below verdict/, because the catalogue names it too:
 // a control probe declares the verdict `selftest` requires of it (verdict/ depends on config/, not back).
-enum class VerdictKind { deterministic, nondeterministic, warns, raises, unsupported, error, crashed, timeout };
+// `invariant` and `varies` judge invariance probes: their runs agree, and the perturbed results do or
+// do not equal the reference bit for bit.
+enum class VerdictKind {
+  deterministic,
+  nondeterministic,
+  warns,
+  raises,
+  unsupported,
+  error,
+  crashed,
+  timeout,
+  invariant,
+  varies
+};
 
 const char* to_string(VerdictKind kind);
 std::optional<VerdictKind> verdict_from_string(const std::string& text);
+
+// What an invariance probe perturbs around its reference; `none` for a repeat-and-digest probe.
+enum class Invariance { none, batch, layout, split };
+
+const char* to_string(Invariance invariance);  // none | batch | layout | split
+std::optional<Invariance> invariance_from_string(const std::string& text);
+// The level an invariant verdict earns: "batch-invariant", "layout-invariant", "split-invariant".
+std::string invariance_level(Invariance invariance);
+
+// Which probes an audit without a probe list runs: repeat-and-digest, invariance, or both.
+enum class ProbeKind { repeat, invariance, all };
+
+const char* to_string(ProbeKind kind);  // repeat | invariance | all
+std::optional<ProbeKind> probe_kind_from_string(const std::string& text);
+inline constexpr const char* kProbeKindNames = "repeat, invariance, all";
 
 // The floating-point type a variant computes in; worker/probe.cc maps it to torch's.
 enum class DType { f16, bf16, f32, f64 };
@@ -49,6 +77,7 @@ struct ProbeInfo {
   bool in_default_suite = true;                  // fault controls are run only on request
   double timeout_seconds = 60;                   // per cell and process, all runs together
   std::optional<VerdictKind> control_expects;    // a control's required verdict in `selftest`
+  Invariance invariance = Invariance::none;      // set for an invariance probe
 
   const VariantInfo* find_variant(const std::string& variant) const;
   // The variant's own declaration for the device, else the probe's, else deterministic.
@@ -58,6 +87,7 @@ struct ProbeInfo {
 using Catalogue = std::vector<ProbeInfo>;
 
 const ProbeInfo* find_probe(const Catalogue& catalogue, const std::string& name);
+bool is_of_kind(const ProbeInfo& probe, ProbeKind kind);
 std::vector<std::string> probe_names(const Catalogue& catalogue);
 
 }  // namespace repro_audit

@@ -17,8 +17,8 @@
 namespace repro_audit {
 namespace {
 
-const std::vector<std::string> kKeys = {"device", "probes",    "profiles", "axes",    "matrix", "repeats",
-                                        "warmup", "processes", "seed",     "timeout", "fail_on"};
+const std::vector<std::string> kKeys = {"device",  "probes", "kind",      "profiles", "axes",    "matrix",
+                                        "repeats", "warmup", "processes", "seed",     "timeout", "fail_on"};
 
 class Reader : public YamlReader {
  public:
@@ -149,6 +149,10 @@ Config parse_config(const std::string& text, const std::string& source, const Ca
       }
     } else if (key == "probes") {
       config.probes = reader.probes(value);
+    } else if (key == "kind") {
+      const auto kind = probe_kind_from_string(reader.scalar(value, "kind"));
+      if (!kind) reader.fail(value, fmt::format("kind must be one of: {}", kProbeKindNames));
+      config.kind = *kind;
     } else if (key == "profiles") {
       has_profiles = true;
       config.profiles = reader.scalars(value, "profiles");

@@ -29,7 +29,8 @@ struct ProbeSelection {
 struct Config {
   std::string source = "<defaults>";
   std::string device = "auto";         // auto | cpu | cuda | cuda:N
-  std::vector<ProbeSelection> probes;  // empty: the default suite
+  std::vector<ProbeSelection> probes;  // empty: the default suite of `kind`
+  ProbeKind kind = ProbeKind::repeat;  // which probes the default suite holds
   std::vector<std::string> profiles = {"default", "strict", "strict-warn"};
   // Crossed with every profile (profile mode) or with each other (matrix mode).
   std::map<std::string, std::vector<std::string>> axes = {{"threads", {"1", "2"}}};

@@ -14,6 +14,7 @@ nlohmann::json config_to_json(const Config& config) {
   return {{"source", config.source},
           {"device", config.device},
           {"probes", probes},
+          {"kind", to_string(config.kind)},
           {"profiles", config.profiles},
           {"axes", config.axes},
           {"full_matrix", config.full_matrix},
@@ -34,6 +35,11 @@ Config config_from_json(const nlohmann::json& json, const std::string& source) {
     for (const auto& selection : json.at("probes"))
       config.probes.push_back(
           {selection.at("probe").get<std::string>(), selection.at("variants").get<std::vector<std::string>>()});
+    const auto kind = json.value("kind", "repeat");  // absent before invariance probes: repeat only
+    const auto parsed_kind = probe_kind_from_string(kind);
+    if (!parsed_kind)
+      throw UserError(fmt::format("{}: malformed config: kind '{}' is not one of: {}", source, kind, kProbeKindNames));
+    config.kind = *parsed_kind;
     config.profiles = json.at("profiles").get<std::vector<std::string>>();
     config.axes = json.at("axes").get<std::map<std::string, std::vector<std::string>>>();
     config.full_matrix = json.at("full_matrix").get<bool>();

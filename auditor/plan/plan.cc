@@ -61,7 +61,7 @@ Plan make_plan(const Config& config, const Catalogue& catalogue, const std::stri
   std::vector<ProbeSelection> selections = config.probes;
   if (selections.empty())
     for (const auto& probe : catalogue)
-      if (probe.in_default_suite) selections.push_back({probe.name, {}});
+      if (probe.in_default_suite && is_of_kind(probe, config.kind)) selections.push_back({probe.name, {}});
   const auto kind = device_kind(device);
   std::set<std::string> keys;
   for (const auto& selection : selections) {
@@ -79,7 +79,8 @@ Plan make_plan(const Config& config, const Catalogue& catalogue, const std::stri
                   column.label,
                   column.flags,
                   "",
-                  config.timeout_seconds > 0 ? config.timeout_seconds : probe->timeout_seconds};
+                  config.timeout_seconds > 0 ? config.timeout_seconds : probe->timeout_seconds,
+                  probe->invariance};
         if (!supported)
           cell.unsupported_reason = variant.unsupported_reason.empty() ? fmt::format("no implementation on {}", kind)
                                                                        : variant.unsupported_reason;

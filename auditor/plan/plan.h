@@ -24,6 +24,7 @@ struct Cell {
   FlagSet settings;
   std::string unsupported_reason;  // set when the variant has no implementation for the device
   double timeout_seconds = 60;     // for all runs of the cell in one process
+  Invariance invariance = Invariance::none;  // what an invariance probe's cell perturbs
 };
 
 struct Plan {

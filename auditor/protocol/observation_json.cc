@@ -59,6 +59,7 @@ void to_json(json& j, const ProcessObservation& value) {
       j["kernel_sequences"].push_back({{"digest", digest}, {"kernels", kernels}});
   }
   if (!value.trace_unavailable.empty()) j["trace_unavailable"] = value.trace_unavailable;
+  if (!value.variations.empty()) j["variations"] = value.variations;
   if (!value.input_digest.empty()) j["input_digest"] = value.input_digest;
 }
 void from_json(const json& j, ProcessObservation& value) {
@@ -80,6 +81,7 @@ void from_json(const json& j, ProcessObservation& value) {
                                         sequence.at("kernels").get<std::vector<KernelRecord>>());
   value.trace_unavailable = j.value("trace_unavailable", "");
   value.input_digest = j.value("input_digest", "");
+  value.variations = j.value("variations", std::vector<Divergence>{});
 }
 
 void to_json(json& j, const Cell& value) {
@@ -91,6 +93,7 @@ void to_json(json& j, const Cell& value) {
        {"settings", value.settings},
        {"timeout_seconds", value.timeout_seconds}};
   if (!value.unsupported_reason.empty()) j["unsupported_reason"] = value.unsupported_reason;
+  if (value.invariance != Invariance::none) j["invariance"] = to_string(value.invariance);
 }
 void from_json(const json& j, Cell& value) {
   value.key = j.at("key").get<std::string>();
@@ -101,6 +104,13 @@ void from_json(const json& j, Cell& value) {
   value.settings = j.at("settings").get<FlagSet>();
   value.unsupported_reason = j.value("unsupported_reason", "");
   value.timeout_seconds = j.value("timeout_seconds", 60.0);
+  value.invariance = Invariance::none;
+  if (j.contains("invariance")) {
+    const auto name = j.at("invariance").get<std::string>();
+    const auto invariance = invariance_from_string(name);
+    if (!invariance) throw json::other_error::create(501, "unknown invariance '" + name + "'", &j);
+    value.invariance = *invariance;
+  }
 }
 
 void to_json(json& j, const Timing& value) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "report/text_format.h"
+
 namespace repro_audit {
 namespace {
 
@@ -49,10 +51,11 @@ void print_cell_details(const CellReport& cell, std::ostream& out) {
     out << fmt::format("  contradiction ({}): {}\n", cell.contradiction->breaks_audit ? "fails the audit" : "note",
                        cell.contradiction->text);
   out << fmt::format("  runs: {} in {} process(es); {} distinct digest(s)\n", v.runs, v.processes, v.distinct_digests);
-  if (v.kind == VerdictKind::deterministic)
+  if (v.kind == VerdictKind::deterministic || v.kind == VerdictKind::invariant || v.kind == VerdictKind::varies)
     out << fmt::format("  digest {}; 95% upper bound on the per-run divergence rate: {:.4f}\n", v.digest,
                        v.divergence_rate_bound);
   print_divergence(v, out);
+  for (const auto& variation : v.variations) out << "  varies: " << variation_text(variation) << "\n";
   for (const auto& warning : v.warnings) out << "  warning: " << warning << "\n";
   if (v.timing.samples > 0)
     out << fmt::format("  timing: median {}, p10 {}, p90 {} over {} runs{}\n", milliseconds(v.timing.median_ns),

@@ -18,6 +18,7 @@ th{background:#f6f8fa;}code,pre{font-family:ui-monospace,monospace;font-size:.9e
 pre{background:#f6f8fa;padding:.5em;overflow-x:auto;}
 td.cell{text-align:center;font-weight:600;}td.cell a{color:inherit;text-decoration:none;}
 .v-deterministic{background:#c8ebd0;}.v-nondeterministic{background:#f7b6b2;}.v-warns{background:#fde7a9;}
+.v-invariant{background:#c8ebd0;}.v-varies{background:#f9d0a8;}
 .v-raises{background:#c9def7;}.v-unsupported{background:#eaeef2;color:#57606a;}.v-broken{background:#d2271e;color:#fff;}
 .contradiction{outline:3px solid #82071e;outline-offset:-3px;}
 .passed{color:#1a7f37;}.failed{color:#cf222e;}

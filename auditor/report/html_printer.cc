@@ -39,7 +39,7 @@ std::string heatmap(const Report& report) {
       html += "<td>-</td></tr>\n";
     else
       html += fmt::format("<td class=\"portability\" title=\"{}\">{}</td></tr>\n", xml_escape(level->second->limit),
-                          to_string(level->second->level));
+                          level_text(*level->second));
   }
   html += "</table>\n<p class=\"legend\">";
   for (const auto& entry : verdict_legend()) {
@@ -116,7 +116,7 @@ std::string findings(const Report& report) {
       html +=
           fmt::format("<li><code>{}/{}</code>{}: <strong>{}</strong>{}</li>\n", xml_escape(entry.probe),
                       xml_escape(entry.variant), entry.settings.empty() ? "" : " (" + xml_escape(entry.settings) + ")",
-                      to_string(entry.level), entry.limit.empty() ? "" : "; " + xml_escape(entry.limit));
+                      level_text(entry), entry.limit.empty() ? "" : "; " + xml_escape(entry.limit));
     html += "</ul>\n";
   }
   return html;

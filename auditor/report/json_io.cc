@@ -16,6 +16,11 @@ using nlohmann::json;
 
 namespace {
 
+// Verdicts whose every run agreed by definition (invariance verdicts judge agreeing runs).
+bool runs_agree(VerdictKind kind) {
+  return kind == VerdictKind::deterministic || kind == VerdictKind::invariant || kind == VerdictKind::varies;
+}
+
 json cell_to_json(const CellReport& report) {
   const auto& v = report.verdict;
   json j = report.cell;
@@ -27,10 +32,11 @@ json cell_to_json(const CellReport& report) {
   j["distinct_digests"] = v.distinct_digests;
   j["documented"] = report.documented;
   if (!v.digest.empty()) j["digest"] = v.digest;
-  if (v.kind == VerdictKind::deterministic) j["divergence_rate_bound"] = v.divergence_rate_bound;
+  if (runs_agree(v.kind)) j["divergence_rate_bound"] = v.divergence_rate_bound;
   if (v.kind == VerdictKind::warns) j["digests_agree"] = v.digests_agree;
   if (!v.divergence_scope.empty()) j["divergence_scope"] = v.divergence_scope;
   if (v.divergence) j["divergence"] = *v.divergence;
+  if (!v.variations.empty()) j["variations"] = v.variations;
   if (!v.message.empty()) j["message"] = v.message;
   if (!v.warnings.empty()) j["warnings"] = v.warnings;
   if (v.timing.samples > 0) j["timing"] = v.timing;
@@ -56,10 +62,11 @@ CellReport cell_from_json(const json& j) {
   v.processes = json_integer_or(j, "processes", 0);
   v.distinct_digests = json_integer_or(j, "distinct_digests", 0);
   v.digest = j.value("digest", "");
-  v.digests_agree = v.kind == VerdictKind::deterministic || j.value("digests_agree", false);
+  v.digests_agree = runs_agree(v.kind) || j.value("digests_agree", false);
   v.divergence_rate_bound = j.value("divergence_rate_bound", 1.0);
   v.divergence_scope = j.value("divergence_scope", "");
   if (j.contains("divergence")) v.divergence = j.at("divergence").get<Divergence>();
+  v.variations = j.value("variations", std::vector<Divergence>{});
   v.message = j.value("message", "");
   v.warnings = j.value("warnings", std::vector<std::string>{});
   v.timing = j.value("timing", Timing{});
@@ -158,13 +165,15 @@ json report_to_json(const Report& report) {
                           {"values", note.values},
                           {"text", note.text}});
   j["portability"] = json::array();
-  for (const auto& entry : report.portability)
+  for (const auto& entry : report.portability) {
     j["portability"].push_back({{"probe", entry.probe},
                                 {"variant", entry.variant},
                                 {"device", entry.device},
                                 {"settings", entry.settings},
                                 {"level", to_string(entry.level)},
                                 {"limit", entry.limit}});
+    if (!entry.invariance.empty()) j["portability"].back()["invariance"] = entry.invariance;
+  }
   return j;
 }
 

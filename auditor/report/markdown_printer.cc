@@ -34,7 +34,7 @@ std::string matrix_section(const Report& report) {
       md += fmt::format(" {} |", markdown_text(text));
     }
     const auto level = portability.find(row.name);
-    md += fmt::format(" {} |\n", level == portability.end() ? "-" : to_string(level->second->level));
+    md += fmt::format(" {} |\n", level == portability.end() ? "-" : level_text(*level->second));
   }
   std::vector<std::string> legend;
   for (const auto& entry : verdict_legend()) legend.push_back(markdown_text(entry.mark + " " + entry.meaning));
@@ -48,7 +48,7 @@ std::string portability_section(const Report& report) {
   for (const auto& entry : report.portability)
     md += fmt::format("- {}{}: **{}**{}\n", markdown_code(entry.probe + "/" + entry.variant, false),
                       entry.settings.empty() ? "" : " " + markdown_text("(" + entry.settings + ")"),
-                      to_string(entry.level), entry.limit.empty() ? "" : markdown_text("; " + entry.limit));
+                      level_text(entry), entry.limit.empty() ? "" : markdown_text("; " + entry.limit));
   return md + "\n";
 }
 

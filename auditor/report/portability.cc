@@ -45,7 +45,27 @@ bool diverged(const Verdict& verdict) {
 
 bool has_digests(const Verdict& verdict) {
   return verdict.kind == VerdictKind::deterministic || verdict.kind == VerdictKind::nondeterministic ||
-         verdict.kind == VerdictKind::warns;
+         verdict.kind == VerdictKind::warns || verdict.kind == VerdictKind::invariant ||
+         verdict.kind == VerdictKind::varies;
+}
+
+// An invariance probe's level beside the ladder: held when every member's perturbations did. A
+// member that varies adds where to the limit.
+void judge_invariance(const std::vector<const CellReport*>& members, Portability& result) {
+  const auto invariance = members.front()->cell.invariance;
+  if (invariance == Invariance::none) return;
+  for (const auto* member : members) {
+    const auto& verdict = member->verdict;
+    if (verdict.kind == VerdictKind::invariant) continue;
+    if (verdict.kind == VerdictKind::varies) {
+      const auto& label = member->cell.label.empty() ? member->cell.key : member->cell.label;
+      const auto where = verdict.variations.empty() ? std::string("a perturbation") : verdict.variations.front().output;
+      const auto text = fmt::format("varies with {} under {}", where, label);
+      result.limit = result.limit.empty() ? text : result.limit + "; " + text;
+    }
+    return;
+  }
+  result.invariance = invariance_level(invariance);
 }
 
 std::string input_digest(const CellReport& cell) {
@@ -157,6 +177,7 @@ std::vector<Portability> find_portability(const std::vector<CellReport>& cells) 
   for (const auto& key : order) {
     const auto& members = groups.at(key);
     auto entry = judge_portability(members);
+    judge_invariance(members, entry);
     auto in_process = members.front()->cell.settings;
     in_process.erase("seed");  // another seed is other inputs, not other switches
     entry.settings = settings_with_role(in_process, PortabilityRole::none, true);
@@ -164,6 +185,11 @@ std::vector<Portability> find_portability(const std::vector<CellReport>& cells) 
     entries.push_back(std::move(entry));
   }
   return entries;
+}
+
+std::string level_text(const Portability& entry) {
+  return entry.invariance.empty() ? std::string(to_string(entry.level))
+                                  : fmt::format("{}, {}", to_string(entry.level), entry.invariance);
 }
 
 std::map<std::string, const Portability*> row_portability(const std::vector<Portability>& entries) {

@@ -33,7 +33,13 @@ struct Portability {
   // ("one thread count measured"); empty at the top.
   std::string limit;
   bool defaults = false;  // the in-process settings are the defaults (seed aside): what a user gets
+  // Invariance probes: "batch-invariant" (or layout-, split-) when every cell's perturbed results
+  // equal its reference; "" when one varies (the limit says where) or for a repeat-and-digest probe.
+  std::string invariance;
 };
+
+// "cross-process" or "cross-process, batch-invariant": the level and the invariance measured.
+std::string level_text(const Portability& entry);
 
 // One entry per variant and in-process settings that have cells with digests (raising, skipped and
 // failed cells say nothing about portability), in the cells' order.

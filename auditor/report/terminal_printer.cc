@@ -64,6 +64,12 @@ std::string verdict_mark(const CellReport& cell) {
     case VerdictKind::timeout:
       mark = "TIME";
       break;
+    case VerdictKind::invariant:
+      mark = "=";
+      break;
+    case VerdictKind::varies:
+      mark = "≠";
+      break;
   }
   if (cell.contradiction) mark += cell.contradiction->breaks_audit ? "!" : "?";
   return mark;
@@ -95,7 +101,7 @@ void print_matrix(const Report& report, std::ostream& out, const TerminalOptions
   const auto portability = row_portability(report.portability);
   auto portability_text = [&](const std::string& row) {
     const auto it = portability.find(row);
-    return it == portability.end() ? std::string("-") : std::string(to_string(it->second->level));
+    return it == portability.end() ? std::string("-") : level_text(*it->second);
   };
   out << pad("", row_width);
   for (std::size_t i = 0; i < report.columns.size(); ++i) out << "  " << pad(report.columns[i], widths[i]);

@@ -157,11 +157,18 @@ std::string verdict_headline(const CellReport& cell) {
   return text;
 }
 
+std::string variation_text(const Divergence& variation) {
+  if (variation.differing_elements < 0) return variation.output + ": digests differ";
+  return fmt::format("{}: {} of {} elements differ, max abs {:g}, max ULP {:g}", variation.output,
+                     variation.differing_elements, variation.elements, variation.max_abs_difference,
+                     variation.max_ulp_difference);
+}
+
 std::vector<std::string> verdict_details(const CellReport& cell) {
   const auto& v = cell.verdict;
   std::vector<std::string> lines;
   if (!v.digest.empty()) lines.push_back(fmt::format("digest {}", v.digest));
-  if (v.kind == VerdictKind::deterministic)
+  if (v.kind == VerdictKind::deterministic || v.kind == VerdictKind::invariant || v.kind == VerdictKind::varies)
     lines.push_back(fmt::format("per-run divergence rate below {:.3f} (95%)", v.divergence_rate_bound));
   if (const auto& d = v.divergence) {
     auto line = fmt::format("first divergence: output '{}', run {}", d->output, d->run);
@@ -171,6 +178,7 @@ std::vector<std::string> verdict_details(const CellReport& cell) {
     lines.push_back(line);
   }
   if (!v.message.empty()) lines.push_back("message: " + v.message);
+  for (const auto& variation : v.variations) lines.push_back("varies: " + variation_text(variation));
   for (const auto& warning : v.warnings) lines.push_back("warning: " + warning);
   if (cell.contradiction)
     lines.push_back(fmt::format("{} (documented: {}): {}", cell.contradiction->breaks_audit ? "contradiction" : "note",
@@ -272,6 +280,8 @@ std::vector<LegendEntry> verdict_legend(bool with_cost) {
   std::vector<LegendEntry> legend = {
       {"✓", "deterministic", "v-deterministic"},
       {"✗", "nondeterministic", "v-nondeterministic"},
+      {"=", "invariant (invariance probes)", "v-invariant"},
+      {"≠", "varies", "v-varies"},
       {"R", "raises", "v-raises"},
       {"W", "warns", "v-warns"},
       {"skip", "unsupported", "v-unsupported"},

@@ -21,6 +21,10 @@ std::string verdict_headline(const CellReport& cell);
 // contradiction, timing, kernel tracing.
 std::vector<std::string> verdict_details(const CellReport& cell);
 
+// "batch=7@first: 3 of 1024 elements differ, max abs 1e-07, max ULP 2": one perturbation that broke
+// an invariance; "batch=7@first: digests differ" where it was not measured.
+std::string variation_text(const Divergence& variation);
+
 // Sum of the timed (non-warm-up) runs of every process.
 std::int64_t total_run_time_ns(const CellReport& cell);
 

@@ -81,6 +81,9 @@ struct ProcessObservation {
   std::vector<std::pair<std::string, std::vector<KernelRecord>>> kernel_sequences;
   std::string trace_unavailable;  // why no kernels were traced, when none were
   std::string input_digest;       // the inputs the probe's context made; "" when unknown (older files)
+  // Invariance probes: each output of the first run that differs from the reference, measured
+  // against it (Divergence::output names the perturbation).
+  std::vector<Divergence> variations;
 };
 
 }  // namespace repro_audit

@@ -34,6 +34,8 @@ struct Verdict {
   Timing timing;
   bool kernels_varied = false;
   std::string kernel_digest;  // when every run launched the same sequence
+  // varies: each perturbation whose result differs from the reference, measured where a worker did.
+  std::vector<Divergence> variations;
 };
 
 Timing timing_of(const std::vector<std::int64_t>& samples_ns);

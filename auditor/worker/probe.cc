@@ -158,6 +158,11 @@ ProbeBuilder& ProbeBuilder::on_request_only() {
   return *this;
 }
 
+ProbeBuilder& ProbeBuilder::invariance(Invariance invariance) {
+  definition_.info.invariance = invariance;
+  return *this;
+}
+
 ProbeBuilder& ProbeBuilder::prepare(PrepareFunction prepare) {
   definition_.prepare = std::move(prepare);
   return *this;

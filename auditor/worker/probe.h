@@ -99,6 +99,9 @@ class ProbeBuilder {
   ProbeBuilder& control_expects(VerdictKind verdict);
   // Left out of the default suite; runs only when named (fault controls, test probes).
   ProbeBuilder& on_request_only();
+  // An invariance probe (worker/invariance.h): its run returns the reference first, then the same
+  // logical result under each perturbation of this kind.
+  ProbeBuilder& invariance(Invariance invariance);
   ProbeBuilder& prepare(PrepareFunction prepare);
 
   // Throws std::invalid_argument naming the probe when it has no variant, a variant name twice or

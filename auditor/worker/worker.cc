@@ -58,6 +58,15 @@ Digested digest_outputs(const Outputs& outputs) {
   return result;
 }
 
+// An invariance probe's outputs that differ from its reference (output 0), measured against it.
+void measure_variations(const Outputs& outputs, const Digested& digested, ProcessObservation& observation) {
+  const auto& names = digested.run.outputs;
+  for (std::size_t i = 1; i < names.size(); ++i)
+    if (names[i].second != names.front().second)
+      observation.variations.push_back(compare_tensors(outputs[i].first, 0, digested.canonical.front(),
+                                                       digested.canonical[i]));
+}
+
 void keep_sequence(ProcessObservation& observation, const std::string& digest, std::vector<KernelRecord>&& kernels) {
   for (const auto& [seen, _] : observation.kernel_sequences)
     if (seen == digest) return;
@@ -99,6 +108,7 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
     }
     if (index == 0) {
       reference = digested.canonical;
+      if (probe->info.invariance != Invariance::none) measure_variations(outputs, digested, observation);
     } else if (!observation.divergence && digested.run.digest != observation.runs.front().digest) {
       for (std::size_t i = 0; i < digested.canonical.size(); ++i)
         if (digested.run.outputs[i].second != observation.runs.front().outputs[i].second) {
@@ -129,6 +139,7 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
   } catch (const std::exception& error) {
     observation.runs.clear();
     observation.divergence.reset();
+    observation.variations.clear();
     observation.kernel_sequences.clear();
     observation.status = ObservationStatus::exception;
     observation.message = error_text(error);

@@ -41,7 +41,7 @@ class TempDir : public ::testing::Test {
 
 TEST(Baseline, KeepsVerdictDigestsAndTimingPerCell) {
   const auto baseline = baseline_from_report(testing::sample_report());
-  ASSERT_EQ(baseline.cells.size(), 6u);
+  ASSERT_EQ(baseline.cells.size(), 8u);
   const auto& sum = baseline.cells[0];
   EXPECT_EQ(sum.key, "sum/f32@cpu|threads=1");
   EXPECT_EQ(sum.verdict, VerdictKind::deterministic);

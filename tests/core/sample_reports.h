@@ -103,7 +103,8 @@ inline ProcessObservation traced_process(int index, const std::string& digest, c
 
 // Every verdict a printer must show: deterministic (with kernels whose names need escaping),
 // nondeterministic with a measured divergence and varying kernels, raises (a message with quotes),
-// unsupported, and a crash that contradicts the documentation.
+// unsupported, a crash that contradicts the documentation, and an invariance probe that varies by
+// default and holds under strict.
 inline Report sample_report() {
   const std::vector<std::string> sum_kernels = {"aten::sum", "void at::native::reduce_kernel<float, 4>(T&&)"};
   auto sum_default = cell("sum", "f32", "default threads=1", VerdictKind::deterministic,
@@ -139,7 +140,19 @@ inline Report sample_report() {
   ctc_strict.contradiction =
       Contradiction{"a verdict", "the probe failed: crashed (SIGSEGV in <cudnn> & friends)", true};
 
-  auto report = report_of({sum_default, sum_strict, index_default, index_strict, ctc_default, ctc_strict});
+  // An invariance probe: one row of mm varies with the batch by default, holds under strict.
+  auto batch_default = cell("batch.mm", "f32", "default threads=1", VerdictKind::varies,
+                            "c0ffee00c0ffee00c0ffee00c0ffee00", timing(3000000, 2900000, 3100000));
+  batch_default.cell.invariance = Invariance::batch;
+  batch_default.verdict.message = "2 of 5 perturbed results differ from the reference; first batch=7@first";
+  batch_default.verdict.variations = {Divergence{"batch=7@first", 0, 969, 1024, 2.4e-7, 6144},
+                                      Divergence{"batch=7@last", 0, -1, 0, 0, 0}};
+  auto batch_strict = cell("batch.mm", "f32", "strict threads=1", VerdictKind::invariant,
+                           "c0ffee00c0ffee00c0ffee00c0ffee01", timing(3000000, 2900000, 3100000));
+  batch_strict.cell.invariance = Invariance::batch;
+
+  auto report = report_of(
+      {sum_default, sum_strict, index_default, index_strict, ctc_default, ctc_strict, batch_default, batch_strict});
   report.notes.push_back({"sum",
                           "f32",
                           "cpu",

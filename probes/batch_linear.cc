@@ -1,0 +1,87 @@
+// Batch invariance of the matrix products: one request's row of x @ w (and of addmm, bmm and the
+// input gradient of linear) against the same row computed alone. A BLAS picks its kernel and
+// blocking by the number of rows, so a row's bits can depend on how many other rows share the call.
+#include "worker/invariance.h"
+
+namespace repro_audit {
+namespace {
+
+constexpr std::int64_t kWidth = 1024;  // K = N
+
+// f32 gets every batch size; bf16 and f16 stop at 257 rows (no fast kernels on many CPUs).
+std::vector<std::int64_t> sizes_for(at::ScalarType dtype) {
+  return dtype == at::kFloat ? default_batch_sizes() : batch_sizes_up_to(257);
+}
+
+RunFunction prepare_mm(ProbeContext& context) {
+  const auto dtype = context.dtype();
+  const auto sizes = sizes_for(dtype);
+  const auto w = context.randn({kWidth, kWidth}, dtype);
+  const auto anchor = context.randn({1, kWidth}, dtype);
+  const auto fillers = context.randn({sizes.back() - 1, kWidth}, dtype);
+  return batch_invariance({anchor}, {fillers}, [w](const std::vector<at::Tensor>& x) { return at::mm(x[0], w); },
+                          sizes);
+}
+
+RunFunction prepare_addmm(ProbeContext& context) {
+  const auto dtype = context.dtype();
+  const auto sizes = sizes_for(dtype);
+  const auto w = context.randn({kWidth, kWidth}, dtype);
+  const auto bias = context.randn({kWidth}, dtype);
+  const auto anchor = context.randn({1, kWidth}, dtype);
+  const auto fillers = context.randn({sizes.back() - 1, kWidth}, dtype);
+  return batch_invariance(
+      {anchor}, {fillers}, [w, bias](const std::vector<at::Tensor>& x) { return at::addmm(bias, x[0], w); }, sizes);
+}
+
+// d(linear(x))/dx for an upstream gradient per row: grad_out @ W, one request's row of it.
+RunFunction prepare_linear_backward(ProbeContext& context) {
+  const auto dtype = context.dtype();
+  const auto sizes = sizes_for(dtype);
+  const auto w = context.randn({kWidth, kWidth}, dtype);
+  const auto bias = context.randn({kWidth}, dtype);
+  const auto x_anchor = context.randn({1, kWidth}, dtype), x_fillers = context.randn({sizes.back() - 1, kWidth}, dtype);
+  const auto g_anchor = context.randn({1, kWidth}, dtype), g_fillers = context.randn({sizes.back() - 1, kWidth}, dtype);
+  return batch_invariance(
+      {x_anchor, g_anchor}, {x_fillers, g_fillers},
+      [w, bias](const std::vector<at::Tensor>& inputs) {
+        const auto x = requiring_grad(inputs[0]);
+        return gradient(at::linear(x, w, bias), x, inputs[1]);
+      },
+      sizes);
+}
+
+// bmm over a batch of 64 x 64 products: one batch entry alone against inside the batch.
+RunFunction prepare_bmm(ProbeContext& context) {
+  const auto dtype = context.dtype();
+  const auto sizes = batch_sizes_up_to(dtype == at::kFloat ? 1024 : 257);
+  const std::int64_t m = 64;
+  const auto a_anchor = context.randn({1, m, m}, dtype), a_fillers = context.randn({sizes.back() - 1, m, m}, dtype);
+  const auto b_anchor = context.randn({1, m, m}, dtype), b_fillers = context.randn({sizes.back() - 1, m, m}, dtype);
+  return batch_invariance({a_anchor, b_anchor}, {a_fillers, b_fillers},
+                          [](const std::vector<at::Tensor>& x) { return at::bmm(x[0], x[1]); }, sizes);
+}
+
+ProbeBuilder batch_probe(const char* name, const char* description, PrepareFunction prepare) {
+  return ProbeBuilder(name)
+      .describe(description)
+      .invariance(Invariance::batch)
+      .variant(Variant(DType::f32))
+      .variant(Variant(DType::bf16))
+      .variant(Variant(DType::f16))
+      .timeout(600)
+      .prepare(std::move(prepare));
+}
+
+const bool registered =
+    register_probe(batch_probe("batch.mm", "one row of x @ w (K = N = 1024) alone and in batches of up to 1024 rows",
+                               prepare_mm)) &&
+    register_probe(batch_probe("batch.addmm", "one row of bias + x @ w (K = N = 1024) alone and in batches",
+                               prepare_addmm)) &&
+    register_probe(batch_probe("batch.linear_backward",
+                               "one row of the input gradient of linear (1024 x 1024) alone and in batches",
+                               prepare_linear_backward)) &&
+    register_probe(batch_probe("batch.bmm", "one 64 x 64 product of bmm alone and in batches", prepare_bmm));
+
+}  // namespace
+}  // namespace repro_audit

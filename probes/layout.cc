@@ -1,0 +1,54 @@
+// Layout invariance: the same values as contiguous, transposed storage, a strided slice of a larger
+// tensor, a storage offset of one element and (conv) channels_last, through mm, conv2d, sum and
+// softmax. Kernels take other paths for other strides; whether the bits follow is what this measures.
+#include "worker/invariance.h"
+
+namespace repro_audit {
+namespace {
+
+RunFunction prepare_mm(ProbeContext& context) {
+  const auto dtype = context.dtype();
+  const auto a = context.randn({256, 512}, dtype);
+  const auto b = context.randn({512, 256}, dtype);
+  return layout_invariance(a, [b](const at::Tensor& x) { return at::mm(x, b); });
+}
+
+RunFunction prepare_conv2d(ProbeContext& context) {
+  const auto dtype = context.dtype();
+  const auto input = context.randn({8, 3, 32, 32}, dtype);
+  const auto weight = context.randn({16, 3, 3, 3}, dtype);
+  return layout_invariance(
+      input, [weight](const at::Tensor& x) { return at::conv2d(x, weight, {}, 1, 1); }, /*channels_last=*/true);
+}
+
+RunFunction prepare_sum(ProbeContext& context) {
+  const auto input = context.randn({64, 4096}, context.dtype());
+  return layout_invariance(input, [](const at::Tensor& x) { return x.sum(-1); });
+}
+
+RunFunction prepare_softmax(ProbeContext& context) {
+  const auto input = context.randn({64, 4096}, context.dtype());
+  return layout_invariance(input, [](const at::Tensor& x) { return at::softmax(x, -1); });
+}
+
+ProbeBuilder layout_probe(const char* name, const char* description, PrepareFunction prepare) {
+  return ProbeBuilder(name)
+      .describe(description)
+      .invariance(Invariance::layout)
+      .variant(Variant(DType::f32))
+      .variant(Variant(DType::bf16))
+      .variant(Variant(DType::f16))
+      .prepare(std::move(prepare));
+}
+
+const bool registered =
+    register_probe(layout_probe("layout.mm", "256 x 512 @ 512 x 256 with the left operand in other layouts",
+                                prepare_mm)) &&
+    register_probe(layout_probe("layout.conv2d", "8 x 3 x 32 x 32 through a 3 x 3 conv, input in other layouts "
+                                                 "(channels_last too)",
+                                prepare_conv2d)) &&
+    register_probe(layout_probe("layout.sum", "row sums of 64 x 4096 in other layouts", prepare_sum)) &&
+    register_probe(layout_probe("layout.softmax", "row softmax of 64 x 4096 in other layouts", prepare_softmax));
+
+}  // namespace
+}  // namespace repro_audit
