@@ -2,6 +2,7 @@
 #include "cli_tools.h"
 
 #include <nlohmann/json.hpp>
+#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -53,6 +54,33 @@ TEST_F(Cli, BadArgumentsExitTwo) {
   EXPECT_EQ(run("run --repeats 0").exit_code, 2);
   EXPECT_EQ(run("frobnicate").exit_code, 2);
   EXPECT_NE(run("run --probe sum/f128").output.find("valid variants:"), std::string::npos);
+  const auto both = run("run --kind invariance --probe sum");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.output.find("--kind invariance and --probe: --kind picks a suite, --probe names probes; give one"),
+            std::string::npos)
+      << both.output;
+  EXPECT_EQ(run("run --kind batch").exit_code, 2);
+}
+
+// The invariance suite is its own: `list` marks its probes, `--kind invariance` runs only them.
+TEST_F(Cli, TheInvarianceSuiteRunsOnlyInvarianceProbes) {
+  const auto list = run("list");
+  EXPECT_NE(list.output.find("batch.mm [invariance probe: batch; run with --kind invariance]"), std::string::npos)
+      << list.output;
+  EXPECT_NE(list.output.find("split.sum [invariance probe: split;"), std::string::npos);
+  const auto config = path("invariance.yaml");
+  std::ofstream(config) << "kind: invariance\nprofiles: [default]\naxes: {threads: [2]}\nrepeats: 2\nprocesses: 1\n";
+  const auto audit = run("run --device cpu --config " + config + " --json " + path("invariance.json") +
+                         " --probe control.batch_invariant_row_sum --probe control.batch_variant_row_sum");
+  EXPECT_EQ(audit.exit_code, 0) << audit.output;
+  EXPECT_NE(audit.output.find("= invariant"), std::string::npos) << audit.output;  // the legend
+  EXPECT_NE(audit.output.find("run-to-run, batch-invariant"), std::string::npos) << audit.output;
+  const auto report = nlohmann::json::parse(slurp(path("invariance.json")));
+  for (const auto& cell : report.at("cells")) {
+    EXPECT_EQ(cell.at("invariance"), "batch");
+    EXPECT_EQ(cell.at("verdict"), cell.at("probe") == "control.batch_variant_row_sum" ? "varies" : "invariant");
+  }
+  EXPECT_EQ(report.at("config").at("kind"), "invariance");
 }
 
 TEST_F(Cli, ListEnvHelpAndVersion) {
@@ -153,7 +181,9 @@ TEST_F(Cli, SelftestCatchesTheRacyControlAndEveryFaultControl) {
                            R"(control\.hang/default +default threads=2 +timeout +timeout)",
                            R"(control\.throw/default +default threads=2 +error +error)",
                            R"(control\.alloc_storm/default +default threads=2 +error +error)",
-                           R"(control\.ordered_accumulate/f32 +strict threads=2 +deterministic +deterministic)"})
+                           R"(control\.ordered_accumulate/f32 +strict threads=2 +deterministic +deterministic)",
+                           R"(control\.batch_variant_row_sum/f32 +strict threads=2 +varies +varies)",
+                           R"(control\.batch_invariant_row_sum/f32 +strict threads=2 +invariant +invariant)"})
     EXPECT_TRUE(std::regex_search(result.output, std::regex(line))) << line << "\n" << result.output;
 }
 
