@@ -81,8 +81,9 @@ at::Tensor row_sum_by_batch(const at::Tensor& rows) {
 }
 
 at::Tensor row_sum_fixed(const at::Tensor& rows) {
-  static auto op =
-      c10::Dispatcher::singleton().findSchemaOrThrow("control::row_sum_fixed", "").typed<at::Tensor(const at::Tensor&)>();
+  static auto op = c10::Dispatcher::singleton()
+                       .findSchemaOrThrow("control::row_sum_fixed", "")
+                       .typed<at::Tensor(const at::Tensor&)>();
   return op.call(rows);
 }
 

@@ -13,8 +13,8 @@ RunFunction prepare_conv2d(ProbeContext& context) {
   const auto anchor = context.randn({1, 3, 32, 32}, dtype);
   const auto fillers = context.randn({sizes.back() - 1, 3, 32, 32}, dtype);
   return batch_invariance(
-      {anchor}, {fillers},
-      [weight](const std::vector<at::Tensor>& x) { return at::conv2d(x[0], weight, {}, 1, 1); }, sizes);
+      {anchor}, {fillers}, [weight](const std::vector<at::Tensor>& x) { return at::conv2d(x[0], weight, {}, 1, 1); },
+      sizes);
 }
 
 constexpr std::int64_t kHeads = 4, kLength = 64, kHeadDim = 32;
@@ -28,9 +28,9 @@ RunFunction prepare_sdpa_batch(ProbeContext& context) {
     anchors.push_back(context.randn({1, kHeads, kLength, kHeadDim}, dtype));
     fillers.push_back(context.randn({sizes.back() - 1, kHeads, kLength, kHeadDim}, dtype));
   }
-  return batch_invariance(anchors, fillers, [](const std::vector<at::Tensor>& x) {
-    return at::scaled_dot_product_attention(x[0], x[1], x[2]);
-  }, sizes);
+  return batch_invariance(
+      anchors, fillers,
+      [](const std::vector<at::Tensor>& x) { return at::scaled_dot_product_attention(x[0], x[1], x[2]); }, sizes);
 }
 
 // One query row against fixed keys and values, alone and among other queries (dimension 2).
@@ -80,17 +80,21 @@ ProbeBuilder batch_probe(const char* name, const char* description, PrepareFunct
 }
 
 const bool registered =
-    register_probe(batch_probe("batch.conv2d", "one 3 x 32 x 32 image through a 3 x 3 conv (16 channels), alone and "
-                                               "in batches",
+    register_probe(batch_probe("batch.conv2d",
+                               "one 3 x 32 x 32 image through a 3 x 3 conv (16 channels), alone and "
+                               "in batches",
                                prepare_conv2d)) &&
-    register_probe(batch_probe("batch.sdpa", "scaled_dot_product_attention of one batch entry (4 heads, 64 x 32) "
-                                             "alone and in batches",
+    register_probe(batch_probe("batch.sdpa",
+                               "scaled_dot_product_attention of one batch entry (4 heads, 64 x 32) "
+                               "alone and in batches",
                                prepare_sdpa_batch)) &&
-    register_probe(batch_probe("batch.sdpa_query", "scaled_dot_product_attention of one query row against fixed keys "
-                                                   "(4 heads, 64 keys), alone and among other queries",
+    register_probe(batch_probe("batch.sdpa_query",
+                               "scaled_dot_product_attention of one query row against fixed keys "
+                               "(4 heads, 64 keys), alone and among other queries",
                                prepare_sdpa_query)) &&
-    register_probe(batch_probe("batch.embedding_bag", "embedding_bag (sum, per-sample weights) of one bag of 16, alone "
-                                                      "and among other bags",
+    register_probe(batch_probe("batch.embedding_bag",
+                               "embedding_bag (sum, per-sample weights) of one bag of 16, alone "
+                               "and among other bags",
                                prepare_embedding_bag));
 
 }  // namespace

@@ -19,8 +19,8 @@ RunFunction prepare_mm(ProbeContext& context) {
   const auto w = context.randn({kWidth, kWidth}, dtype);
   const auto anchor = context.randn({1, kWidth}, dtype);
   const auto fillers = context.randn({sizes.back() - 1, kWidth}, dtype);
-  return batch_invariance({anchor}, {fillers}, [w](const std::vector<at::Tensor>& x) { return at::mm(x[0], w); },
-                          sizes);
+  return batch_invariance(
+      {anchor}, {fillers}, [w](const std::vector<at::Tensor>& x) { return at::mm(x[0], w); }, sizes);
 }
 
 RunFunction prepare_addmm(ProbeContext& context) {
@@ -58,8 +58,9 @@ RunFunction prepare_bmm(ProbeContext& context) {
   const std::int64_t m = 64;
   const auto a_anchor = context.randn({1, m, m}, dtype), a_fillers = context.randn({sizes.back() - 1, m, m}, dtype);
   const auto b_anchor = context.randn({1, m, m}, dtype), b_fillers = context.randn({sizes.back() - 1, m, m}, dtype);
-  return batch_invariance({a_anchor, b_anchor}, {a_fillers, b_fillers},
-                          [](const std::vector<at::Tensor>& x) { return at::bmm(x[0], x[1]); }, sizes);
+  return batch_invariance(
+      {a_anchor, b_anchor}, {a_fillers, b_fillers},
+      [](const std::vector<at::Tensor>& x) { return at::bmm(x[0], x[1]); }, sizes);
 }
 
 ProbeBuilder batch_probe(const char* name, const char* description, PrepareFunction prepare) {
@@ -76,8 +77,8 @@ ProbeBuilder batch_probe(const char* name, const char* description, PrepareFunct
 const bool registered =
     register_probe(batch_probe("batch.mm", "one row of x @ w (K = N = 1024) alone and in batches of up to 1024 rows",
                                prepare_mm)) &&
-    register_probe(batch_probe("batch.addmm", "one row of bias + x @ w (K = N = 1024) alone and in batches",
-                               prepare_addmm)) &&
+    register_probe(
+        batch_probe("batch.addmm", "one row of bias + x @ w (K = N = 1024) alone and in batches", prepare_addmm)) &&
     register_probe(batch_probe("batch.linear_backward",
                                "one row of the input gradient of linear (1024 x 1024) alone and in batches",
                                prepare_linear_backward)) &&

@@ -23,7 +23,8 @@ RunFunction prepare(ProbeContext& context) {
   const auto sizes = default_batch_sizes();
   const auto anchor = context.randn({1, kColumns}, dtype);
   const auto fillers = context.randn({sizes.back() - 1, kColumns}, dtype);
-  return batch_invariance({anchor}, {fillers}, [](const std::vector<at::Tensor>& x) { return op(x[0]); }, sizes);
+  return batch_invariance(
+      {anchor}, {fillers}, [](const std::vector<at::Tensor>& x) { return op(x[0]); }, sizes);
 }
 
 template <RowOp op>

@@ -12,7 +12,8 @@ RunFunction prepare(ProbeContext& context) {
   const auto sizes = default_batch_sizes();
   const auto anchor = context.randn({1, 4096});
   const auto fillers = context.randn({sizes.back() - 1, 4096});
-  return batch_invariance({anchor}, {fillers}, [](const std::vector<at::Tensor>& x) { return op(x[0]); }, sizes);
+  return batch_invariance(
+      {anchor}, {fillers}, [](const std::vector<at::Tensor>& x) { return op(x[0]); }, sizes);
 }
 
 const Variant kFloat32 = Variant(DType::f32, "rows of 4096 float32 values");

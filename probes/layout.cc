@@ -42,10 +42,11 @@ ProbeBuilder layout_probe(const char* name, const char* description, PrepareFunc
 }
 
 const bool registered =
-    register_probe(layout_probe("layout.mm", "256 x 512 @ 512 x 256 with the left operand in other layouts",
-                                prepare_mm)) &&
-    register_probe(layout_probe("layout.conv2d", "8 x 3 x 32 x 32 through a 3 x 3 conv, input in other layouts "
-                                                 "(channels_last too)",
+    register_probe(
+        layout_probe("layout.mm", "256 x 512 @ 512 x 256 with the left operand in other layouts", prepare_mm)) &&
+    register_probe(layout_probe("layout.conv2d",
+                                "8 x 3 x 32 x 32 through a 3 x 3 conv, input in other layouts "
+                                "(channels_last too)",
                                 prepare_conv2d)) &&
     register_probe(layout_probe("layout.sum", "row sums of 64 x 4096 in other layouts", prepare_sum)) &&
     register_probe(layout_probe("layout.softmax", "row softmax of 64 x 4096 in other layouts", prepare_softmax));

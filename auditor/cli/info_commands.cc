@@ -25,10 +25,10 @@ Command add_list_command(CLI::App& app) {
               std::vector<std::string> documented;
               for (const auto& [device, value] : probe.documented)
                 documented.push_back(device + ": " + to_string(value));
-              const auto kind = probe.invariance == Invariance::none
-                                    ? std::string()
-                                    : fmt::format(" [invariance probe: {}; run with --kind invariance]",
-                                                  to_string(probe.invariance));
+              const auto kind =
+                  probe.invariance == Invariance::none
+                      ? std::string()
+                      : fmt::format(" [invariance probe: {}; run with --kind invariance]", to_string(probe.invariance));
               std::cout << fmt::format("  {}{}{} - {}\n", probe.name, kind,
                                        probe.in_default_suite ? "" : " (not in the default suite)", probe.description);
               if (!documented.empty()) std::cout << fmt::format("    documented: {}\n", fmt::join(documented, ", "));

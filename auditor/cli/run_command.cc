@@ -82,9 +82,8 @@ FailOn fail_on_argument(const std::string& text) {
 Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
   if (!arguments.resume.empty()) {
     if (!arguments.config_path.empty() || !arguments.probes.empty() || !arguments.kind.empty() ||
-        !arguments.profiles.empty() ||
-        !arguments.axes.empty() || !arguments.matrix.empty() || arguments.repeats || arguments.processes ||
-        !arguments.device.empty())
+        !arguments.profiles.empty() || !arguments.axes.empty() || !arguments.matrix.empty() || arguments.repeats ||
+        arguments.processes || !arguments.device.empty())
       throw UserError("--resume: the audit continues with the config it started with; give no other audit options");
     if (!arguments.journal.empty())
       throw UserError("--resume and --journal: --resume names the journal to continue; give only one of them");
@@ -100,8 +99,8 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
   for (const auto& probe : arguments.probes) add_probe_argument(config, probe, catalogue);
   if (!arguments.kind.empty()) {
     if (!arguments.probes.empty())
-      throw UserError(fmt::format("--kind {} and --probe: --kind picks a suite, --probe names probes; give one",
-                                  arguments.kind));
+      throw UserError(
+          fmt::format("--kind {} and --probe: --kind picks a suite, --probe names probes; give one", arguments.kind));
     config.kind = *probe_kind_from_string(arguments.kind);
     config.probes.clear();
   }

@@ -22,8 +22,8 @@ struct Cell {
   std::string device;
   std::string label;  // the flag set's column label
   FlagSet settings;
-  std::string unsupported_reason;  // set when the variant has no implementation for the device
-  double timeout_seconds = 60;     // for all runs of the cell in one process
+  std::string unsupported_reason;            // set when the variant has no implementation for the device
+  double timeout_seconds = 60;               // for all runs of the cell in one process
   Invariance invariance = Invariance::none;  // what an invariance probe's cell perturbs
 };
 

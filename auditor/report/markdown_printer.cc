@@ -47,8 +47,8 @@ std::string portability_section(const Report& report) {
   std::string md = "## Portability: how far the bits carry\n\n";
   for (const auto& entry : report.portability)
     md += fmt::format("- {}{}: **{}**{}\n", markdown_code(entry.probe + "/" + entry.variant, false),
-                      entry.settings.empty() ? "" : " " + markdown_text("(" + entry.settings + ")"),
-                      level_text(entry), entry.limit.empty() ? "" : markdown_text("; " + entry.limit));
+                      entry.settings.empty() ? "" : " " + markdown_text("(" + entry.settings + ")"), level_text(entry),
+                      entry.limit.empty() ? "" : markdown_text("; " + entry.limit));
   return md + "\n";
 }
 

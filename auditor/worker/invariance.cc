@@ -49,16 +49,17 @@ std::vector<std::int64_t> batch_sizes_up_to(std::int64_t largest) {
   return sizes;
 }
 
-RunFunction batch_invariance(const std::vector<at::Tensor>& anchors, const std::vector<at::Tensor>& fillers,
-                             BatchOp op, const std::vector<std::int64_t>& sizes, std::int64_t dim) {
+RunFunction batch_invariance(const std::vector<at::Tensor>& anchors, const std::vector<at::Tensor>& fillers, BatchOp op,
+                             const std::vector<std::int64_t>& sizes, std::int64_t dim) {
   if (anchors.empty() || anchors.size() != fillers.size())
     throw std::invalid_argument("batch_invariance: one filler per anchor, and at least one of each");
   const auto largest = *std::max_element(sizes.begin(), sizes.end());
   for (std::size_t i = 0; i < anchors.size(); ++i)
     if (anchors[i].size(dim) != 1 || fillers[i].size(dim) < largest - 1)
-      throw std::invalid_argument(fmt::format("batch_invariance: input {} needs an anchor of size 1 and {} fillers "
-                                              "along dimension {}",
-                                              i, largest - 1, dim));
+      throw std::invalid_argument(
+          fmt::format("batch_invariance: input {} needs an anchor of size 1 and {} fillers "
+                      "along dimension {}",
+                      i, largest - 1, dim));
   struct Batch {
     std::string name;
     std::int64_t offset;
@@ -95,7 +96,8 @@ std::vector<std::pair<std::string, at::Tensor>> other_layouts(const at::Tensor& 
   auto offset = storage.narrow(0, 1, input.numel()).view(input.sizes());
   offset.copy_(input);
   layouts.emplace_back("storage-offset-1", offset);
-  if (channels_last && dims == 4) layouts.emplace_back("channels-last", input.contiguous(at::MemoryFormat::ChannelsLast));
+  if (channels_last && dims == 4)
+    layouts.emplace_back("channels-last", input.contiguous(at::MemoryFormat::ChannelsLast));
   return layouts;
 }
 

@@ -30,8 +30,8 @@ using BatchOp = std::function<at::Tensor(const std::vector<at::Tensor>&)>;
 // reference is op(anchors); the perturbations place the anchor first, in the middle and last in a
 // batch of each size ("batch=7@middle") and take the anchor's slice of the result. Batches are
 // built here, outside the timed runs.
-RunFunction batch_invariance(const std::vector<at::Tensor>& anchors, const std::vector<at::Tensor>& fillers,
-                             BatchOp op, const std::vector<std::int64_t>& sizes, std::int64_t dim = 0);
+RunFunction batch_invariance(const std::vector<at::Tensor>& anchors, const std::vector<at::Tensor>& fillers, BatchOp op,
+                             const std::vector<std::int64_t>& sizes, std::int64_t dim = 0);
 
 // The same values as `input` in other memory layouts: "transposed" (the last two dimensions
 // stored the other way round), "strided-slice" (every other element of a larger tensor),

@@ -63,8 +63,8 @@ void measure_variations(const Outputs& outputs, const Digested& digested, Proces
   const auto& names = digested.run.outputs;
   for (std::size_t i = 1; i < names.size(); ++i)
     if (names[i].second != names.front().second)
-      observation.variations.push_back(compare_tensors(outputs[i].first, 0, digested.canonical.front(),
-                                                       digested.canonical[i]));
+      observation.variations.push_back(
+          compare_tensors(outputs[i].first, 0, digested.canonical.front(), digested.canonical[i]));
 }
 
 void keep_sequence(ProcessObservation& observation, const std::string& digest, std::vector<KernelRecord>&& kernels) {

@@ -53,7 +53,8 @@ TEST(InvarianceVerdict, APerturbationThatDiffersVariesNamingItWithTheWorkersMeas
   const std::vector<std::pair<std::string, std::string>> outputs = {
       {"reference", "r"}, {"batch=3@first", "r"}, {"batch=7@first", "x"}, {"batch=7@last", "y"}};
   auto first = process(0, outputs);
-  first.variations = {Divergence{"batch=7@first", 0, 5, 1024, 1e-6, 8}, Divergence{"batch=7@last", 0, 2, 1024, 2e-6, 30}};
+  first.variations = {Divergence{"batch=7@first", 0, 5, 1024, 1e-6, 8},
+                      Divergence{"batch=7@last", 0, 2, 1024, 2e-6, 30}};
   const auto verdict = judge(batch_cell(), {first, process(1, outputs)});
   EXPECT_EQ(verdict.kind, VerdictKind::varies);
   ASSERT_EQ(verdict.variations.size(), 2u);

@@ -50,17 +50,16 @@ TEST(InvarianceHelpers, BatchesPutTheAnchorFirstInTheMiddleAndLast) {
   // A running sum over the batch: the anchor's slice equals the reference only where it comes first.
   const auto anchor = at::ones({1, 3});
   const auto fillers = at::full({6, 3}, 2.0);
-  const auto outputs =
-      batch_invariance({anchor}, {fillers}, [](const std::vector<at::Tensor>& x) { return x[0].cumsum(0); },
-                       {1, 2, 3, 7})();
+  const auto outputs = batch_invariance(
+      {anchor}, {fillers}, [](const std::vector<at::Tensor>& x) { return x[0].cumsum(0); }, {1, 2, 3, 7})();
   std::vector<std::string> names;
   for (const auto& [name, tensor] : outputs) {
     names.push_back(name);
     EXPECT_EQ(tensor.sizes(), anchor.sizes()) << name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"reference", "batch=2@first", "batch=2@last", "batch=3@first",
-                                             "batch=3@middle", "batch=3@last", "batch=7@first", "batch=7@middle",
-                                             "batch=7@last"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"reference", "batch=2@first", "batch=2@last", "batch=3@first", "batch=3@middle",
+                                      "batch=3@last", "batch=7@first", "batch=7@middle", "batch=7@last"}));
   // batch=7@middle: three fillers of 2 before the anchor of 1.
   EXPECT_TRUE(at::equal(outputs[7].second, at::full({1, 3}, 7.0)));
   EXPECT_TRUE(at::equal(outputs[6].second, anchor));
@@ -93,8 +92,8 @@ std::set<std::string> mm_rows_that_differ() {
   const auto alone = at::mm(anchor, w);
   std::set<std::string> differ;
   for (const std::int64_t size : default_batch_sizes())
-    for (const auto& [where, offset] : std::vector<std::pair<std::string, std::int64_t>>{
-             {"first", 0}, {"middle", size / 2}, {"last", size - 1}}) {
+    for (const auto& [where, offset] :
+         std::vector<std::pair<std::string, std::int64_t>>{{"first", 0}, {"middle", size / 2}, {"last", size - 1}}) {
       if (size < 2 || (size < 3 && where == "middle")) continue;
       const auto batch =
           at::cat({fillers.narrow(0, 0, offset), anchor, fillers.narrow(0, offset, size - 1 - offset)}).contiguous();
@@ -109,7 +108,8 @@ TEST(InvarianceBinary, TheBinarysVerdictOnOneRowOfMmIsWhatTorchComputesHere) {
   const auto json = (std::filesystem::path(::testing::TempDir()) / "batch-mm.json").string();
   const auto command = std::string(REPRO_AUDIT_BINARY) +
                        " run --device cpu --probe batch.mm/f32 --profile default --axis threads=2 --repeats 2 "
-                       "--processes 1 --json " + json + " > /dev/null";
+                       "--processes 1 --json " +
+                       json + " > /dev/null";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   const auto report = load_report_file(json);
   ASSERT_EQ(report.cells.size(), 1u);
