@@ -68,34 +68,27 @@ RunFunction prepare_embedding_bag(ProbeContext& context) {
       sizes);
 }
 
-ProbeBuilder batch_probe(const char* name, const char* description, PrepareFunction prepare) {
-  return ProbeBuilder(name)
-      .describe(description)
-      .invariance(Invariance::batch)
-      .variant(Variant(DType::f32))
-      .variant(Variant(DType::bf16))
-      .variant(Variant(DType::f16))
-      .timeout(600)
-      .prepare(std::move(prepare));
-}
-
 const bool registered =
-    register_probe(batch_probe("batch.conv2d",
-                               "one 3 x 32 x 32 image through a 3 x 3 conv (16 channels), alone and "
-                               "in batches",
-                               prepare_conv2d)) &&
-    register_probe(batch_probe("batch.sdpa",
-                               "scaled_dot_product_attention of one batch entry (4 heads, 64 x 32) "
-                               "alone and in batches",
-                               prepare_sdpa_batch)) &&
-    register_probe(batch_probe("batch.sdpa_query",
-                               "scaled_dot_product_attention of one query row against fixed keys "
-                               "(4 heads, 64 keys), alone and among other queries",
-                               prepare_sdpa_query)) &&
-    register_probe(batch_probe("batch.embedding_bag",
-                               "embedding_bag (sum, per-sample weights) of one bag of 16, alone "
-                               "and among other bags",
-                               prepare_embedding_bag));
+    register_probe(
+        invariance_probe("batch.conv2d",
+                         "one 3 x 32 x 32 image through a 3 x 3 conv (16 channels), alone and "
+                         "in batches",
+                         Invariance::batch, prepare_conv2d)
+            .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})) &&
+    register_probe(invariance_probe("batch.sdpa",
+                                    "scaled_dot_product_attention of one batch entry (4 heads, 64 x 32) "
+                                    "alone and in batches",
+                                    Invariance::batch, prepare_sdpa_batch)
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})) &&
+    register_probe(invariance_probe("batch.sdpa_query",
+                                    "scaled_dot_product_attention of one query row against fixed keys "
+                                    "(4 heads, 64 keys), alone and among other queries",
+                                    Invariance::batch, prepare_sdpa_query)
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})) &&
+    register_probe(invariance_probe("batch.embedding_bag",
+                                    "embedding_bag (sum, per-sample weights) of one bag of 16, alone "
+                                    "and among other bags",
+                                    Invariance::batch, prepare_embedding_bag));
 
 }  // namespace
 }  // namespace repro_audit

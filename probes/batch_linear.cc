@@ -63,26 +63,21 @@ RunFunction prepare_bmm(ProbeContext& context) {
       [](const std::vector<at::Tensor>& x) { return at::bmm(x[0], x[1]); }, sizes);
 }
 
-ProbeBuilder batch_probe(const char* name, const char* description, PrepareFunction prepare) {
-  return ProbeBuilder(name)
-      .describe(description)
-      .invariance(Invariance::batch)
-      .variant(Variant(DType::f32))
-      .variant(Variant(DType::bf16))
-      .variant(Variant(DType::f16))
-      .timeout(600)
-      .prepare(std::move(prepare));
-}
-
 const bool registered =
-    register_probe(batch_probe("batch.mm", "one row of x @ w (K = N = 1024) alone and in batches of up to 1024 rows",
-                               prepare_mm)) &&
+    register_probe(invariance_probe("batch.mm",
+                                    "one row of x @ w (K = N = 1024) alone and in batches of up to 1024 rows",
+                                    Invariance::batch, prepare_mm)
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})) &&
+    register_probe(invariance_probe("batch.addmm", "one row of bias + x @ w (K = N = 1024) alone and in batches",
+                                    Invariance::batch, prepare_addmm)
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})) &&
+    register_probe(invariance_probe("batch.linear_backward",
+                                    "one row of the input gradient of linear (1024 x 1024) alone and in batches",
+                                    Invariance::batch, prepare_linear_backward)
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})) &&
     register_probe(
-        batch_probe("batch.addmm", "one row of bias + x @ w (K = N = 1024) alone and in batches", prepare_addmm)) &&
-    register_probe(batch_probe("batch.linear_backward",
-                               "one row of the input gradient of linear (1024 x 1024) alone and in batches",
-                               prepare_linear_backward)) &&
-    register_probe(batch_probe("batch.bmm", "one 64 x 64 product of bmm alone and in batches", prepare_bmm));
+        invariance_probe("batch.bmm", "one 64 x 64 product of bmm alone and in batches", Invariance::batch, prepare_bmm)
+            .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}}));
 
 }  // namespace
 }  // namespace repro_audit

@@ -29,14 +29,9 @@ RunFunction prepare(ProbeContext& context) {
 
 template <RowOp op>
 bool register_row_probe(const char* name, const char* what) {
-  return register_probe(ProbeBuilder(name)
-                            .describe(std::string("one row of ") + what + " (4096 columns) alone and in batches")
-                            .invariance(Invariance::batch)
-                            .variant(Variant(DType::f32))
-                            .variant(Variant(DType::bf16))
-                            .variant(Variant(DType::f16))
-                            .timeout(600)
-                            .prepare(prepare<op>));
+  return register_probe(invariance_probe(name,
+                                         std::string("one row of ") + what + " (4096 columns) alone and in batches",
+                                         Invariance::batch, prepare<op>));
 }
 
 const bool registered = register_row_probe<softmax>("batch.softmax", "softmax") &&

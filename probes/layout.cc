@@ -31,25 +31,20 @@ RunFunction prepare_softmax(ProbeContext& context) {
   return layout_invariance(input, [](const at::Tensor& x) { return at::softmax(x, -1); });
 }
 
-ProbeBuilder layout_probe(const char* name, const char* description, PrepareFunction prepare) {
-  return ProbeBuilder(name)
-      .describe(description)
-      .invariance(Invariance::layout)
-      .variant(Variant(DType::f32))
-      .variant(Variant(DType::bf16))
-      .variant(Variant(DType::f16))
-      .prepare(std::move(prepare));
-}
-
 const bool registered =
+    register_probe(invariance_probe("layout.mm", "256 x 512 @ 512 x 256 with the left operand in other layouts",
+                                    Invariance::layout, prepare_mm)
+                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})) &&
     register_probe(
-        layout_probe("layout.mm", "256 x 512 @ 512 x 256 with the left operand in other layouts", prepare_mm)) &&
-    register_probe(layout_probe("layout.conv2d",
-                                "8 x 3 x 32 x 32 through a 3 x 3 conv, input in other layouts "
-                                "(channels_last too)",
-                                prepare_conv2d)) &&
-    register_probe(layout_probe("layout.sum", "row sums of 64 x 4096 in other layouts", prepare_sum)) &&
-    register_probe(layout_probe("layout.softmax", "row softmax of 64 x 4096 in other layouts", prepare_softmax));
+        invariance_probe("layout.conv2d",
+                         "8 x 3 x 32 x 32 through a 3 x 3 conv, input in other layouts "
+                         "(channels_last too)",
+                         Invariance::layout, prepare_conv2d)
+            .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})) &&
+    register_probe(
+        invariance_probe("layout.sum", "row sums of 64 x 4096 in other layouts", Invariance::layout, prepare_sum)) &&
+    register_probe(invariance_probe("layout.softmax", "row softmax of 64 x 4096 in other layouts", Invariance::layout,
+                                    prepare_softmax));
 
 }  // namespace
 }  // namespace repro_audit

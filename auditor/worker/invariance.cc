@@ -113,4 +113,16 @@ RunFunction layout_invariance(const at::Tensor& input, std::function<at::Tensor(
   };
 }
 
+ProbeBuilder invariance_probe(std::string name, std::string description, Invariance invariance,
+                              PrepareFunction prepare) {
+  return ProbeBuilder(std::move(name))
+      .describe(std::move(description))
+      .invariance(invariance)
+      .variant(Variant(DType::f32))
+      .variant(Variant(DType::bf16))
+      .variant(Variant(DType::f16))
+      .timeout(600)
+      .prepare(std::move(prepare));
+}
+
 }  // namespace repro_audit

@@ -42,4 +42,8 @@ std::vector<std::pair<std::string, at::Tensor>> other_layouts(const at::Tensor& 
 RunFunction layout_invariance(const at::Tensor& input, std::function<at::Tensor(const at::Tensor&)> op,
                               bool channels_last = false);
 
+// An invariance probe in f32, bf16 and f16 with a 600 s limit (it runs dozens of batches per run).
+ProbeBuilder invariance_probe(std::string name, std::string description, Invariance invariance,
+                              PrepareFunction prepare);
+
 }  // namespace repro_audit
