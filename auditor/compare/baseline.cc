@@ -126,8 +126,7 @@ const SnapshotCell* find_snapshot_cell(const Snapshot& snapshot, const std::stri
 }
 
 bool is_reproducible(const SnapshotCell& cell) {
-  return cell.verdict == VerdictKind::deterministic || cell.verdict == VerdictKind::invariant ||
-         cell.verdict == VerdictKind::varies || (cell.verdict == VerdictKind::warns && !cell.digest.empty());
+  return runs_agreed(cell.verdict) || (cell.verdict == VerdictKind::warns && !cell.digest.empty());
 }
 
 bool is_diverging(const SnapshotCell& cell) {

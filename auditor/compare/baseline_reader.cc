@@ -139,15 +139,6 @@ class BaselineReader {
     return text == "true";
   }
 
-  static std::string verdict_names() {
-    std::vector<std::string> names;
-    for (auto kind : {VerdictKind::deterministic, VerdictKind::nondeterministic, VerdictKind::warns,
-                      VerdictKind::raises, VerdictKind::unsupported, VerdictKind::error, VerdictKind::crashed,
-                      VerdictKind::timeout, VerdictKind::invariant, VerdictKind::varies})
-      names.push_back(to_string(kind));
-    return fmt::format("{}", fmt::join(names, ", "));
-  }
-
   const YamlReader& yaml_;
 };
 

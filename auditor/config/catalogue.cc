@@ -67,6 +67,11 @@ const char* to_string(Documented documented) {
 
 const char* to_string(VerdictKind kind) { return name_of(kVerdictNames, kind); }
 std::optional<VerdictKind> verdict_from_string(const std::string& text) { return value_of(kVerdictNames, text); }
+std::string verdict_names() {
+  std::string names;
+  for (const auto& [kind, name] : kVerdictNames) names += (names.empty() ? "" : ", ") + std::string(name);
+  return names;
+}
 
 const char* to_string(Invariance invariance) { return name_of(kInvarianceNames, invariance); }
 std::optional<Invariance> invariance_from_string(const std::string& text) { return value_of(kInvarianceNames, text); }

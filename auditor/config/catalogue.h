@@ -38,6 +38,7 @@ enum class VerdictKind {
 
 const char* to_string(VerdictKind kind);
 std::optional<VerdictKind> verdict_from_string(const std::string& text);
+std::string verdict_names();  // "deterministic, nondeterministic, ...": every name, for an error
 
 // What an invariance probe perturbs around its reference; `none` for a repeat-and-digest probe.
 enum class Invariance { none, batch, layout, split };

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "config/user_error.h"
 #include "config/json_number.h"
+#include "config/user_error.h"
 
 namespace repro_audit {
 

@@ -1,10 +1,11 @@
 #include "fingerprint/fingerprint_text.h"
-#include "config/json_number.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <utility>
+
+#include "config/json_number.h"
 
 namespace repro_audit {
 namespace {

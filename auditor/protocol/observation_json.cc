@@ -1,4 +1,5 @@
 #include "protocol/observation_json.h"
+
 #include "config/json_number.h"
 
 namespace repro_audit {

@@ -1,7 +1,7 @@
 #include "protocol/worker_protocol.h"
 
-#include "protocol/observation_json.h"
 #include "config/json_number.h"
+#include "protocol/observation_json.h"
 
 namespace repro_audit {
 using nlohmann::json;

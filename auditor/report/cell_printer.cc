@@ -51,7 +51,7 @@ void print_cell_details(const CellReport& cell, std::ostream& out) {
     out << fmt::format("  contradiction ({}): {}\n", cell.contradiction->breaks_audit ? "fails the audit" : "note",
                        cell.contradiction->text);
   out << fmt::format("  runs: {} in {} process(es); {} distinct digest(s)\n", v.runs, v.processes, v.distinct_digests);
-  if (v.kind == VerdictKind::deterministic || v.kind == VerdictKind::invariant || v.kind == VerdictKind::varies)
+  if (runs_agreed(v.kind))
     out << fmt::format("  digest {}; 95% upper bound on the per-run divergence rate: {:.4f}\n", v.digest,
                        v.divergence_rate_bound);
   print_divergence(v, out);

@@ -6,20 +6,15 @@
 #include <stdexcept>
 
 #include "config/input_file.h"
+#include "config/json_number.h"
 #include "config/user_error.h"
 #include "plan/cell_key.h"
 #include "protocol/observation_json.h"
-#include "config/json_number.h"
 
 namespace repro_audit {
 using nlohmann::json;
 
 namespace {
-
-// Verdicts whose every run agreed by definition (invariance verdicts judge agreeing runs).
-bool runs_agree(VerdictKind kind) {
-  return kind == VerdictKind::deterministic || kind == VerdictKind::invariant || kind == VerdictKind::varies;
-}
 
 json cell_to_json(const CellReport& report) {
   const auto& v = report.verdict;
@@ -32,7 +27,7 @@ json cell_to_json(const CellReport& report) {
   j["distinct_digests"] = v.distinct_digests;
   j["documented"] = report.documented;
   if (!v.digest.empty()) j["digest"] = v.digest;
-  if (runs_agree(v.kind)) j["divergence_rate_bound"] = v.divergence_rate_bound;
+  if (runs_agreed(v.kind)) j["divergence_rate_bound"] = v.divergence_rate_bound;
   if (v.kind == VerdictKind::warns) j["digests_agree"] = v.digests_agree;
   if (!v.divergence_scope.empty()) j["divergence_scope"] = v.divergence_scope;
   if (v.divergence) j["divergence"] = *v.divergence;
@@ -62,7 +57,7 @@ CellReport cell_from_json(const json& j) {
   v.processes = json_integer_or(j, "processes", 0);
   v.distinct_digests = json_integer_or(j, "distinct_digests", 0);
   v.digest = j.value("digest", "");
-  v.digests_agree = runs_agree(v.kind) || j.value("digests_agree", false);
+  v.digests_agree = runs_agreed(v.kind) || j.value("digests_agree", false);
   v.divergence_rate_bound = j.value("divergence_rate_bound", 1.0);
   v.divergence_scope = j.value("divergence_scope", "");
   if (j.contains("divergence")) v.divergence = j.at("divergence").get<Divergence>();

@@ -44,9 +44,8 @@ bool diverged(const Verdict& verdict) {
 }
 
 bool has_digests(const Verdict& verdict) {
-  return verdict.kind == VerdictKind::deterministic || verdict.kind == VerdictKind::nondeterministic ||
-         verdict.kind == VerdictKind::warns || verdict.kind == VerdictKind::invariant ||
-         verdict.kind == VerdictKind::varies;
+  return runs_agreed(verdict.kind) || verdict.kind == VerdictKind::nondeterministic ||
+         verdict.kind == VerdictKind::warns;
 }
 
 // An invariance probe's level beside the ladder: held when every member's perturbations did. A
@@ -126,22 +125,26 @@ Portability judge_portability(const std::vector<const CellReport*>& members) {
       result.limit = "one process per cell: cross-process agreement not measured";
       return result;
     }
-  bool measured = false;
+  // Each axis raises the level when the cells swept it and no two of its values gave other bits.
+  struct Step {
+    PortabilityRole swept;
+    PortabilityLevel reached;
+    const char* unmeasured;
+  };
   result.level = PortabilityLevel::cross_process;
-  result.limit = first_difference(members, PortabilityRole::threads, measured);
-  if (!result.limit.empty()) return result;
-  if (!measured) {
-    result.limit = "one thread count measured";
-    return result;
+  for (const auto& step :
+       {Step{PortabilityRole::threads, PortabilityLevel::thread_count_invariant, "one thread count measured"},
+        Step{PortabilityRole::isa, PortabilityLevel::isa_invariant,
+             "one CPU capability measured (--matrix portability sweeps them)"}}) {
+    bool measured = false;
+    result.limit = first_difference(members, step.swept, measured);
+    if (!result.limit.empty()) return result;
+    if (!measured) {
+      result.limit = step.unmeasured;
+      return result;
+    }
+    result.level = step.reached;
   }
-  result.level = PortabilityLevel::thread_count_invariant;
-  result.limit = first_difference(members, PortabilityRole::isa, measured);
-  if (!result.limit.empty()) return result;
-  if (!measured) {
-    result.limit = "one CPU capability measured (--matrix portability sweeps them)";
-    return result;
-  }
-  result.level = PortabilityLevel::isa_invariant;
   result.limit = "";
   return result;
 }

@@ -168,7 +168,7 @@ std::vector<std::string> verdict_details(const CellReport& cell) {
   const auto& v = cell.verdict;
   std::vector<std::string> lines;
   if (!v.digest.empty()) lines.push_back(fmt::format("digest {}", v.digest));
-  if (v.kind == VerdictKind::deterministic || v.kind == VerdictKind::invariant || v.kind == VerdictKind::varies)
+  if (runs_agreed(v.kind))
     lines.push_back(fmt::format("per-run divergence rate below {:.3f} (95%)", v.divergence_rate_bound));
   if (const auto& d = v.divergence) {
     auto line = fmt::format("first divergence: output '{}', run {}", d->output, d->run);

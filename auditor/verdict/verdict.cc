@@ -61,6 +61,11 @@ std::optional<Divergence> divergence_by_digest(const std::vector<ProcessObservat
 // An invariance cell whose runs agree: every perturbed output against the reference (output 0).
 void judge_invariance(const std::vector<ProcessObservation>& observations, Verdict& verdict) {
   const auto& outputs = observations.front().runs.front().outputs;
+  if (outputs.size() < 2) {
+    verdict.kind = VerdictKind::error;
+    verdict.message = "an invariance probe returned no perturbed result to compare with its reference";
+    return;
+  }
   for (std::size_t i = 1; i < outputs.size(); ++i) {
     if (outputs[i].second == outputs.front().second) continue;
     Divergence variation{outputs[i].first, 0, -1, 0, 0, 0};
@@ -68,10 +73,7 @@ void judge_invariance(const std::vector<ProcessObservation>& observations, Verdi
       if (measured.output == outputs[i].first) variation = measured;
     verdict.variations.push_back(variation);
   }
-  if (outputs.size() < 2) {
-    verdict.kind = VerdictKind::error;
-    verdict.message = "an invariance probe returned no perturbed result to compare with its reference";
-  } else if (verdict.variations.empty()) {
+  if (verdict.variations.empty()) {
     verdict.kind = VerdictKind::invariant;
     verdict.message = fmt::format("all {} perturbed results equal the reference bit for bit", outputs.size() - 1);
   } else {
@@ -196,6 +198,10 @@ bool is_failing(const Verdict& verdict) {
     default:
       return true;
   }
+}
+
+bool runs_agreed(VerdictKind kind) {
+  return kind == VerdictKind::deterministic || kind == VerdictKind::invariant || kind == VerdictKind::varies;
 }
 
 bool is_skipped(const Verdict& verdict) { return verdict.kind == VerdictKind::unsupported; }

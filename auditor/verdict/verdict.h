@@ -47,6 +47,8 @@ Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observati
 
 // Pass per the verdict table: deterministic, raises and agreeing warns pass; unsupported is skipped.
 bool is_failing(const Verdict& verdict);
+// Every run gave the same bits: deterministic, or an invariance probe's invariant or varies.
+bool runs_agreed(VerdictKind kind);
 bool is_skipped(const Verdict& verdict);
 
 // Where the observation contradicts what the probe documents for these settings.
