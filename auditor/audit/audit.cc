@@ -142,7 +142,11 @@ Config journal_config(const std::string& journal, const Catalogue& catalogue) {
   if (!header.contains("config")) throw UserError(journal + ": malformed journal header: no 'config'");
   const auto config = config_from_json(header.at("config"), journal);
   // A journal is a file on disk like any config: an unknown probe there must not reach a worker.
-  validate_config(config, catalogue, journal + ": journal header");
+  try {
+    validate_config(config, catalogue_with_models(catalogue, config.models), journal + ": journal header");
+  } catch (const std::invalid_argument& error) {
+    throw UserError(journal + ": journal header: " + error.what());
+  }
   return config;
 }
 

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <optional>
 
+#include "cli/audit_command.h"
 #include "cli/local_audit.h"
 #include "cli/commands.h"
 #include "config/settings.h"
@@ -21,23 +22,6 @@
 namespace repro_audit {
 namespace {
 
-struct RunArguments {
-  std::string config_path;
-  std::vector<std::string> probes;
-  std::string kind;
-  std::vector<std::string> profiles;
-  std::vector<std::string> axes;
-  std::optional<int> repeats;
-  std::optional<int> processes;
-  std::string device;
-  std::string matrix;
-  std::string fail_on;
-  OutputArguments outputs;
-  std::string save_baseline;
-  std::string journal;
-  std::string resume;
-  bool no_cost = false;
-};
 
 // "name" or "name/variant" as given to --probe; repeated names merge.
 void add_probe_argument(Config& config, const std::string& text, const Catalogue& catalogue) {
@@ -78,6 +62,8 @@ FailOn fail_on_argument(const std::string& text) {
   if (!fail_on) throw UserError(fmt::format("--fail-on must be one of: {}, not '{}'", kFailOnNames, text));
   return *fail_on;
 }
+
+}  // namespace
 
 Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
   if (!arguments.resume.empty()) {
@@ -129,9 +115,11 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
   return config;
 }
 
+namespace {
+
 // The command that finishes this audit, with every output option again.
 std::string resume_hint(const RunArguments& arguments, const std::string& journal) {
-  std::vector<std::string> words = {own_executable(), "run", "--resume", journal};
+  std::vector<std::string> words = {own_executable(), arguments.command, "--resume", journal};
   for (auto& word : arguments.outputs.words()) words.push_back(word);
   if (!arguments.save_baseline.empty()) words.insert(words.end(), {"--save-baseline", arguments.save_baseline});
   if (!arguments.fail_on.empty()) words.insert(words.end(), {"--fail-on", arguments.fail_on});
@@ -172,6 +160,61 @@ int finish_run(const RunArguments& arguments, const Config& config, const AuditR
 
 }  // namespace
 
+void add_audit_options(CLI::App* run, RunArguments& arguments) {
+  run->add_option("--profile", arguments.profiles,
+                  "Profile to sweep (repeatable): " + fmt::format("{}", fmt::join(profile_names(), ", ")));
+  run->add_option("--axis", arguments.axes,
+                  "Axis crossed with the profiles, NAME=V1,V2 (repeatable), e.g. threads=1,2");
+  run->add_option("--matrix", arguments.matrix,
+                  "'full': sweep the cartesian product of the axes instead of profiles; 'portability': sweep "
+                  "cpu_capability (native and each level below it), mkl_cbwr and threads")
+      ->check(CLI::IsMember({"full", "portability"}));
+  run->add_option("--repeats", arguments.repeats, "Timed runs per process after warm-up")
+      ->check(CLI::Range(1, 100000));
+  run->add_option("--processes", arguments.processes, "Cross-process repeats")->check(CLI::Range(1, 1000));
+  run->add_option("--device", arguments.device, "auto | cpu | cuda | cuda:N");
+  run->add_option("--fail-on", arguments.fail_on,
+                  arguments.command == "model"
+                      ? "any: exit 1 where a cell is not deterministic (the default); contradiction: only where the "
+                        "audit itself broke (error, crash, timeout)"
+                      : "contradiction: exit 1 where a cell contradicts what its probe documents; any: every failing "
+                        "cell")
+      ->check(CLI::IsMember({"contradiction", "any"}));
+  add_output_options(run, arguments.outputs);
+  run->add_option("--save-baseline", arguments.save_baseline, "Also write the report as a baseline (YAML) to FILE");
+  run->add_flag("--no-cost", arguments.no_cost, "Leave the cost ratios out of the matrix");
+  run->add_option(
+      "--journal", arguments.journal,
+      "Folder journaling each finished cell (default: a new one under $XDG_STATE_HOME/repro-audit/journals, "
+      "removed when the audit completes)");
+  run->add_option("--resume", arguments.resume, "Finish an interrupted audit from its journal folder")
+      ->check(CLI::ExistingDirectory);
+}
+
+int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue, const Config& config) {
+  auto outputs = arguments.outputs.named();
+  outputs.push_back({"--save-baseline", arguments.save_baseline});
+  check_outputs(outputs, {{"--config", arguments.config_path}});
+  const bool progress = is_capable_terminal(STDERR_FILENO);
+  AuditOptions options = local_audit_options();
+  options.journal = arguments.resume.empty() ? arguments.journal : arguments.resume;
+  options.resume = !arguments.resume.empty();
+  options.stop_requested = stop_requested;
+  options.on_start = [](const std::string& journal) { std::cerr << "journal: " << journal << "\n"; };
+  options.on_warning = [](const std::string& warning) { std::cerr << "warning: " << warning << "\n"; };
+  if (progress)
+    options.on_cell = [](const Cell& cell, int process) {
+      std::cerr << fmt::format("\r\033[K[p{}] {}", process, cell.key) << std::flush;
+    };
+  install_stop_handlers();
+  const auto result = run_audit(config, catalogue, options);
+  if (progress) std::cerr << "\r\033[K" << std::flush;
+  if (result.resumed_runs > 0)
+    std::cerr << fmt::format("resumed: {} of {} cell runs were already in the journal\n", result.resumed_runs,
+                             result.total_runs);
+  return finish_run(arguments, config, result);
+}
+
 Command add_run_command(CLI::App& app) {
   auto arguments = std::make_shared<RunArguments>();
   auto* run = app.add_subcommand("run", "Run the audit and print the verdict matrix");
@@ -182,54 +225,18 @@ Command add_run_command(CLI::App& app) {
                   "Suite to run when no --probe is named: repeat (repeat-and-digest probes, the default), "
                   "invariance (batch, layout and split invariance probes), all")
       ->check(CLI::IsMember({"repeat", "invariance", "all"}));
-  run->add_option("--profile", arguments->profiles,
-                  "Profile to sweep (repeatable): " + fmt::format("{}", fmt::join(profile_names(), ", ")));
-  run->add_option("--axis", arguments->axes,
-                  "Axis crossed with the profiles, NAME=V1,V2 (repeatable), e.g. threads=1,2");
-  run->add_option("--matrix", arguments->matrix,
-                  "'full': sweep the cartesian product of the axes instead of profiles; 'portability': sweep "
-                  "cpu_capability (native and each level below it), mkl_cbwr and threads")
-      ->check(CLI::IsMember({"full", "portability"}));
-  run->add_option("--repeats", arguments->repeats, "Timed runs per process after warm-up")
-      ->check(CLI::Range(1, 100000));
-  run->add_option("--processes", arguments->processes, "Cross-process repeats")->check(CLI::Range(1, 1000));
-  run->add_option("--device", arguments->device, "auto | cpu | cuda | cuda:N");
-  run->add_option("--fail-on", arguments->fail_on,
-                  "contradiction: exit 1 where a cell contradicts what its probe documents; any: every failing cell")
-      ->check(CLI::IsMember({"contradiction", "any"}));
-  add_output_options(run, arguments->outputs);
-  run->add_option("--save-baseline", arguments->save_baseline, "Also write the report as a baseline (YAML) to FILE");
-  run->add_flag("--no-cost", arguments->no_cost, "Leave the cost ratios out of the matrix");
-  run->add_option(
-      "--journal", arguments->journal,
-      "Folder journaling each finished cell (default: a new one under $XDG_STATE_HOME/repro-audit/journals, "
-      "removed when the audit completes)");
-  run->add_option("--resume", arguments->resume, "Finish an interrupted audit from its journal folder")
-      ->check(CLI::ExistingDirectory);
+  add_audit_options(run, *arguments);
   return {run, [arguments] {
             const auto catalogue = registered_catalogue();
             const auto config = make_config(*arguments, catalogue);
-            auto outputs = arguments->outputs.named();
-            outputs.push_back({"--save-baseline", arguments->save_baseline});
-            check_outputs(outputs, {{"--config", arguments->config_path}});
-            const bool progress = is_capable_terminal(STDERR_FILENO);
-            AuditOptions options = local_audit_options();
-            options.journal = arguments->resume.empty() ? arguments->journal : arguments->resume;
-            options.resume = !arguments->resume.empty();
-            options.stop_requested = stop_requested;
-            options.on_start = [](const std::string& journal) { std::cerr << "journal: " << journal << "\n"; };
-            options.on_warning = [](const std::string& warning) { std::cerr << "warning: " << warning << "\n"; };
-            if (progress)
-              options.on_cell = [](const Cell& cell, int process) {
-                std::cerr << fmt::format("\r\033[K[p{}] {}", process, cell.key) << std::flush;
-              };
-            install_stop_handlers();
-            const auto result = run_audit(config, catalogue, options);
-            if (progress) std::cerr << "\r\033[K" << std::flush;
-            if (result.resumed_runs > 0)
-              std::cerr << fmt::format("resumed: {} of {} cell runs were already in the journal\n", result.resumed_runs,
-                                       result.total_runs);
-            return finish_run(*arguments, config, result);
+            if (!config.models.empty())
+              throw UserError(arguments->resume.empty()
+                                  ? fmt::format("{} names models: audit them with `repro-audit model --config {}`",
+                                                config.source, config.source)
+                                  : fmt::format("{} journals a model audit: resume it with `repro-audit model "
+                                                "--resume {}`",
+                                                arguments->resume, arguments->resume));
+            return run_audit_command(*arguments, catalogue, config);
           }};
 }
 

@@ -61,6 +61,8 @@ const char* to_string(Documented documented) {
       return "nondeterministic";
     case Documented::cublas_workspace:
       return "deterministic_with_cublas_workspace_config";
+    case Documented::unknown:
+      return "unknown";
   }
   return "?";
 }

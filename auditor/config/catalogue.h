@@ -15,6 +15,7 @@ enum class Documented {
   raises_under_strict,       // may diverge by default; deterministic algorithms make it raise
   nondeterministic,          // diverges whatever the settings (the racy control)
   cublas_workspace,          // cuBLAS: deterministic under strict with CUBLAS_WORKSPACE_CONFIG set, else raises
+  unknown,                   // nothing documented: a user's model, whose ops PyTorch cannot speak for as a whole
 };
 
 const char* to_string(Documented documented);

@@ -4,12 +4,14 @@
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <regex>
 #include <sstream>
 
 #include "config/input_file.h"
+#include "config/model_config.h"
 #include "config/settings.h"
 #include "config/user_error.h"
 #include "config/yaml_reader.h"
@@ -18,7 +20,7 @@ namespace repro_audit {
 namespace {
 
 const std::vector<std::string> kKeys = {"device",  "probes", "kind",      "profiles", "axes",    "matrix",
-                                        "repeats", "warmup", "processes", "seed",     "timeout", "fail_on"};
+                                        "repeats", "warmup", "processes", "seed",     "timeout", "fail_on", "models"};
 
 class Reader : public YamlReader {
  public:
@@ -185,6 +187,9 @@ Config parse_config(const std::string& text, const std::string& source, const Ca
       const auto fail_on = fail_on_from_string(reader.scalar(value, "fail_on"));
       if (!fail_on) reader.fail(value, fmt::format("fail_on must be one of: {}", kFailOnNames));
       config.fail_on = *fail_on;
+    } else if (key == "models") {
+      const auto folder = std::filesystem::path(source).parent_path().string();
+      config.models = read_models(reader, value, folder);
     } else {
       reader.fail(entry.first, fmt::format("unknown key '{}'; valid keys: {}", key, fmt::join(kKeys, ", ")));
     }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/catalogue.h"
+#include "config/model_spec.h"
 
 namespace repro_audit {
 
@@ -41,6 +42,8 @@ struct Config {
   std::uint64_t seed = 0;
   double timeout_seconds = 0;  // per cell; 0 = the probe's own default
   FailOn fail_on = FailOn::contradiction;
+  // Non-empty: a model audit (`repro-audit model`): each model x flag set is a cell; `probes` is unused.
+  std::vector<ModelSpec> models;
 };
 
 // Throws UserError naming source, line and column, and the valid choices.

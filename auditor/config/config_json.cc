@@ -11,7 +11,7 @@ nlohmann::json config_to_json(const Config& config) {
   nlohmann::json probes = nlohmann::json::array();
   for (const auto& selection : config.probes)
     probes.push_back({{"probe", selection.probe}, {"variants", selection.variants}});
-  return {{"source", config.source},
+  nlohmann::json j = {{"source", config.source},
           {"device", config.device},
           {"probes", probes},
           {"kind", to_string(config.kind)},
@@ -24,6 +24,8 @@ nlohmann::json config_to_json(const Config& config) {
           {"seed", config.seed},
           {"timeout", config.timeout_seconds},
           {"fail_on", to_string(config.fail_on)}};
+  if (!config.models.empty()) j["models"] = config.models;  // absent before model audits
+  return j;
 }
 
 Config config_from_json(const nlohmann::json& json, const std::string& source) {
@@ -54,6 +56,7 @@ Config config_from_json(const nlohmann::json& json, const std::string& source) {
       throw UserError(
           fmt::format("{}: malformed config: fail_on '{}' is not one of: {}", source, fail_on, kFailOnNames));
     config.fail_on = *parsed_fail_on;
+    config.models = json.value("models", std::vector<ModelSpec>{});
     return config;
   } catch (const nlohmann::json::exception& error) {
     throw UserError(fmt::format("{}: malformed config: {}", source, error.what()));

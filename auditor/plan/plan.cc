@@ -58,14 +58,21 @@ Plan make_plan(const Config& config, const Catalogue& catalogue, const std::stri
   Plan plan;
   plan.device = device;
   plan.columns = make_columns(config, device);
+  const auto models = catalogue_with_models({}, config.models);
   std::vector<ProbeSelection> selections = config.probes;
-  if (selections.empty())
+  if (!config.models.empty()) {
+    selections.clear();
+    for (const auto& model : config.models) selections.push_back({model_probe_name(model), {}});
+  } else if (selections.empty())
     for (const auto& probe : catalogue)
       if (probe.in_default_suite && is_of_kind(probe, config.kind)) selections.push_back({probe.name, {}});
   const auto kind = device_kind(device);
   std::set<std::string> keys;
   for (const auto& selection : selections) {
-    const auto* probe = find_probe(catalogue, selection.probe);
+    const auto* probe = find_probe(config.models.empty() ? catalogue : models, selection.probe);
+    const ModelSpec* model = nullptr;
+    for (const auto& candidate : config.models)
+      if (model_probe_name(candidate) == selection.probe) model = &candidate;
     for (const auto& variant : probe->variants) {
       if (!selection.variants.empty() &&
           std::find(selection.variants.begin(), selection.variants.end(), variant.name) == selection.variants.end())
@@ -80,7 +87,8 @@ Plan make_plan(const Config& config, const Catalogue& catalogue, const std::stri
                   column.flags,
                   "",
                   config.timeout_seconds > 0 ? config.timeout_seconds : probe->timeout_seconds,
-                  probe->invariance};
+                  probe->invariance,
+                  model ? std::optional<ModelSpec>(*model) : std::nullopt};
         if (!supported)
           cell.unsupported_reason = variant.unsupported_reason.empty() ? fmt::format("no implementation on {}", kind)
                                                                        : variant.unsupported_reason;

@@ -1,10 +1,12 @@
 #pragma once
 // Expands a config into cells: probes x variants x flag sets, collapsed for the device.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "config/catalogue.h"
 #include "config/config.h"
+#include "config/model_spec.h"
 #include "config/settings.h"
 #include "plan/cell_key.h"
 
@@ -25,6 +27,7 @@ struct Cell {
   std::string unsupported_reason;            // set when the variant has no implementation for the device
   double timeout_seconds = 60;               // for all runs of the cell in one process
   Invariance invariance = Invariance::none;  // what an invariance probe's cell perturbs
+  std::optional<ModelSpec> model;            // a model cell's model (its probe is "model.<name>")
 };
 
 struct Plan {

@@ -20,6 +20,8 @@ void to_json(json& j, const RunObservation& value) {
   j = {{"digest", value.digest}, {"outputs", json::array()}, {"warmup", value.warmup}, {"time_ns", value.time_ns}};
   for (const auto& [name, digest] : value.outputs) j["outputs"].push_back({{"name", name}, {"digest", digest}});
   if (!value.kernel_digest.empty()) j["kernel_digest"] = value.kernel_digest;
+  if (!value.op_digest.empty()) j["op_digest"] = value.op_digest;
+  if (value.per_op) j["per_op"] = true;
 }
 void from_json(const json& j, RunObservation& value) {
   value.digest = j.at("digest").get<std::string>();
@@ -29,6 +31,8 @@ void from_json(const json& j, RunObservation& value) {
   value.warmup = j.value("warmup", false);
   value.time_ns = json_integer_or(j, "time_ns", std::int64_t{0});
   value.kernel_digest = j.value("kernel_digest", "");
+  value.op_digest = j.value("op_digest", "");
+  value.per_op = j.value("per_op", false);
 }
 
 void to_json(json& j, const Divergence& value) {
@@ -62,6 +66,10 @@ void to_json(json& j, const ProcessObservation& value) {
   if (!value.trace_unavailable.empty()) j["trace_unavailable"] = value.trace_unavailable;
   if (!value.variations.empty()) j["variations"] = value.variations;
   if (!value.input_digest.empty()) j["input_digest"] = value.input_digest;
+  if (!value.op_sequences.empty()) j["op_sequences"] = value.op_sequences;
+  if (!value.per_op_unavailable.empty()) j["per_op_unavailable"] = value.per_op_unavailable;
+  if (!value.output_differences.empty()) j["output_differences"] = value.output_differences;
+  if (value.origin_difference) j["origin_difference"] = *value.origin_difference;
 }
 void from_json(const json& j, ProcessObservation& value) {
   value.process = json_integer_or(j, "process", 0);
@@ -83,6 +91,68 @@ void from_json(const json& j, ProcessObservation& value) {
   value.trace_unavailable = j.value("trace_unavailable", "");
   value.input_digest = j.value("input_digest", "");
   value.variations = j.value("variations", std::vector<Divergence>{});
+  value.op_sequences = j.value("op_sequences", std::vector<OpSequence>{});
+  value.per_op_unavailable = j.value("per_op_unavailable", "");
+  value.output_differences = j.value("output_differences", std::vector<Divergence>{});
+  value.origin_difference.reset();
+  if (j.contains("origin_difference")) value.origin_difference = j.at("origin_difference").get<Divergence>();
+}
+
+void to_json(json& j, const OpRecord& value) {
+  j = {{"name", value.name}, {"start", value.start}, {"inputs", value.inputs}, {"outputs", value.outputs}};
+  if (!value.module.empty()) j["module"] = value.module;
+  if (value.depth > 0) j["depth"] = value.depth;
+  if (!value.kernels.empty()) j["kernels"] = value.kernels;
+}
+void from_json(const json& j, OpRecord& value) {
+  value.name = j.at("name").get<std::string>();
+  value.module = j.value("module", "");
+  value.depth = json_integer_or(j, "depth", 0);
+  value.start = json_integer_or(j, "start", std::int64_t{0});
+  value.inputs = j.value("inputs", "");
+  value.outputs = j.value("outputs", "");
+  value.kernels = j.value("kernels", std::vector<std::string>{});
+}
+
+void to_json(json& j, const OpSequence& value) {
+  j = {{"digest", value.digest}, {"ops", value.ops}};
+  if (value.truncated) j["truncated"] = true;
+}
+void from_json(const json& j, OpSequence& value) {
+  value.digest = j.at("digest").get<std::string>();
+  value.ops = j.at("ops").get<std::vector<OpRecord>>();
+  value.truncated = j.value("truncated", false);
+}
+
+void to_json(json& j, const Origin& value) {
+  j = {{"position", value.position}, {"ops", value.ops},           {"op", value.op},
+       {"within", value.within},     {"module", value.module},     {"downstream", value.downstream},
+       {"downstream_ops", value.downstream_ops}, {"compared", value.compared}};
+  if (value.difference) j["difference"] = *value.difference;
+  if (!value.kernels.empty()) j["kernels"] = value.kernels;
+}
+void from_json(const json& j, Origin& value) {
+  value.position = json_integer_or(j, "position", 0);
+  value.ops = json_integer_or(j, "ops", 0);
+  value.op = j.at("op").get<std::string>();
+  value.within = j.value("within", std::vector<std::string>{});
+  value.module = j.value("module", "");
+  value.downstream = json_integer_or(j, "downstream", 0);
+  value.downstream_ops = j.value("downstream_ops", std::vector<std::string>{});
+  value.compared = j.value("compared", "");
+  value.difference.reset();
+  if (j.contains("difference")) value.difference = j.at("difference").get<Divergence>();
+  value.kernels = j.value("kernels", std::vector<std::string>{});
+}
+
+void to_json(json& j, const StepGrowth& value) {
+  j = {{"step", value.step}, {"loss_difference", value.loss_difference},
+       {"parameter_difference", value.parameter_difference}};
+}
+void from_json(const json& j, StepGrowth& value) {
+  value.step = json_integer_or(j, "step", 0);
+  value.loss_difference = j.value("loss_difference", 0.0);
+  value.parameter_difference = j.value("parameter_difference", 0.0);
 }
 
 void to_json(json& j, const Cell& value) {
@@ -95,6 +165,7 @@ void to_json(json& j, const Cell& value) {
        {"timeout_seconds", value.timeout_seconds}};
   if (!value.unsupported_reason.empty()) j["unsupported_reason"] = value.unsupported_reason;
   if (value.invariance != Invariance::none) j["invariance"] = to_string(value.invariance);
+  if (value.model) j["model"] = *value.model;
 }
 void from_json(const json& j, Cell& value) {
   value.key = j.at("key").get<std::string>();
@@ -112,6 +183,8 @@ void from_json(const json& j, Cell& value) {
     if (!invariance) throw json::other_error::create(501, "unknown invariance '" + name + "'", &j);
     value.invariance = *invariance;
   }
+  value.model.reset();
+  if (j.contains("model")) value.model = j.at("model").get<ModelSpec>();
 }
 
 void to_json(json& j, const Timing& value) {

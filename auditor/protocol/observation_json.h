@@ -20,6 +20,14 @@ void to_json(nlohmann::json& j, const ProcessObservation& value);
 void from_json(const nlohmann::json& j, ProcessObservation& value);
 void to_json(nlohmann::json& j, const Cell& value);
 void from_json(const nlohmann::json& j, Cell& value);
+void to_json(nlohmann::json& j, const OpRecord& value);
+void from_json(const nlohmann::json& j, OpRecord& value);
+void to_json(nlohmann::json& j, const OpSequence& value);
+void from_json(const nlohmann::json& j, OpSequence& value);
+void to_json(nlohmann::json& j, const Origin& value);
+void from_json(const nlohmann::json& j, Origin& value);
+void to_json(nlohmann::json& j, const StepGrowth& value);
+void from_json(const nlohmann::json& j, StepGrowth& value);
 void to_json(nlohmann::json& j, const Timing& value);
 void from_json(const nlohmann::json& j, Timing& value);
 

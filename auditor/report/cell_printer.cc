@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "report/model_text.h"
 #include "report/text_format.h"
 
 namespace repro_audit {
@@ -56,6 +57,7 @@ void print_cell_details(const CellReport& cell, std::ostream& out) {
                        v.divergence_rate_bound);
   print_divergence(v, out);
   for (const auto& variation : v.variations) out << "  varies: " << variation_text(variation) << "\n";
+  for (const auto& line : model_details(v)) out << "  " << line << "\n";
   for (const auto& warning : v.warnings) out << "  warning: " << warning << "\n";
   if (v.timing.samples > 0)
     out << fmt::format("  timing: median {}, p10 {}, p90 {} over {} runs{}\n", milliseconds(v.timing.median_ns),

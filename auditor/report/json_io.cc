@@ -32,9 +32,14 @@ json cell_to_json(const CellReport& report) {
   if (!v.divergence_scope.empty()) j["divergence_scope"] = v.divergence_scope;
   if (v.divergence) j["divergence"] = *v.divergence;
   if (!v.variations.empty()) j["variations"] = v.variations;
+  if (!v.diverged_outputs.empty()) j["diverged_outputs"] = v.diverged_outputs;
+  if (v.origin) j["origin"] = *v.origin;
+  if (!v.origin_note.empty()) j["origin_note"] = v.origin_note;
+  if (!v.steps.empty()) j["step_growth"] = v.steps;
   if (!v.message.empty()) j["message"] = v.message;
   if (!v.warnings.empty()) j["warnings"] = v.warnings;
   if (v.timing.samples > 0) j["timing"] = v.timing;
+  if (v.per_op_timing.samples > 0) j["per_op_timing"] = v.per_op_timing;
   if (report.cost_ratio) j["cost_ratio"] = *report.cost_ratio;
   j["kernels_varied"] = v.kernels_varied;
   if (!v.kernel_digest.empty()) j["kernel_digest"] = v.kernel_digest;
@@ -62,9 +67,14 @@ CellReport cell_from_json(const json& j) {
   v.divergence_scope = j.value("divergence_scope", "");
   if (j.contains("divergence")) v.divergence = j.at("divergence").get<Divergence>();
   v.variations = j.value("variations", std::vector<Divergence>{});
+  v.diverged_outputs = j.value("diverged_outputs", std::vector<std::string>{});
+  if (j.contains("origin")) v.origin = j.at("origin").get<Origin>();
+  v.origin_note = j.value("origin_note", "");
+  v.steps = j.value("step_growth", std::vector<StepGrowth>{});
   v.message = j.value("message", "");
   v.warnings = j.value("warnings", std::vector<std::string>{});
   v.timing = j.value("timing", Timing{});
+  v.per_op_timing = j.value("per_op_timing", Timing{});
   v.kernels_varied = j.value("kernels_varied", false);
   v.kernel_digest = j.value("kernel_digest", "");
   report.documented = j.value("documented", "");
@@ -99,6 +109,7 @@ void check_digests(const CellReport& report) {
     }
     for (const auto& sequence : observation.kernel_sequences)
       check_digest(sequence.first, "kernel sequence digest", false);
+    for (const auto& sequence : observation.op_sequences) check_digest(sequence.digest, "op sequence digest", false);
   }
 }
 

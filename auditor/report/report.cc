@@ -110,8 +110,9 @@ Report build_report(const Plan& plan, const std::map<std::string, std::vector<Pr
     cell_report.verdict = judge(cell, seen);
     cell_report.observations = seen;
     const auto* probe = find_probe(catalogue, cell.probe);
-    const auto documented =
-        probe ? probe->documented_on(cell.variant, device_kind(cell.device)) : Documented::deterministic;
+    const auto documented = cell.model ? Documented::unknown
+                            : probe    ? probe->documented_on(cell.variant, device_kind(cell.device))
+                                       : Documented::deterministic;
     cell_report.documented = to_string(documented);
     cell_report.contradiction = find_contradiction(documented, cell.settings, cell_report.verdict);
     report.cells.push_back(std::move(cell_report));

@@ -1,5 +1,7 @@
 #include "report/terminal_printer.h"
 
+#include "report/model_text.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -135,6 +137,15 @@ void print_summary(const Report& report, FailOn fail_on, std::ostream& out) {
     any_contradiction = true;
     out << fmt::format("  {} {}: {}\n", cell.contradiction->breaks_audit ? "FAIL" : "note", cell.cell.key,
                        cell.contradiction->text);
+  }
+  bool any_model = false;
+  for (const auto& cell : report.cells) {
+    const auto lines = model_details(cell.verdict);
+    if (lines.empty() || cell.verdict.diverged_outputs.empty()) continue;
+    if (!any_model) out << "\nWhere the model's divergence starts:\n";
+    any_model = true;
+    out << "  " << cell.cell.key << "\n";
+    for (const auto& line : lines) out << "    " << line << "\n";
   }
   if (!report.notes.empty()) {
     out << "\nSettings that change the bits of deterministic results:\n";

@@ -162,15 +162,16 @@ LibraryVerboseRun LibraryVerboseParser::parse_run(std::string_view output) {
   if (!lines.empty() && lines.back().empty()) lines.pop_back();
   for (const auto line : lines) {
     read_banner(line);
+    const auto offset = static_cast<std::size_t>(line.data() - output.data());
     if (auto record = parse_onednn_exec_line(line)) {
       if (!onednn_seen)
-        if (auto banner = onednn_banner()) run.records.push_back(std::move(*banner));
+        if (auto banner = onednn_banner()) run.add(std::move(*banner), std::string_view::npos);
       onednn_seen = true;
-      run.records.push_back(std::move(*record));
+      run.add(std::move(*record), offset);
     } else if (auto call = parse_mkl_call_line(line)) {
-      if (!mkl_seen && mkl_banner_) run.records.push_back(*mkl_banner_);
+      if (!mkl_seen && mkl_banner_) run.add(KernelRecord(*mkl_banner_), std::string_view::npos);
       mkl_seen = true;
-      run.records.push_back(std::move(*call));
+      run.add(std::move(*call), offset);
     } else if (!is_mkl_banner(line) && !(is_onednn_line(line) && line.find(",info,") != std::string_view::npos)) {
       run.other_output.append(line).append("\n");
     }

@@ -23,7 +23,13 @@ std::optional<KernelRecord> parse_mkl_call_line(std::string_view line);
 
 struct LibraryVerboseRun {
   std::vector<KernelRecord> records;  // in the order the libraries printed them
+  std::vector<std::size_t> offsets;   // where each record's line began in the output; npos for a banner
   std::string other_output;           // lines that are not verbose output, to pass on
+
+  void add(KernelRecord record, std::size_t offset) {
+    records.push_back(std::move(record));
+    offsets.push_back(offset);
+  }
 };
 
 // Turns one run's captured stdout into records. Each library prints its banner (version and ISA)

@@ -56,6 +56,13 @@ class StdoutCapture {
 
   bool started() const { return saved_ >= 0; }
 
+  // How much the run has printed so far.
+  std::size_t position() const {
+    std::fflush(stdout);
+    const auto offset = ::lseek(memory_, 0, SEEK_CUR);
+    return offset < 0 ? 0 : static_cast<std::size_t>(offset);
+  }
+
   bool start() {
     if (memory_ < 0) return false;
     std::fflush(stdout);  // what was printed before the run belongs to the real stdout
@@ -125,6 +132,20 @@ class LibraryVerboseTracer : public Tracer {
     if (mkl_) set_mkl_verbose(1);
   }
 
+  // From here on, what the libraries print belongs to `op` (until it exits): a change point.
+  void enter_op(std::int64_t op) override {
+    inner_->enter_op(op);
+    if (!capture_.started()) return;
+    open_.push_back(op);
+    changes_.emplace_back(capture_.position(), op);
+  }
+  void exit_op() override {
+    inner_->exit_op();
+    if (!capture_.started() || open_.empty()) return;
+    open_.pop_back();
+    changes_.emplace_back(capture_.position(), open_.empty() ? -1 : open_.back());
+  }
+
   std::vector<KernelRecord> end_run() override {
     auto records = inner_->end_run();
     if (!capture_.started()) return records;
@@ -141,12 +162,24 @@ class LibraryVerboseTracer : public Tracer {
     if (mkl_) set_mkl_verbose(0);
     auto run = process_parser().parse_run(capture_.stop());
     write_all(STDOUT_FILENO, run.other_output);
+    // Each record belongs to the op that was innermost when its line was printed.
+    std::size_t change = 0;
+    std::int64_t op = -1;
+    for (std::size_t i = 0; i < run.records.size(); ++i) {
+      if (run.offsets[i] == std::string_view::npos) continue;
+      while (change < changes_.size() && changes_[change].first <= run.offsets[i]) op = changes_[change++].second;
+      run.records[i].op = op;
+    }
+    changes_.clear();
+    open_.clear();
     return std::move(run.records);
   }
 
   std::unique_ptr<Tracer> inner_;
   bool onednn_ = false, mkl_ = false;  // whether this libtorch has the library's verbose mode
   StdoutCapture capture_;
+  std::vector<std::int64_t> open_;                             // ops entered and not exited, innermost last
+  std::vector<std::pair<std::size_t, std::int64_t>> changes_;  // (output position, innermost op from there)
 };
 
 }  // namespace

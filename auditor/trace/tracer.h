@@ -16,6 +16,10 @@ class Tracer {
   virtual void begin_run() = 0;
   // Everything launched since begin_run, in launch order. Call after the device is synchronised.
   virtual std::vector<KernelRecord> end_run() = 0;
+  // The per-op recorder says which op is innermost while a run records (ops nest); a tracer that
+  // can tell sets KernelRecord::op of what that op launched. Others ignore it.
+  virtual void enter_op(std::int64_t /*op*/) {}
+  virtual void exit_op() {}
 };
 
 // Records nothing, and says why.

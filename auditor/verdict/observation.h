@@ -50,6 +50,7 @@ struct KernelRecord {
   std::string name;
   std::string grid;  // "x,y,z" where the backend has it
   std::string block;
+  std::int64_t op = -1;  // the per-op record (its start order) it ran inside; -1 when not known
 };
 
 struct RunObservation {
@@ -58,6 +59,27 @@ struct RunObservation {
   bool warmup = false;                                       // digested, not timed
   std::int64_t time_ns = 0;
   std::string kernel_digest;  // digest of the kernel sequence; empty when not traced
+  std::string op_digest;      // model cells: digest of the run's per-op records; empty when not recorded
+  bool per_op = false;        // its ops were digested as it ran (slower): timed apart from the other runs
+};
+
+// One dispatcher op of a model run, digested as it began (inputs) and as it ended (outputs).
+// Records are kept in the order ops end, so an op nested in another comes before it.
+struct OpRecord {
+  std::string name;     // "aten::addmm", or an autograd node ("AddmmBackward0")
+  std::string module;   // TorchScript module path ("block.fc1"); "" at the top level
+  int depth = 0;        // how many recorded ops enclose it
+  std::int64_t start = 0;  // its place in the order ops began
+  std::string inputs;   // digest of the tensor and scalar arguments it read (out= arguments left out)
+  std::string outputs;  // digest of its outputs; "" when they hold uninitialised memory (aten::empty)
+  std::vector<std::string> kernels;  // kernel trace records launched while it was the innermost op
+};
+
+// A distinct per-op sequence of one process, by its digest.
+struct OpSequence {
+  std::string digest;
+  std::vector<OpRecord> ops;
+  bool truncated = false;  // longer than kMaxOpsPerRun: the tail was not kept
 };
 
 // The first output of a run that differs from run 0 of the same process, measured element-wise.
@@ -84,6 +106,18 @@ struct ProcessObservation {
   // Invariance probes: each output of the first run that differs from the reference, measured
   // against it (Divergence::output names the perturbation).
   std::vector<Divergence> variations;
+  // Model cells. Distinct per-op sequences (run 0's first; at most a few are kept), why none were
+  // recorded when none were, every output that differed from run 0 in this process with its
+  // largest difference, and the origin op's output measured against run 0 (Divergence::output is
+  // "#<position> <op name>").
+  std::vector<OpSequence> op_sequences;
+  std::string per_op_unavailable;
+  std::vector<Divergence> output_differences;
+  std::optional<Divergence> origin_difference;
 };
+
+// At most this many per-op records are kept per run, and this many distinct sequences per process.
+inline constexpr std::size_t kMaxOpsPerRun = 20000;
+inline constexpr std::size_t kMaxOpSequences = 4;
 
 }  // namespace repro_audit

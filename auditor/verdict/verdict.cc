@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <set>
 
+#include "verdict/model_verdict.h"
+
 namespace repro_audit {
 namespace {
 
@@ -139,20 +141,21 @@ Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observati
   Verdict verdict;
   verdict.processes = static_cast<int>(observations.size());
   std::set<std::string> digests;
-  std::vector<std::int64_t> times;
+  std::vector<std::int64_t> times, per_op_times;
   bool within = false;
   for (const auto& observation : observations) {
     std::set<std::string> own;
     for (const auto& run : observation.runs) {
       digests.insert(run.digest);
       own.insert(run.digest);
-      if (!run.warmup) times.push_back(run.time_ns);
+      if (!run.warmup) (run.per_op ? per_op_times : times).push_back(run.time_ns);
       ++verdict.runs;
     }
     within = within || own.size() > 1;
     verdict.warnings.insert(verdict.warnings.end(), observation.warnings.begin(), observation.warnings.end());
   }
-  verdict.timing = timing_of(times);
+  verdict.timing = timing_of(times.empty() ? per_op_times : times);
+  if (!times.empty()) verdict.per_op_timing = timing_of(per_op_times);
   judge_kernels(observations, verdict);
   if (verdict.runs < 2) {
     verdict.kind = VerdictKind::error;
@@ -176,6 +179,7 @@ Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observati
       }
     if (!verdict.divergence) verdict.divergence = divergence_by_digest(observations);
   }
+  judge_model(cell, observations, verdict);
   const bool warn_only = deterministic_mode(cell.settings) == DeterministicMode::warn;
   // Only determinism alerts make a cell `warns`; other warnings (deprecations) are kept, not judged.
   const auto alert = std::find_if(verdict.warnings.begin(), verdict.warnings.end(), mentions_determinism);
@@ -215,6 +219,8 @@ std::optional<Contradiction> find_contradiction(Documented documented, const Fla
   const auto mode = deterministic_mode(settings);
   const bool diverged = !verdict.digests_agree && kind != VerdictKind::raises;
   switch (documented) {
+    case Documented::unknown:
+      return std::nullopt;
     case Documented::nondeterministic:
       if (kind == VerdictKind::deterministic)
         return Contradiction{"nondeterministic", "documented to diverge, but every run agreed", true};

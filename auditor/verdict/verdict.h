@@ -7,6 +7,7 @@
 #include "config/catalogue.h"
 #include "plan/plan.h"
 #include "verdict/observation.h"
+#include "verdict/origin.h"
 
 namespace repro_audit {
 
@@ -17,6 +18,15 @@ struct Timing {
   std::int64_t p10_ns = 0;
   std::int64_t p90_ns = 0;
   int samples = 0;
+};
+
+// How a training run's divergence grew: after SGD step `step`, the largest difference of the loss
+// and of the parameters between runs of one process (-1: not measured, the runs were in different
+// processes only).
+struct StepGrowth {
+  int step = 0;
+  double loss_difference = 0;
+  double parameter_difference = 0;
 };
 
 struct Verdict {
@@ -36,6 +46,13 @@ struct Verdict {
   std::string kernel_digest;  // when every run launched the same sequence
   // varies: each perturbation whose result differs from the reference, measured where a worker did.
   std::vector<Divergence> variations;
+  // Model cells: the outputs (gradients by parameter name) whose digests differ between runs, where
+  // the divergence starts, why no origin is named when none is, and the growth over SGD steps.
+  std::vector<std::string> diverged_outputs;
+  std::optional<Origin> origin;
+  std::string origin_note;
+  std::vector<StepGrowth> steps;
+  Timing per_op_timing;  // model cells: the runs that digested every op (`timing` is of the others)
 };
 
 Timing timing_of(const std::vector<std::int64_t>& samples_ns);

@@ -9,6 +9,8 @@
 #include <csignal>
 
 #include <cstdio>
+#include <fmt/format.h>
+#include <unordered_map>
 #include <iostream>
 
 #include "hash/digest.h"
@@ -16,6 +18,8 @@
 #include "protocol/observation_json.h"
 #include "trace/tracer_factory.h"
 #include "worker/environment.h"
+#include "worker/model_runner.h"
+#include "worker/op_recorder.h"
 #include "worker/probe.h"
 #include "worker/settings_apply.h"
 
@@ -73,48 +77,150 @@ void keep_sequence(ProcessObservation& observation, const std::string& digest, s
   observation.kernel_sequences.emplace_back(digest, std::move(kernels));
 }
 
-void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
-             ProcessObservation& observation) {
+// Run k's per-op records against run 0's: keeps the distinct sequence, and measures the origin
+// op's output against run 0 the first time a run parts from it.
+struct PerOpState {
+  std::unique_ptr<OpRecorder> recorder;
+  RecordedRun reference;
+  std::string reference_digest;
+};
+
+constexpr std::size_t kKeptOutputBytes = std::size_t{256} << 20;
+
+void keep_ops(ProcessObservation& observation, RunObservation& run, RecordedRun&& recorded, int index,
+              PerOpState& per_op, std::vector<KernelRecord>& kernels) {
+  std::unordered_map<std::int64_t, std::size_t> by_start;
+  for (std::size_t i = 0; i < recorded.ops.size(); ++i) by_start[recorded.ops[i].start] = i;
+  for (const auto& kernel : kernels)
+    if (auto it = by_start.find(kernel.op); kernel.op >= 0 && it != by_start.end())
+      recorded.ops[it->second].kernels.push_back(kernel.name);
+  run.op_digest = op_sequence_digest(recorded.ops);
+  run.per_op = true;
+  const bool seen = std::any_of(observation.op_sequences.begin(), observation.op_sequences.end(),
+                                [&](const OpSequence& sequence) { return sequence.digest == run.op_digest; });
+  if (!seen && observation.op_sequences.size() < kMaxOpSequences)
+    observation.op_sequences.push_back({run.op_digest, recorded.ops, recorded.truncated});
+  if (index == 0) {
+    per_op.reference = std::move(recorded);
+    per_op.reference_digest = run.op_digest;
+    return;
+  }
+  if (observation.origin_difference || run.op_digest == per_op.reference_digest) return;
+  const auto comparison = compare_op_sequences(per_op.reference.ops, recorded.ops);
+  if (!comparison.origin) return;
+  const auto at = comparison.origin->position;
+  for (const auto& [i, j] : comparison.matched) {
+    if (i != at) continue;
+    const auto& a = per_op.reference.kept[i];
+    const auto& b = recorded.kept[j];
+    for (std::size_t t = 0; t < a.size() && t < b.size(); ++t) {
+      auto measured = compare_tensors(fmt::format("#{} {}", at, comparison.origin->op), index, a[t], b[t]);
+      if (measured.differing_elements > 0) {
+        observation.origin_difference = measured;
+        return;
+      }
+    }
+  }
+}
+
+// Every output of a model run that differs from run 0, with its largest difference over the runs.
+void measure_output_differences(const Outputs& outputs, const Digested& digested, const RunObservation& first,
+                                const std::vector<at::Tensor>& reference, int index,
+                                ProcessObservation& observation) {
+  for (std::size_t i = 0; i < outputs.size() && i < reference.size() && i < first.outputs.size(); ++i) {
+    if (digested.run.outputs[i].second == first.outputs[i].second) continue;
+    auto measured = compare_tensors(outputs[i].first, index, reference[i], digested.canonical[i]);
+    auto it = std::find_if(observation.output_differences.begin(), observation.output_differences.end(),
+                           [&](const Divergence& d) { return d.output == measured.output; });
+    if (it == observation.output_differences.end())
+      observation.output_differences.push_back(measured);
+    else if (measured.max_abs_difference > it->max_abs_difference)
+      *it = measured;
+  }
+}
+
+struct Prepared {
+  RunFunction run;
+  Invariance invariance = Invariance::none;
+};
+
+Prepared prepare_cell(const Cell& cell, const at::Device& device, std::uint64_t seed, Tracer& tracer,
+                      ProcessObservation& observation, PerOpState& per_op) {
+  if (cell.model) {
+    VariantInfo variant;
+    variant.name = cell.variant;
+    ProbeContext context(device, seed, variant);
+    auto prepared = prepare_model(*cell.model, context);
+    observation.input_digest = context.input_digest();
+    if (cell.model->per_op) {
+      if (prepared.per_op_unavailable.empty())
+        per_op.recorder = std::make_unique<OpRecorder>(&tracer);
+      else
+        observation.per_op_unavailable = prepared.per_op_unavailable;
+    }
+    return {prepared.run, Invariance::none};
+  }
   const auto* probe = find_registered_probe(cell.probe);
   if (!probe) throw std::runtime_error("this worker has no probe '" + cell.probe + "'");
-  const at::Device device(request.device);
   const auto* variant = probe->info.find_variant(cell.variant);
   if (!variant) throw std::runtime_error("probe '" + cell.probe + "' has no variant '" + cell.variant + "'");
   const auto kind = device.is_cuda() ? "cuda" : "cpu";
   if (std::find(variant->devices.begin(), variant->devices.end(), kind) == variant->devices.end())
     throw Unsupported(variant->unsupported_reason.empty() ? std::string("no implementation on ") + kind
                                                           : variant->unsupported_reason);
-  const auto seed = static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed")));
   ProbeContext context(device, seed, *variant);
-  const auto run = probe->prepare(context);
+  auto run = probe->prepare(context);
   observation.input_digest = context.input_digest();
+  return {run, probe->info.invariance};
+}
+
+void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
+             ProcessObservation& observation) {
+  const at::Device device(request.device);
+  const auto seed = static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed")));
+  PerOpState per_op;
+  const auto prepared = prepare_cell(cell, device, seed, tracer, observation, per_op);
   std::vector<at::Tensor> reference;
-  const int total = request.warmup + request.repeats;
+  // With per-op records, the runs that digest every op are followed by runs that do not, timed
+  // apart: the model's own time, and what the per-op digests cost.
+  const int plain_runs = per_op.recorder ? std::max(1, (request.repeats + 1) / 2) : 0;
+  const int total = request.warmup + request.repeats + plain_runs;
   for (int index = 0; index < total; ++index) {
+    const bool recording = per_op.recorder && index < request.warmup + request.repeats;
     at::manual_seed(seed);  // ops that draw random numbers (fractional pooling) draw the same ones
     synchronize(device);
     tracer.begin_run();
+    if (recording) per_op.recorder->begin_run(index == 0 || !observation.origin_difference ? kKeptOutputBytes : 0);
     timer.start();
-    const auto outputs = run();
+    const auto outputs = prepared.run();
     const auto elapsed_ns = timer.stop_ns();
+    RecordedRun recorded;
+    if (recording) recorded = per_op.recorder->end_run();
     synchronize(device);
     auto kernels = tracer.end_run();
     auto digested = digest_outputs(outputs);
     digested.run.warmup = index < request.warmup;
     digested.run.time_ns = elapsed_ns;
+    if (recording) keep_ops(observation, digested.run, std::move(recorded), index, per_op, kernels);
     if (observation.trace_unavailable.empty()) {
       digested.run.kernel_digest = kernel_sequence_digest(kernels);
       keep_sequence(observation, digested.run.kernel_digest, std::move(kernels));
     }
     if (index == 0) {
       reference = digested.canonical;
-      if (probe->info.invariance != Invariance::none) measure_variations(outputs, digested, observation);
-    } else if (!observation.divergence && digested.run.digest != observation.runs.front().digest) {
-      for (std::size_t i = 0; i < digested.canonical.size(); ++i)
-        if (digested.run.outputs[i].second != observation.runs.front().outputs[i].second) {
-          observation.divergence = compare_tensors(outputs[i].first, index, reference[i], digested.canonical[i]);
-          break;
-        }
+      if (cell.model)
+        for (auto& tensor : reference) tensor = tensor.clone();  // a model's output may alias its parameters
+      if (prepared.invariance != Invariance::none) measure_variations(outputs, digested, observation);
+    } else {
+      if (cell.model)
+        measure_output_differences(outputs, digested, observation.runs.front(), reference, index, observation);
+      if (!observation.divergence && digested.run.digest != observation.runs.front().digest) {
+        for (std::size_t i = 0; i < digested.canonical.size(); ++i)
+          if (digested.run.outputs[i].second != observation.runs.front().outputs[i].second) {
+            observation.divergence = compare_tensors(outputs[i].first, index, reference[i], digested.canonical[i]);
+            break;
+          }
+      }
     }
     observation.runs.push_back(std::move(digested.run));
   }
@@ -141,6 +247,9 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
     observation.divergence.reset();
     observation.variations.clear();
     observation.kernel_sequences.clear();
+    observation.op_sequences.clear();
+    observation.output_differences.clear();
+    observation.origin_difference.reset();
     observation.status = ObservationStatus::exception;
     observation.message = error_text(error);
   }

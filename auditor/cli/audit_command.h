@@ -1,0 +1,43 @@
+#pragma once
+// What `run` and `model` share: the audit options, the config they make, and running the audit to
+// its outputs and exit code.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/output_options.h"
+#include "config/config.h"
+
+namespace repro_audit {
+
+struct RunArguments {
+  std::string command = "run";  // run | model: for the resume hint
+  std::string config_path;
+  std::vector<std::string> probes;
+  std::string kind;
+  std::vector<std::string> profiles;
+  std::vector<std::string> axes;
+  std::optional<int> repeats;
+  std::optional<int> processes;
+  std::string device;
+  std::string matrix;
+  std::string fail_on;
+  OutputArguments outputs;
+  std::string save_baseline;
+  std::string journal;
+  std::string resume;
+  bool no_cost = false;
+};
+
+// --profile, --axis, --matrix, --repeats, --processes, --device, --fail-on, the outputs,
+// --save-baseline, --no-cost, --journal, --resume.
+void add_audit_options(CLI::App* command, RunArguments& arguments);
+
+// The config from a file (or a journal, resuming) with the command line's overrides, validated.
+Config make_config(const RunArguments& arguments, const Catalogue& catalogue);
+
+// Runs the audit, prints the matrix, writes the outputs; returns the exit code.
+int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue, const Config& config);
+
+}  // namespace repro_audit

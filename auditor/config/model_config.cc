@@ -1,0 +1,126 @@
+#include "config/model_config.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+
+#include "config/user_error.h"
+
+namespace repro_audit {
+namespace {
+
+const std::vector<std::string> kModelKeys = {"path", "name", "inputs", "train", "steps", "learning_rate", "loss",
+                                             "per_op"};
+
+bool boolean(const YamlReader& reader, const YAML::Node& node, const std::string& what) {
+  const auto text = reader.scalar(node, what);
+  if (text == "true" || text == "yes" || text == "on") return true;
+  if (text == "false" || text == "no" || text == "off") return false;
+  reader.fail(node, fmt::format("{} must be true or false, not '{}'", what, text));
+}
+
+ModelSpec read_model(const YamlReader& reader, const YAML::Node& node, const std::string& base_folder) {
+  if (!node.IsMap()) reader.fail(node, fmt::format("a model must be a map of: {}", fmt::join(kModelKeys, ", ")));
+  ModelSpec model;
+  bool has_path = false;
+  for (const auto& entry : node) {
+    const auto key = reader.scalar(entry.first, "a model key");
+    const auto& value = entry.second;
+    if (key == "path") {
+      model.path = reader.scalar(value, "path");
+      has_path = true;
+    } else if (key == "name") {
+      model.name = reader.scalar(value, "name");
+      if (model.name.empty() || model.name != model_name_from_path(model.name + ".x"))
+        reader.fail(value, fmt::format("model name '{}' may hold only letters, digits, '_' and '-'", model.name));
+    } else if (key == "inputs") {
+      if (value.IsScalar()) {
+        model.inputs_file = value.Scalar();
+      } else if (value.IsSequence()) {
+        for (const auto& item : value) {
+          std::string error;
+          auto input = parse_model_input(reader.scalar(item, "an input"), model.inputs.size(), error);
+          if (!input) reader.fail(item, error);
+          model.inputs.push_back(*input);
+        }
+      } else {
+        reader.fail(value, "inputs must be a file written by torch.save, or a list of NAME:DTYPE[SHAPE]");
+      }
+    } else if (key == "train") {
+      model.train = boolean(reader, value, "train");
+    } else if (key == "steps") {
+      const auto text = reader.scalar(value, "steps");
+      if (text.empty() || text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos)
+        reader.fail(value, fmt::format("steps must be a whole number from 0 to 1000, not '{}'", text));
+      model.steps = std::stoi(text);
+      if (model.steps > 1000) reader.fail(value, "steps must be from 0 to 1000");
+    } else if (key == "learning_rate") {
+      const auto text = reader.scalar(value, "learning_rate");
+      try {
+        std::size_t used = 0;
+        model.learning_rate = std::stod(text, &used);
+        if (used != text.size() || !(model.learning_rate > 0 && model.learning_rate < 1e6)) throw std::out_of_range("");
+      } catch (const std::exception&) {
+        reader.fail(value, fmt::format("learning_rate must be a positive number, not '{}'", text));
+      }
+    } else if (key == "loss") {
+      const auto loss = loss_kind_from_string(reader.scalar(value, "loss"));
+      if (!loss) reader.fail(value, fmt::format("loss must be one of: {}", kLossKindNames));
+      model.loss = *loss;
+    } else if (key == "per_op") {
+      model.per_op = boolean(reader, value, "per_op");
+    } else {
+      reader.fail(entry.first,
+                  fmt::format("unknown model key '{}'; valid keys: {}", key, fmt::join(kModelKeys, ", ")));
+    }
+  }
+  if (!has_path) reader.fail(node, "a model needs a path (a TorchScript file or an AOTInductor .pt2 package)");
+  try {
+    check_model(model, base_folder, "");
+  } catch (const UserError& error) {
+    reader.fail(node, error.what());
+  }
+  return model;
+}
+
+std::string absolute(const std::string& path, const std::string& base_folder) {
+  std::filesystem::path p(path);
+  if (p.is_relative() && !base_folder.empty()) p = std::filesystem::path(base_folder) / p;
+  return std::filesystem::absolute(p).lexically_normal().string();
+}
+
+}  // namespace
+
+std::vector<ModelSpec> read_models(const YamlReader& reader, const YAML::Node& node, const std::string& base_folder) {
+  if (!node.IsSequence() || node.size() == 0) reader.fail(node, "models must be a non-empty list of models");
+  std::vector<ModelSpec> models;
+  for (const auto& item : node) {
+    models.push_back(read_model(reader, item, base_folder));
+    for (std::size_t i = 0; i + 1 < models.size(); ++i)
+      if (models[i].name == models.back().name)
+        reader.fail(item, fmt::format("two models are named '{}'; give each its own name:", models.back().name));
+  }
+  return models;
+}
+
+void check_model(ModelSpec& model, const std::string& base_folder, const std::string& where) {
+  const auto prefix = where.empty() ? std::string() : where + ": ";
+  model.path = absolute(model.path, base_folder);
+  if (!std::filesystem::is_regular_file(model.path))
+    throw UserError(fmt::format("{}model file '{}' does not exist", prefix, model.path));
+  if (model.name.empty()) model.name = model_name_from_path(model.path);
+  if (!model.inputs_file.empty()) {
+    model.inputs_file = absolute(model.inputs_file, base_folder);
+    if (!std::filesystem::is_regular_file(model.inputs_file))
+      throw UserError(fmt::format("{}inputs file '{}' does not exist", prefix, model.inputs_file));
+    if (!model.inputs.empty())
+      throw UserError(prefix + "give the inputs as a file or as NAME:DTYPE[SHAPE], not both");
+  }
+  if (model.inputs_file.empty() && model.inputs.empty())
+    throw UserError(prefix + "the model needs inputs: a file written by torch.save (--inputs FILE) or " +
+                    "NAME:DTYPE[SHAPE] for each (--input x:f32[4,8])");
+  if (model.steps > 0) model.train = true;  // SGD steps follow a backward pass
+}
+
+}  // namespace repro_audit

@@ -1,0 +1,143 @@
+#include "config/model_spec.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <stdexcept>
+
+#include "config/json_number.h"
+
+namespace repro_audit {
+
+const char* to_string(LossKind loss) {
+  switch (loss) {
+    case LossKind::automatic:
+      return "auto";
+    case LossKind::sum:
+      return "sum";
+    case LossKind::output:
+      return "output";
+  }
+  return "?";
+}
+
+std::optional<LossKind> loss_kind_from_string(const std::string& text) {
+  for (const auto loss : {LossKind::automatic, LossKind::sum, LossKind::output})
+    if (text == to_string(loss)) return loss;
+  return std::nullopt;
+}
+
+std::string model_probe_name(const ModelSpec& model) { return kModelProbePrefix + model.name; }
+
+std::string model_variant(const ModelSpec& model) {
+  if (!model.train) return "forward";
+  return model.steps > 0 ? fmt::format("train.sgd{}", model.steps) : "train";
+}
+
+bool is_model_probe(const std::string& probe) { return probe.rfind(kModelProbePrefix, 0) == 0; }
+
+std::string model_name_from_path(const std::string& path) {
+  auto name = std::filesystem::path(path).stem().string();
+  for (auto& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
+  return name.empty() ? "model" : name;
+}
+
+ProbeInfo model_probe_info(const ModelSpec& model) {
+  ProbeInfo info;
+  info.name = model_probe_name(model);
+  info.description = fmt::format("{} of {}", model.train ? "training step" : "forward (inference)", model.path);
+  VariantInfo variant;
+  variant.name = model_variant(model);
+  variant.description = model.train ? (model.steps > 0 ? fmt::format("forward, loss, backward, {} SGD steps",
+                                                                     model.steps)
+                                                       : "forward, loss, backward")
+                                    : "forward";
+  variant.devices = {"cpu", "cuda"};
+  info.variants.push_back(variant);
+  info.documented = {{"cpu", Documented::unknown}, {"cuda", Documented::unknown}};
+  info.timeout_seconds = 600;
+  return info;
+}
+
+Catalogue catalogue_with_models(Catalogue catalogue, const std::vector<ModelSpec>& models) {
+  for (const auto& model : models) {
+    if (find_probe(catalogue, model_probe_name(model)))
+      throw std::invalid_argument(fmt::format(
+          "two models are named '{}'; give each its own name (config: name:, command line: NAME=PATH)", model.name));
+    catalogue.push_back(model_probe_info(model));
+  }
+  return catalogue;
+}
+
+std::optional<ModelInput> parse_model_input(const std::string& text, std::size_t index, std::string& error) {
+  static const std::regex pattern(R"(^(?:([A-Za-z_][A-Za-z0-9_]*):)?([a-z0-9]+)\[([0-9, ]*)\]$)");
+  std::smatch match;
+  if (!std::regex_match(text, match, pattern)) {
+    error = fmt::format("input '{}' is not NAME:DTYPE[SHAPE], e.g. x:f32[4,8]", text);
+    return std::nullopt;
+  }
+  ModelInput input;
+  input.name = match[1].matched ? match[1].str() : fmt::format("input{}", index);
+  input.dtype = match[2].str();
+  static const std::vector<std::string> dtypes = {"f32", "f64", "f16", "bf16", "i64", "i32", "bool"};
+  if (std::find(dtypes.begin(), dtypes.end(), input.dtype) == dtypes.end()) {
+    error = fmt::format("input '{}': unknown dtype '{}'; valid dtypes: {}", text, input.dtype, kInputDTypeNames);
+    return std::nullopt;
+  }
+  const auto dims = match[3].str();
+  std::size_t start = 0;
+  while (start < dims.size()) {
+    const auto comma = dims.find(',', start);
+    auto item = dims.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
+    if (item.empty() || item.size() > 9) {
+      error = fmt::format("input '{}': each dimension must be a whole number below 10^9", text);
+      return std::nullopt;
+    }
+    input.shape.push_back(std::stoll(item));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return input;
+}
+
+std::string to_string(const ModelInput& input) {
+  return fmt::format("{}:{}[{}]", input.name, input.dtype, fmt::join(input.shape, ","));
+}
+
+void to_json(nlohmann::json& j, const ModelSpec& model) {
+  j = {{"name", model.name},  {"path", model.path},   {"train", model.train},
+       {"steps", model.steps}, {"learning_rate", model.learning_rate}, {"loss", to_string(model.loss)},
+       {"per_op", model.per_op}};
+  if (!model.inputs_file.empty()) j["inputs_file"] = model.inputs_file;
+  if (!model.inputs.empty()) {
+    j["inputs"] = nlohmann::json::array();
+    for (const auto& input : model.inputs) j["inputs"].push_back(to_string(input));
+  }
+}
+
+void from_json(const nlohmann::json& j, ModelSpec& model) {
+  model.name = j.at("name").get<std::string>();
+  model.path = j.at("path").get<std::string>();
+  model.inputs_file = j.value("inputs_file", "");
+  model.inputs.clear();
+  for (const auto& text : j.value("inputs", std::vector<std::string>{})) {
+    std::string error;
+    auto input = parse_model_input(text, model.inputs.size(), error);
+    if (!input) throw nlohmann::json::other_error::create(501, error, &j);
+    model.inputs.push_back(*input);
+  }
+  model.train = j.value("train", false);
+  model.steps = json_integer_or(j, "steps", 0);
+  model.learning_rate = j.value("learning_rate", 0.01);
+  const auto loss = loss_kind_from_string(j.value("loss", "auto"));
+  if (!loss) throw nlohmann::json::other_error::create(501, "unknown loss; valid: " + std::string(kLossKindNames), &j);
+  model.loss = *loss;
+  model.per_op = j.value("per_op", true);
+}
+
+}  // namespace repro_audit
