@@ -68,12 +68,13 @@ std::string gate_resume_hint(const GateArguments& arguments, const std::string& 
 
 // Runs (or resumes) the audit the gate judges; nullopt after an interruption, the hint printed.
 std::optional<AuditResult> gate_audit(const GateArguments& arguments) {
-  const auto catalogue = registered_catalogue();
+  auto catalogue = registered_catalogue();
   Config audit;
   if (!arguments.resume.empty()) {
     audit = journal_config(arguments.resume, catalogue);
   } else {
     if (!arguments.config.empty()) audit = load_config_file(arguments.config, catalogue);
+    if (!audit.models.empty()) audit.fail_on = FailOn::any;  // as `repro-audit model` judges them
     if (!arguments.device.empty()) {
       validate_device(arguments.device, "--device");
       audit.device = arguments.device;
@@ -86,6 +87,7 @@ std::optional<AuditResult> gate_audit(const GateArguments& arguments) {
   options.on_start = [](const std::string& journal) { std::cerr << "journal: " << journal << "\n"; };
   options.on_warning = [](const std::string& warning) { std::cerr << "warning: " << warning << "\n"; };
   install_stop_handlers();
+  catalogue = catalogue_with_models(catalogue, audit.models);
   auto result = run_audit(audit, catalogue, options);
   if (result.resumed_runs > 0)
     std::cerr << fmt::format("resumed: {} of {} cell runs were already in the journal\n", result.resumed_runs,

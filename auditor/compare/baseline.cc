@@ -2,6 +2,8 @@
 // Reading baseline YAML is in baseline_reader.cc.
 #include "compare/baseline.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -76,6 +78,10 @@ Baseline baseline_from_report(const Report& report, const std::string& source) {
     const auto& verdict = cell.verdict;
     baseline.cells.push_back({cell.cell.key, verdict.kind, verdict.digest, verdict.kernel_digest,
                               verdict.kernels_varied, verdict.timing, verdict.message});
+    const auto& model = cell.cell.model;
+    if (model && std::none_of(baseline.models.begin(), baseline.models.end(),
+                              [&](const ModelSpec& seen) { return seen.name == model->name; }))
+      baseline.models.push_back(*model);
   }
   return baseline;
 }

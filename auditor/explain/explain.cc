@@ -212,10 +212,15 @@ void search_knobs(Search& search, const std::vector<CellExplanation*>& open, con
 
 }  // namespace
 
-std::optional<Cell> cell_from_key(const std::string& key, const Catalogue& catalogue) {
+std::optional<Cell> cell_from_key(const std::string& key, const Catalogue& catalogue,
+                                  const std::vector<ModelSpec>& models) {
   const auto parsed = parse_cell_key(key);
   if (!parsed) return std::nullopt;
-  const auto* probe = find_probe(catalogue, parsed->probe);
+  const ModelSpec* model = nullptr;
+  for (const auto& candidate : models)
+    if (model_probe_name(candidate) == parsed->probe) model = &candidate;
+  const auto model_info = model ? std::optional<ProbeInfo>(model_probe_info(*model)) : std::nullopt;
+  const auto* probe = model_info ? &*model_info : find_probe(catalogue, parsed->probe);
   if (!probe || !probe->find_variant(parsed->variant)) return std::nullopt;
   for (const auto& [name, value] : parsed->settings) {
     const auto* spec = find_setting(name);
@@ -229,6 +234,7 @@ std::optional<Cell> cell_from_key(const std::string& key, const Catalogue& catal
   cell.key = cell_key(cell.probe, cell.variant, cell.device, cell.settings);
   cell.label = "as is";
   cell.timeout_seconds = probe->timeout_seconds;
+  if (model) cell.model = *model;
   return cell;
 }
 
@@ -279,7 +285,7 @@ Explanation explain(const Snapshot& before, const std::optional<Snapshot>& after
   std::map<std::string, Cell> cells;  // BEFORE's cells this build knows, by key
   std::vector<Cell> in_order;
   for (const auto& cell : before.cells)
-    if (auto known = cell_from_key(cell.key, catalogue)) {
+    if (auto known = cell_from_key(cell.key, catalogue, before.models)) {
       cells.emplace(cell.key, *known);
       in_order.push_back(*known);
     }

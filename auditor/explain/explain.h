@@ -64,7 +64,8 @@ struct ExplainOptions {
 
 // A cell for `key` with the settings it names (the rest at their defaults); nullopt when the key is
 // malformed or names a probe, variant or setting this build does not have.
-std::optional<Cell> cell_from_key(const std::string& key, const Catalogue& catalogue);
+std::optional<Cell> cell_from_key(const std::string& key, const Catalogue& catalogue,
+                                  const std::vector<ModelSpec>& models = {});
 
 // Candidate knobs for a cell, most likely first: those the environment diff points at (the other
 // side's ATEN_CPU_CAPABILITY, MKL_CBWR, capability in force), then every other value of every
