@@ -81,8 +81,9 @@ Config model_config(const ModelArguments& arguments, const Catalogue& catalogue)
     if (config.models.empty()) throw UserError("give a MODEL file, or a --config naming models");
     if (!arguments.inputs_file.empty() || !arguments.inputs.empty() || arguments.train || arguments.steps ||
         arguments.learning_rate || !arguments.loss.empty() || !arguments.name.empty())
-      throw UserError("model options (--inputs, --input, --train, --steps, --learning-rate, --loss, --name) describe "
-                      "a MODEL given on the command line; the config's models carry their own");
+      throw UserError(
+          "model options (--inputs, --input, --train, --steps, --learning-rate, --loss, --name) describe "
+          "a MODEL given on the command line; the config's models carry their own");
   } else {
     config.models.push_back(model_from_arguments(arguments));
   }
@@ -118,33 +119,39 @@ void check_models_load(const Config& config) {
 Command add_model_command(CLI::App& app) {
   auto arguments = std::make_shared<ModelArguments>();
   arguments->audit.command = "model";
-  auto* model = app.add_subcommand(
-      "model", "Audit your own model (TorchScript file or AOTInductor .pt2 package) and name the op where "
-               "divergence starts");
-  model->add_option("MODEL", arguments->model,
-                    "TorchScript file (torch.jit.save) or AOTInductor package (.pt2 from "
-                    "torch._inductor.aoti_compile_and_package)")
+  auto* model =
+      app.add_subcommand("model",
+                         "Audit your own model (TorchScript file or AOTInductor .pt2 package) and name the op where "
+                         "divergence starts");
+  model
+      ->add_option("MODEL", arguments->model,
+                   "TorchScript file (torch.jit.save) or AOTInductor package (.pt2 from "
+                   "torch._inductor.aoti_compile_and_package)")
       ->check(CLI::ExistingFile);
   model->add_option("--config", arguments->audit.config_path, "YAML config; its models: list names more models")
       ->check(CLI::ExistingFile);
   model->add_option("--name", arguments->name, "The model's name in cell keys (default: the file's stem)");
-  model->add_option("--inputs", arguments->inputs_file,
-                    "Inputs written by torch.save: a tensor, or a tuple, list or dict of tensors")
+  model
+      ->add_option("--inputs", arguments->inputs_file,
+                   "Inputs written by torch.save: a tensor, or a tuple, list or dict of tensors")
       ->check(CLI::ExistingFile);
   model->add_option("--input", arguments->inputs,
                     "An input generated from the seed, NAME:DTYPE[SHAPE] (repeatable, in argument order), e.g. "
-                    "x:f32[4,8]; dtypes: " + std::string(kInputDTypeNames));
+                    "x:f32[4,8]; dtypes: " +
+                        std::string(kInputDTypeNames));
   model->add_flag("--train", arguments->train,
                   "A run is forward, loss, backward (default: forward only, in eval mode without grad)");
   model->add_option("--steps", arguments->steps, "Also K steps of plain SGD, to see how a divergence grows")
       ->check(CLI::Range(0, 1000));
   model->add_option("--learning-rate", arguments->learning_rate, "SGD learning rate for --steps (default 0.01)")
       ->check(CLI::PositiveNumber);
-  model->add_option("--loss", arguments->loss,
-                    "auto: the model's scalar output if it returns one, else the sum of its outputs; sum; output")
+  model
+      ->add_option("--loss", arguments->loss,
+                   "auto: the model's scalar output if it returns one, else the sum of its outputs; sum; output")
       ->check(CLI::IsMember({"auto", "sum", "output"}));
-  model->add_option("--per-op", arguments->per_op,
-                    "on (default): digest every op's inputs and outputs to name where divergence starts; off")
+  model
+      ->add_option("--per-op", arguments->per_op,
+                   "on (default): digest every op's inputs and outputs to name where divergence starts; off")
       ->check(CLI::IsMember({"on", "off"}));
   add_audit_options(model, arguments->audit);
   return {model, [arguments] {

@@ -22,7 +22,6 @@
 namespace repro_audit {
 namespace {
 
-
 // "name" or "name/variant" as given to --probe; repeated names merge.
 void add_probe_argument(Config& config, const std::string& text, const Catalogue& catalogue) {
   const auto slash = text.find('/');
@@ -169,8 +168,7 @@ void add_audit_options(CLI::App* run, RunArguments& arguments) {
                   "'full': sweep the cartesian product of the axes instead of profiles; 'portability': sweep "
                   "cpu_capability (native and each level below it), mkl_cbwr and threads")
       ->check(CLI::IsMember({"full", "portability"}));
-  run->add_option("--repeats", arguments.repeats, "Timed runs per process after warm-up")
-      ->check(CLI::Range(1, 100000));
+  run->add_option("--repeats", arguments.repeats, "Timed runs per process after warm-up")->check(CLI::Range(1, 100000));
   run->add_option("--processes", arguments.processes, "Cross-process repeats")->check(CLI::Range(1, 1000));
   run->add_option("--device", arguments.device, "auto | cpu | cuda | cuda:N");
   run->add_option("--fail-on", arguments.fail_on,

@@ -31,7 +31,7 @@ struct Snapshot {
   std::string tool_version;
   nlohmann::json environment = nlohmann::json::object();
   std::vector<SnapshotCell> cells;  // in the report's order; keys unique
-  std::vector<ModelSpec> models;     // a report's models, so `explain` can run their cells again (not in YAML)
+  std::vector<ModelSpec> models;    // a report's models, so `explain` can run their cells again (not in YAML)
 };
 
 // A baseline is a snapshot written to YAML: the same fields, no separate model to keep in step.

@@ -12,18 +12,18 @@ nlohmann::json config_to_json(const Config& config) {
   for (const auto& selection : config.probes)
     probes.push_back({{"probe", selection.probe}, {"variants", selection.variants}});
   nlohmann::json j = {{"source", config.source},
-          {"device", config.device},
-          {"probes", probes},
-          {"kind", to_string(config.kind)},
-          {"profiles", config.profiles},
-          {"axes", config.axes},
-          {"full_matrix", config.full_matrix},
-          {"repeats", config.repeats},
-          {"warmup", config.warmup},
-          {"processes", config.processes},
-          {"seed", config.seed},
-          {"timeout", config.timeout_seconds},
-          {"fail_on", to_string(config.fail_on)}};
+                      {"device", config.device},
+                      {"probes", probes},
+                      {"kind", to_string(config.kind)},
+                      {"profiles", config.profiles},
+                      {"axes", config.axes},
+                      {"full_matrix", config.full_matrix},
+                      {"repeats", config.repeats},
+                      {"warmup", config.warmup},
+                      {"processes", config.processes},
+                      {"seed", config.seed},
+                      {"timeout", config.timeout_seconds},
+                      {"fail_on", to_string(config.fail_on)}};
   if (!config.models.empty()) j["models"] = config.models;  // absent before model audits
   return j;
 }

@@ -10,8 +10,8 @@
 namespace repro_audit {
 namespace {
 
-const std::vector<std::string> kModelKeys = {"path", "name", "inputs", "train", "steps", "learning_rate", "loss",
-                                             "per_op"};
+const std::vector<std::string> kModelKeys = {"path",  "name",          "inputs", "train",
+                                             "steps", "learning_rate", "loss",   "per_op"};
 
 bool boolean(const YamlReader& reader, const YAML::Node& node, const std::string& what) {
   const auto text = reader.scalar(node, what);
@@ -71,8 +71,7 @@ ModelSpec read_model(const YamlReader& reader, const YAML::Node& node, const std
     } else if (key == "per_op") {
       model.per_op = boolean(reader, value, "per_op");
     } else {
-      reader.fail(entry.first,
-                  fmt::format("unknown model key '{}'; valid keys: {}", key, fmt::join(kModelKeys, ", ")));
+      reader.fail(entry.first, fmt::format("unknown model key '{}'; valid keys: {}", key, fmt::join(kModelKeys, ", ")));
     }
   }
   if (!has_path) reader.fail(node, "a model needs a path (a TorchScript file or an AOTInductor .pt2 package)");
@@ -114,8 +113,7 @@ void check_model(ModelSpec& model, const std::string& base_folder, const std::st
     model.inputs_file = absolute(model.inputs_file, base_folder);
     if (!std::filesystem::is_regular_file(model.inputs_file))
       throw UserError(fmt::format("{}inputs file '{}' does not exist", prefix, model.inputs_file));
-    if (!model.inputs.empty())
-      throw UserError(prefix + "give the inputs as a file or as NAME:DTYPE[SHAPE], not both");
+    if (!model.inputs.empty()) throw UserError(prefix + "give the inputs as a file or as NAME:DTYPE[SHAPE], not both");
   }
   if (model.inputs_file.empty() && model.inputs.empty())
     throw UserError(prefix + "the model needs inputs: a file written by torch.save (--inputs FILE) or " +

@@ -52,10 +52,10 @@ ProbeInfo model_probe_info(const ModelSpec& model) {
   info.description = fmt::format("{} of {}", model.train ? "training step" : "forward (inference)", model.path);
   VariantInfo variant;
   variant.name = model_variant(model);
-  variant.description = model.train ? (model.steps > 0 ? fmt::format("forward, loss, backward, {} SGD steps",
-                                                                     model.steps)
-                                                       : "forward, loss, backward")
-                                    : "forward";
+  variant.description = model.train
+                            ? (model.steps > 0 ? fmt::format("forward, loss, backward, {} SGD steps", model.steps)
+                                               : "forward, loss, backward")
+                            : "forward";
   variant.devices = {"cpu", "cuda"};
   info.variants.push_back(variant);
   info.documented = {{"cpu", Documented::unknown}, {"cuda", Documented::unknown}};
@@ -110,8 +110,12 @@ std::string to_string(const ModelInput& input) {
 }
 
 void to_json(nlohmann::json& j, const ModelSpec& model) {
-  j = {{"name", model.name},  {"path", model.path},   {"train", model.train},
-       {"steps", model.steps}, {"learning_rate", model.learning_rate}, {"loss", to_string(model.loss)},
+  j = {{"name", model.name},
+       {"path", model.path},
+       {"train", model.train},
+       {"steps", model.steps},
+       {"learning_rate", model.learning_rate},
+       {"loss", to_string(model.loss)},
        {"per_op", model.per_op}};
   if (!model.inputs_file.empty()) j["inputs_file"] = model.inputs_file;
   if (!model.inputs.empty()) {

@@ -26,15 +26,15 @@ std::optional<LossKind> loss_kind_from_string(const std::string& text);
 inline constexpr const char* kLossKindNames = "auto, sum, output";
 
 struct ModelSpec {
-  std::string name;          // the cells' probe is "model.<name>"
-  std::string path;          // absolute
-  std::string inputs_file;   // torch.save of a tensor, tuple, list or dict of tensors; absolute
+  std::string name;                // the cells' probe is "model.<name>"
+  std::string path;                // absolute
+  std::string inputs_file;         // torch.save of a tensor, tuple, list or dict of tensors; absolute
   std::vector<ModelInput> inputs;  // generated from the seed, in argument order, when there is no file
-  bool train = false;        // forward, loss, backward; else forward only (inference)
-  int steps = 0;             // train: plain SGD steps, each followed by the next forward and backward
+  bool train = false;              // forward, loss, backward; else forward only (inference)
+  int steps = 0;                   // train: plain SGD steps, each followed by the next forward and backward
   double learning_rate = 0.01;
   LossKind loss = LossKind::automatic;
-  bool per_op = true;        // digest every dispatcher op's inputs and outputs
+  bool per_op = true;  // digest every dispatcher op's inputs and outputs
 };
 
 inline constexpr const char* kModelProbePrefix = "model.";

@@ -125,9 +125,14 @@ void from_json(const json& j, OpSequence& value) {
 }
 
 void to_json(json& j, const Origin& value) {
-  j = {{"position", value.position}, {"ops", value.ops},           {"op", value.op},
-       {"within", value.within},     {"module", value.module},     {"downstream", value.downstream},
-       {"downstream_ops", value.downstream_ops}, {"compared", value.compared}};
+  j = {{"position", value.position},
+       {"ops", value.ops},
+       {"op", value.op},
+       {"within", value.within},
+       {"module", value.module},
+       {"downstream", value.downstream},
+       {"downstream_ops", value.downstream_ops},
+       {"compared", value.compared}};
   if (value.difference) j["difference"] = *value.difference;
   if (!value.kernels.empty()) j["kernels"] = value.kernels;
 }
@@ -146,7 +151,8 @@ void from_json(const json& j, Origin& value) {
 }
 
 void to_json(json& j, const StepGrowth& value) {
-  j = {{"step", value.step}, {"loss_difference", value.loss_difference},
+  j = {{"step", value.step},
+       {"loss_difference", value.loss_difference},
        {"parameter_difference", value.parameter_difference}};
 }
 void from_json(const json& j, StepGrowth& value) {

@@ -22,12 +22,11 @@ std::string origin_text(const Origin& origin) {
   if (const auto& d = origin.difference; d && d->differing_elements >= 0)
     text += fmt::format("; {} of {} elements differ, max abs {:g}, max ULP {:g}", d->differing_elements, d->elements,
                         d->max_abs_difference, d->max_ulp_difference);
-  text += origin.downstream == 0 ? "; no later op diverged"
-                                 : fmt::format("; {} later op(s) then diverged: {}{}", origin.downstream,
-                                               fmt::join(origin.downstream_ops, ", "),
-                                               origin.downstream > static_cast<int>(origin.downstream_ops.size())
-                                                   ? ", ..."
-                                                   : "");
+  text += origin.downstream == 0
+              ? "; no later op diverged"
+              : fmt::format("; {} later op(s) then diverged: {}{}", origin.downstream,
+                            fmt::join(origin.downstream_ops, ", "),
+                            origin.downstream > static_cast<int>(origin.downstream_ops.size()) ? ", ..." : "");
   if (!origin.kernels.empty()) text += fmt::format("; kernels: {}", fmt::join(origin.kernels, ", "));
   if (!origin.compared.empty()) text += fmt::format(" ({})", origin.compared);
   return text;
@@ -48,11 +47,10 @@ std::vector<std::string> model_details(const Verdict& verdict) {
     lines.push_back(fmt::format("after SGD step {}: loss {}, parameters {}", step.step,
                                 difference_text(step.loss_difference), difference_text(step.parameter_difference)));
   if (verdict.per_op_timing.samples > 0 && verdict.timing.samples > 0 && verdict.timing.median_ns > 0)
-    lines.push_back(fmt::format("per-op digests: a run took {:.2f}x as long ({} against {} without them)",
-                                static_cast<double>(verdict.per_op_timing.median_ns) /
-                                    static_cast<double>(verdict.timing.median_ns),
-                                format_duration(verdict.per_op_timing.median_ns),
-                                format_duration(verdict.timing.median_ns)));
+    lines.push_back(fmt::format(
+        "per-op digests: a run took {:.2f}x as long ({} against {} without them)",
+        static_cast<double>(verdict.per_op_timing.median_ns) / static_cast<double>(verdict.timing.median_ns),
+        format_duration(verdict.per_op_timing.median_ns), format_duration(verdict.timing.median_ns)));
   return lines;
 }
 

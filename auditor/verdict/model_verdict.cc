@@ -35,9 +35,10 @@ void find_diverged_outputs(const std::vector<ProcessObservation>& observations, 
   const auto& reference = observations.front().runs.front().outputs;
   for (std::size_t i = 0; i < reference.size(); ++i)
     for (const auto& observation : observations) {
-      const bool differs = std::any_of(observation.runs.begin(), observation.runs.end(), [&](const RunObservation& run) {
-        return i < run.outputs.size() && run.outputs[i].second != reference[i].second;
-      });
+      const bool differs =
+          std::any_of(observation.runs.begin(), observation.runs.end(), [&](const RunObservation& run) {
+            return i < run.outputs.size() && run.outputs[i].second != reference[i].second;
+          });
       if (differs) {
         verdict.diverged_outputs.push_back(reference[i].first);
         break;
@@ -57,8 +58,9 @@ void find_origin(const std::vector<ProcessObservation>& observations, Verdict& v
     return;
   }
   if (sequences.size() == 1) {
-    verdict.origin_note = fmt::format("every run recorded the same {} ops with the same digests, yet the outputs differ",
-                                      sequences.front().sequence->ops.size());
+    verdict.origin_note =
+        fmt::format("every run recorded the same {} ops with the same digests, yet the outputs differ",
+                    sequences.front().sequence->ops.size());
     return;
   }
   const auto& reference = sequences.front();
@@ -107,8 +109,7 @@ void find_step_growth(const Cell& cell, const std::vector<ProcessObservation>& o
   for (int step = 1; step <= cell.model->steps; ++step) {
     const auto loss = step == 1 ? std::string("loss") : fmt::format("loss.step{}", step);
     const auto params = fmt::format("params.step{}", step);
-    verdict.steps.push_back(
-        {step, largest(observations, loss, did(loss)), largest(observations, params, did(params))});
+    verdict.steps.push_back({step, largest(observations, loss, did(loss)), largest(observations, params, did(params))});
   }
 }
 

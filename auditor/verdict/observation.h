@@ -66,12 +66,12 @@ struct RunObservation {
 // One dispatcher op of a model run, digested as it began (inputs) and as it ended (outputs).
 // Records are kept in the order ops end, so an op nested in another comes before it.
 struct OpRecord {
-  std::string name;     // "aten::addmm", or an autograd node ("AddmmBackward0")
-  std::string module;   // TorchScript module path ("block.fc1"); "" at the top level
-  int depth = 0;        // how many recorded ops enclose it
-  std::int64_t start = 0;  // its place in the order ops began
-  std::string inputs;   // digest of the tensor and scalar arguments it read (out= arguments left out)
-  std::string outputs;  // digest of its outputs; "" when they hold uninitialised memory (aten::empty)
+  std::string name;                  // "aten::addmm", or an autograd node ("AddmmBackward0")
+  std::string module;                // TorchScript module path ("block.fc1"); "" at the top level
+  int depth = 0;                     // how many recorded ops enclose it
+  std::int64_t start = 0;            // its place in the order ops began
+  std::string inputs;                // digest of the tensor and scalar arguments it read (out= arguments left out)
+  std::string outputs;               // digest of its outputs; "" when they hold uninitialised memory (aten::empty)
   std::vector<std::string> kernels;  // kernel trace records launched while it was the innermost op
 };
 

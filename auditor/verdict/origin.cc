@@ -71,8 +71,7 @@ std::vector<std::pair<int, int>> align_ops(const std::vector<OpRecord>& referenc
       }
     }
   }
-  for (std::size_t k = suffix; k-- > 0;)
-    matched.emplace_back(static_cast<int>(n - 1 - k), static_cast<int>(m - 1 - k));
+  for (std::size_t k = suffix; k-- > 0;) matched.emplace_back(static_cast<int>(n - 1 - k), static_cast<int>(m - 1 - k));
   return matched;
 }
 

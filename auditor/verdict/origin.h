@@ -12,12 +12,12 @@
 namespace repro_audit {
 
 struct Origin {
-  int position = 0;                 // in the reference run's records (the order ops ended)
-  int ops = 0;                      // records in the reference run
-  std::string op;                   // the innermost op whose inputs agreed and outputs did not
-  std::vector<std::string> within;  // the recorded ops enclosing it, outermost first
-  std::string module;               // its TorchScript module path; "" at the top level
-  int downstream = 0;               // later ops (not enclosing it) whose outputs then differed
+  int position = 0;                         // in the reference run's records (the order ops ended)
+  int ops = 0;                              // records in the reference run
+  std::string op;                           // the innermost op whose inputs agreed and outputs did not
+  std::vector<std::string> within;          // the recorded ops enclosing it, outermost first
+  std::string module;                       // its TorchScript module path; "" at the top level
+  int downstream = 0;                       // later ops (not enclosing it) whose outputs then differed
   std::vector<std::string> downstream_ops;  // the first few of them, "#12 aten::addmm (head)"
   std::string compared;                     // which runs: "process 0 run 0 vs process 0 run 3"
   std::optional<Divergence> difference;     // its output measured where both runs were in one worker

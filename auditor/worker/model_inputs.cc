@@ -84,8 +84,8 @@ ModelInputs load_model_inputs(const ModelSpec& model, ProbeContext& context) {
   try {
     value = torch::pickle_load(bytes);
   } catch (const c10::Error& error) {
-    throw std::invalid_argument(fmt::format("inputs file {} is not a file written by torch.save: {}",
-                                            model.inputs_file, error.what_without_backtrace()));
+    throw std::invalid_argument(fmt::format("inputs file {} is not a file written by torch.save: {}", model.inputs_file,
+                                            error.what_without_backtrace()));
   }
   const auto& path = model.inputs_file;
   if (value.isTensor()) {
@@ -101,8 +101,9 @@ ModelInputs load_model_inputs(const ModelSpec& model, ProbeContext& context) {
       inputs.named.emplace_back(entry.key().toStringRef(), on_device(entry.value(), context, path));
     }
   } else {
-    throw std::invalid_argument(fmt::format(
-        "inputs file {} holds a {}; it must hold a tensor, or a tuple, list or dict of tensors", path, value.tagKind()));
+    throw std::invalid_argument(
+        fmt::format("inputs file {} holds a {}; it must hold a tensor, or a tuple, list or dict of tensors", path,
+                    value.tagKind()));
   }
   for (const auto& item : inputs.positional)
     inputs.described += (inputs.described.empty() ? "" : ", ") + describe(item);

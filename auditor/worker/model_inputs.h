@@ -14,7 +14,7 @@ namespace repro_audit {
 struct ModelInputs {
   std::vector<c10::IValue> positional;
   std::vector<std::pair<std::string, c10::IValue>> named;  // from a dict: matched to forward's argument names
-  std::string described;                                    // "x: Float[4, 8]", for messages
+  std::string described;                                   // "x: Float[4, 8]", for messages
 };
 
 // Throws std::invalid_argument naming the file when it is not one torch.save wrote, or holds

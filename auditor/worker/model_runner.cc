@@ -38,7 +38,8 @@ void flatten(const std::string& name, const c10::IValue& value, Outputs& outputs
   } else if (value.isInt() || value.isDouble() || value.isBool()) {
     outputs.emplace_back(name, at::scalar_to_tensor(value.toScalar()));
   } else if (!value.isNone()) {
-    throw std::invalid_argument(fmt::format("the model returned a {} as {}, which has no digest", value.tagKind(), name));
+    throw std::invalid_argument(
+        fmt::format("the model returned a {} as {}, which has no digest", value.tagKind(), name));
   }
 }
 
@@ -64,21 +65,20 @@ std::vector<c10::IValue> forward_arguments(const torch::jit::Method& forward, Mo
   for (auto& [name, value] : inputs.named) {
     const auto it = std::find(names.begin(), names.end(), name);
     if (it == names.end())
-      throw std::invalid_argument(fmt::format("{} names '{}', which the model's {} does not take", source, name,
-                                              signature));
+      throw std::invalid_argument(
+          fmt::format("{} names '{}', which the model's {} does not take", source, name, signature));
     const auto index = static_cast<std::size_t>(it - names.begin());
     if (arguments.size() <= index) arguments.resize(index + 1);
     arguments[index] = value;
   }
   if (arguments.size() > names.size() || arguments.size() < required)
-    throw std::invalid_argument(fmt::format("{} hold {} input(s) ({}), but the model's {} takes {}{}", source,
-                                            arguments.size(), inputs.described, signature,
-                                            required == names.size() ? "" : fmt::format("{} to ", required),
-                                            names.size()));
+    throw std::invalid_argument(fmt::format(
+        "{} hold {} input(s) ({}), but the model's {} takes {}{}", source, arguments.size(), inputs.described,
+        signature, required == names.size() ? "" : fmt::format("{} to ", required), names.size()));
   for (std::size_t i = 0; i < arguments.size(); ++i)
     if (arguments[i].isNone() && i < required)
-      throw std::invalid_argument(fmt::format("{} give no '{}', which the model's {} needs", source, names[i],
-                                              signature));
+      throw std::invalid_argument(
+          fmt::format("{} give no '{}', which the model's {} needs", source, names[i], signature));
   return arguments;
 }
 
@@ -91,7 +91,8 @@ at::Tensor make_loss(const c10::IValue& result, const Outputs& outputs, LossKind
         if (entry.key().isString() && entry.key().toStringRef() == "loss" && entry.value().isTensor())
           return entry.value().toTensor().reshape({});
     if (kind == LossKind::output)
-      throw std::invalid_argument("--loss output: the model must return a scalar tensor, or a dict with a 'loss' entry");
+      throw std::invalid_argument(
+          "--loss output: the model must return a scalar tensor, or a dict with a 'loss' entry");
   }
   (void)outputs;
   at::Tensor loss;
@@ -125,8 +126,8 @@ class TorchScriptModel {
     try {
       module_ = torch::jit::load(model.path, context.device());
     } catch (const c10::Error& error) {
-      throw std::invalid_argument(fmt::format("{} is not a TorchScript archive torch::jit::load can read: {}",
-                                              model.path, error_text(error)));
+      throw std::invalid_argument(
+          fmt::format("{} is not a TorchScript archive torch::jit::load can read: {}", model.path, error_text(error)));
     }
     if (!module_.find_method("forward"))
       throw std::invalid_argument(fmt::format("the TorchScript module in {} has no forward method", model.path));
@@ -143,8 +144,8 @@ class TorchScriptModel {
       initial_buffers_.push_back(buffer.value.detach().clone());
     }
     if (model.train && parameters_.empty())
-      throw std::invalid_argument(fmt::format("--train: the model in {} has no parameter that requires grad",
-                                              model.path));
+      throw std::invalid_argument(
+          fmt::format("--train: the model in {} has no parameter that requires grad", model.path));
   }
 
   Outputs run() {
@@ -215,8 +216,8 @@ class PackageModel {
     for (auto& [name, value] : inputs.named) inputs.positional.push_back(value);  // a dict: in its order
     for (const auto& value : inputs.positional) {
       if (!value.isTensor())
-        throw std::invalid_argument(fmt::format("an AOTInductor package takes tensors only; the inputs hold a {}",
-                                                value.tagKind()));
+        throw std::invalid_argument(
+            fmt::format("an AOTInductor package takes tensors only; the inputs hold a {}", value.tagKind()));
       inputs_.push_back(value.toTensor());
     }
   }
@@ -253,10 +254,10 @@ ModelFormat model_format(const std::string& path) {
     torchscript = reader.hasRecord("constants.pkl");
     saved = reader.hasRecord("data.pkl");
   } catch (const c10::Error& error) {
-    throw std::invalid_argument(fmt::format(
-        "{} is not a TorchScript archive (torch.jit.save) or an AOTInductor package "
-        "(torch._inductor.aoti_compile_and_package): it is not a PyTorch zip archive ({})",
-        path, error_text(error)));
+    throw std::invalid_argument(
+        fmt::format("{} is not a TorchScript archive (torch.jit.save) or an AOTInductor package "
+                    "(torch._inductor.aoti_compile_and_package): it is not a PyTorch zip archive ({})",
+                    path, error_text(error)));
   }
   if (package) return ModelFormat::aoti_package;
   if (torchscript) return ModelFormat::torchscript;
@@ -265,8 +266,8 @@ ModelFormat model_format(const std::string& path) {
         "{} was written by torch.save (tensors or a state_dict), not a model: save the model with torch.jit.save, "
         "or export it and package it with torch._inductor.aoti_compile_and_package",
         path));
-  throw std::invalid_argument(fmt::format(
-      "{} is a PyTorch archive but neither a TorchScript module nor an AOTInductor package", path));
+  throw std::invalid_argument(
+      fmt::format("{} is a PyTorch archive but neither a TorchScript module nor an AOTInductor package", path));
 }
 
 PreparedModel prepare_model(const ModelSpec& model, ProbeContext& context) {

@@ -31,9 +31,9 @@ bool uninitialised_output(const std::string& name) {
 
 // In-place ops that overwrite `self` without reading it: its old bits are not an input.
 bool overwrites_self(const std::string& name) {
-  for (const char* op : {"aten::copy_", "aten::fill_", "aten::zero_", "aten::uniform_", "aten::normal_",
-                         "aten::random_", "aten::bernoulli_", "aten::exponential_", "aten::geometric_",
-                         "aten::cauchy_", "aten::log_normal_"})
+  for (const char* op :
+       {"aten::copy_", "aten::fill_", "aten::zero_", "aten::uniform_", "aten::normal_", "aten::random_",
+        "aten::bernoulli_", "aten::exponential_", "aten::geometric_", "aten::cauchy_", "aten::log_normal_"})
     if (name == op || starts_with(name, (std::string(op) + ".").c_str())) return true;
   return false;
 }
@@ -150,7 +150,7 @@ struct OpRecorder::State {
     bool writes = true;      // whether it may write an argument (in place, out=); unknown: assume so
     bool view = false;       // returns views of its inputs and writes nothing
   };
-  std::unordered_map<std::string, Schema> schemas;  // by op name
+  std::unordered_map<std::string, Schema> schemas;                   // by op name
   std::unordered_map<std::int64_t, std::string> module_of_sequence;  // autograd sequence number -> module
   Uninitialised uninitialised;
 
@@ -268,11 +268,11 @@ OpRecorder::OpRecorder(Tracer* tracer) : state_(std::make_unique<State>()) {
   State* expected = nullptr;
   if (!active_state.compare_exchange_strong(expected, state_.get()))
     throw std::logic_error("only one op recorder may exist at a time");
-  state_->handle = at::addThreadLocalCallback(at::RecordFunctionCallback(&on_start, &on_end)
-                                                  .needsInputs(true)
-                                                  .needsOutputs(true)
-                                                  .scopes({at::RecordScope::FUNCTION,
-                                                           at::RecordScope::BACKWARD_FUNCTION}));
+  state_->handle =
+      at::addThreadLocalCallback(at::RecordFunctionCallback(&on_start, &on_end)
+                                     .needsInputs(true)
+                                     .needsOutputs(true)
+                                     .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
 }
 
 OpRecorder::~OpRecorder() {

@@ -13,9 +13,9 @@
 namespace repro_audit {
 
 struct RecordedRun {
-  std::vector<OpRecord> ops;                   // in the order ops ended
-  std::vector<std::vector<at::Tensor>> kept;   // per record, copies of its tensor outputs (when kept)
-  bool truncated = false;                      // more than kMaxOpsPerRun ops: the rest were not recorded
+  std::vector<OpRecord> ops;                  // in the order ops ended
+  std::vector<std::vector<at::Tensor>> kept;  // per record, copies of its tensor outputs (when kept)
+  bool truncated = false;                     // more than kMaxOpsPerRun ops: the rest were not recorded
 };
 
 class OpRecorder {

@@ -125,8 +125,7 @@ void keep_ops(ProcessObservation& observation, RunObservation& run, RecordedRun&
 
 // Every output of a model run that differs from run 0, with its largest difference over the runs.
 void measure_output_differences(const Outputs& outputs, const Digested& digested, const RunObservation& first,
-                                const std::vector<at::Tensor>& reference, int index,
-                                ProcessObservation& observation) {
+                                const std::vector<at::Tensor>& reference, int index, ProcessObservation& observation) {
   for (std::size_t i = 0; i < outputs.size() && i < reference.size() && i < first.outputs.size(); ++i) {
     if (digested.run.outputs[i].second == first.outputs[i].second) continue;
     auto measured = compare_tensors(outputs[i].first, index, reference[i], digested.canonical[i]);

@@ -50,6 +50,44 @@ TEST(CuptiRecords, HostBuiltKernelRecordsBecomeNeutralRecords) {
   EXPECT_EQ(neutral[1].block, "32,1,1");
 }
 
+TEST(CuptiRecords, KernelsNameTheOpThatLaunchedThemThroughExternalCorrelation) {
+  alignas(8) static char name[] = "gemm_kernel";
+  auto first = kernel_record(name, 8, 256, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  first.correlationId = 41;
+  auto second = kernel_record(name, 8, 256, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  second.correlationId = 42;
+  auto unrelated = kernel_record(name, 1, 32, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  unrelated.correlationId = 43;
+  CUpti_ActivityExternalCorrelation op7, other_kind;
+  std::memset(&op7, 0, sizeof op7);
+  op7.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+  op7.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+  op7.externalId = 7;
+  op7.correlationId = 42;
+  other_kind = op7;
+  other_kind.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;  // someone else's ids
+  other_kind.correlationId = 41;
+  // Buffer order as CUPTI writes it: correlation records before the kernels they name.
+  std::vector<std::uint8_t> buffer;
+  const auto append = [&](const void* record, std::size_t size) {
+    const auto* bytes = static_cast<const std::uint8_t*>(record);
+    buffer.insert(buffer.end(), bytes, bytes + size);
+  };
+  append(&op7, sizeof op7);
+  append(&other_kind, sizeof other_kind);
+  append(&first, sizeof first);
+  append(&second, sizeof second);
+  append(&unrelated, sizeof unrelated);
+  auto parsed = cupti_records_from_buffer(buffer.data(), buffer.size());
+  ASSERT_EQ(parsed.kernels.size(), 3u);
+  EXPECT_EQ(parsed.correlations, (std::vector<std::uint32_t>{41, 42, 43}));
+  ASSERT_EQ(parsed.external.size(), 1u);
+  attribute_kernels(parsed.kernels, parsed.correlations, parsed.external);
+  EXPECT_EQ(parsed.kernels[0].op, -1);
+  EXPECT_EQ(parsed.kernels[1].op, 7);
+  EXPECT_EQ(parsed.kernels[2].op, -1);
+}
+
 TEST(CuptiRecords, AnEmptyBufferGivesNoRecords) {
   std::uint8_t buffer[8] = {};
   EXPECT_TRUE(kernel_records_from_buffer(buffer, 0).empty());

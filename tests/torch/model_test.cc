@@ -71,9 +71,8 @@ TEST_F(Models, ADeterministicMlpAgreesAndRecordsItsOpsWithModulePaths) {
   ASSERT_EQ(observation.op_sequences.size(), 1u);
   const auto& ops = observation.op_sequences.front().ops;
   const auto in = [&](const std::string& name, const std::string& module) {
-    return std::any_of(ops.begin(), ops.end(), [&](const OpRecord& op) {
-      return op.name.rfind(name, 0) == 0 && op.module == module;
-    });
+    return std::any_of(ops.begin(), ops.end(),
+                       [&](const OpRecord& op) { return op.name.rfind(name, 0) == 0 && op.module == module; });
   };
   EXPECT_TRUE(in("aten::linear", "fc1"));
   EXPECT_TRUE(in("aten::linear", "fc2"));
@@ -98,9 +97,9 @@ TEST_F(Models, TheOriginIsTheScatterUpdateAndTheLaterOpsAreDownstream) {
   const auto& origin = *verdict.origin;
   auto chain = origin.within;
   chain.push_back(origin.op);
-  EXPECT_TRUE(std::any_of(chain.begin(), chain.end(),
-                          [](const std::string& op) { return op.rfind("aten::index_put_", 0) == 0; }))
-      << describe_origin_op(origin);
+  EXPECT_TRUE(std::any_of(chain.begin(), chain.end(), [](const std::string& op) {
+    return op.rfind("aten::index_put_", 0) == 0;
+  })) << describe_origin_op(origin);
   EXPECT_EQ(origin.module, "update");
   // The two layers before it agreed; the head after it diverged.
   EXPECT_GT(origin.downstream, 0);
@@ -115,8 +114,8 @@ TEST_F(Models, TheOriginIsTheScatterUpdateAndTheLaterOpsAreDownstream) {
 }
 
 TEST_F(Models, TheScatterModelIsDeterministicUnderDeterministicAlgorithms) {
-  const auto verdict = judge_model_cell(spec("scatter.pt", "x:f32[1024,64]"),
-                                        {{"threads", "2"}, {"deterministic_algorithms", "on"}}, 4);
+  const auto verdict =
+      judge_model_cell(spec("scatter.pt", "x:f32[1024,64]"), {{"threads", "2"}, {"deterministic_algorithms", "on"}}, 4);
   EXPECT_EQ(verdict.kind, VerdictKind::deterministic) << verdict.message;
   EXPECT_FALSE(verdict.origin);
 }
@@ -180,9 +179,9 @@ TEST_F(Models, TheCommandAuditsAModelAndItsReportWorksWithShowBaselineCompareAnd
 }
 
 TEST_F(Models, TheTerminalNamesTheOriginAndAFailingModelExitsOne) {
-  const auto result =
-      testing_cli::run("model " + path("scatter.pt") + " --input x:f32[1024,64] --device cpu --profile default "
-                       "--axis threads=2 --repeats 4 --processes 1");
+  const auto result = testing_cli::run("model " + path("scatter.pt") +
+                                       " --input x:f32[1024,64] --device cpu --profile default "
+                                       "--axis threads=2 --repeats 4 --processes 1");
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_NE(result.output.find("origin of divergence"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("(update)"), std::string::npos) << result.output;
@@ -224,7 +223,7 @@ TEST_F(Models, InputsThatDoNotFitTheSignatureAreAClearErrorOrAnErrorVerdict) {
 TEST_F(Models, AModelThatThrowsIsAnErrorVerdictNotTheEndOfTheAudit) {
   const auto report = path("refuses-report.json");
   std::ofstream(path("two-models.yaml")) << "models:\n  - path: refuses.pt\n    inputs:\n      - x:f32[4,4]\n"
-                                             "  - path: mlp.pt\n    inputs: [\"x:f32[4,8]\"]\n";
+                                            "  - path: mlp.pt\n    inputs: [\"x:f32[4,8]\"]\n";
   const auto result =
       testing_cli::run("model --config " + path("two-models.yaml") + " " + kQuick + " --json " + report);
   EXPECT_EQ(result.exit_code, 1) << result.output;
@@ -239,9 +238,7 @@ TEST_F(Models, AModelThatThrowsIsAnErrorVerdictNotTheEndOfTheAudit) {
 
 std::string python() { return REPRO_AUDIT_PYTHON; }
 
-bool python_imports_torch() {
-  return std::system((python() + " -c 'import torch' > /dev/null 2>&1").c_str()) == 0;
-}
+bool python_imports_torch() { return std::system((python() + " -c 'import torch' > /dev/null 2>&1").c_str()) == 0; }
 
 std::string fixture_script() { return std::string(REPRO_AUDIT_SOURCE_DIR) + "/tests/torch/model_fixtures.py"; }
 
@@ -277,14 +274,14 @@ TEST_F(Models, AnAotInductorPackageRunsForwardUnderTheMatrix) {
   const auto report = path("package-report.json");
   auto result = testing_cli::run("model " + package +
                                  " --input x:f32[4,8] --device cpu --profile default --profile strict "
-                                 "--axis threads=1,2 --repeats 2 --processes 1 --json " + report);
+                                 "--axis threads=1,2 --repeats 2 --processes 1 --json " +
+                                 report);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   const auto json = nlohmann::json::parse(testing_cli::slurp(report));
   ASSERT_EQ(json["cells"].size(), 4u);
   for (const auto& cell : json["cells"]) {
     EXPECT_EQ(cell["verdict"], "deterministic") << cell;
-    EXPECT_NE(cell["observations"][0]["per_op_unavailable"].get<std::string>().find("AOTInductor"),
-              std::string::npos);
+    EXPECT_NE(cell["observations"][0]["per_op_unavailable"].get<std::string>().find("AOTInductor"), std::string::npos);
   }
   // Training a package is refused, as is a wrong input shape (the package checks its inputs).
   result = testing_cli::run("model " + package + " --input x:f32[4,8] --train " + kQuick);
