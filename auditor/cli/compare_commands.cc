@@ -80,12 +80,7 @@ std::optional<AuditResult> gate_audit(const GateArguments& arguments) {
       audit.device = arguments.device;
     }
   }
-  AuditOptions options = local_audit_options();
-  options.journal = arguments.resume.empty() ? arguments.journal : arguments.resume;
-  options.resume = !arguments.resume.empty();
-  options.stop_requested = stop_requested;
-  options.on_start = [](const std::string& journal) { std::cerr << "journal: " << journal << "\n"; };
-  options.on_warning = [](const std::string& warning) { std::cerr << "warning: " << warning << "\n"; };
+  AuditOptions options = command_line_audit_options(arguments.journal, arguments.resume);
   install_stop_handlers();
   catalogue = catalogue_with_models(catalogue, audit.models);
   auto result = run_audit(audit, catalogue, options);

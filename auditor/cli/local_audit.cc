@@ -1,5 +1,8 @@
 #include "cli/local_audit.h"
 
+#include <iostream>
+
+#include "cli/interruption.h"
 #include "worker/device.h"
 #include "worker/environment.h"
 
@@ -9,6 +12,16 @@ AuditOptions local_audit_options() {
   AuditOptions options;
   options.resolve_device = resolve_device;
   options.environment = environment_fingerprint;
+  return options;
+}
+
+AuditOptions command_line_audit_options(const std::string& journal, const std::string& resume) {
+  AuditOptions options = local_audit_options();
+  options.journal = resume.empty() ? journal : resume;
+  options.resume = !resume.empty();
+  options.stop_requested = stop_requested;
+  options.on_start = [](const std::string& folder) { std::cerr << "journal: " << folder << "\n"; };
+  options.on_warning = [](const std::string& warning) { std::cerr << "warning: " << warning << "\n"; };
   return options;
 }
 

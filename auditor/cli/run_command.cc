@@ -194,12 +194,7 @@ int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue,
   outputs.push_back({"--save-baseline", arguments.save_baseline});
   check_outputs(outputs, {{"--config", arguments.config_path}});
   const bool progress = is_capable_terminal(STDERR_FILENO);
-  AuditOptions options = local_audit_options();
-  options.journal = arguments.resume.empty() ? arguments.journal : arguments.resume;
-  options.resume = !arguments.resume.empty();
-  options.stop_requested = stop_requested;
-  options.on_start = [](const std::string& journal) { std::cerr << "journal: " << journal << "\n"; };
-  options.on_warning = [](const std::string& warning) { std::cerr << "warning: " << warning << "\n"; };
+  AuditOptions options = command_line_audit_options(arguments.journal, arguments.resume);
   if (progress)
     options.on_cell = [](const Cell& cell, int process) {
       std::cerr << fmt::format("\r\033[K[p{}] {}", process, cell.key) << std::flush;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <regex>
 #include <stdexcept>
 
 #include "config/json_number.h"
@@ -74,33 +73,36 @@ Catalogue catalogue_with_models(Catalogue catalogue, const std::vector<ModelSpec
 }
 
 std::optional<ModelInput> parse_model_input(const std::string& text, std::size_t index, std::string& error) {
-  static const std::regex pattern(R"(^(?:([A-Za-z_][A-Za-z0-9_]*):)?([a-z0-9]+)\[([0-9, ]*)\]$)");
-  std::smatch match;
-  if (!std::regex_match(text, match, pattern)) {
-    error = fmt::format("input '{}' is not NAME:DTYPE[SHAPE], e.g. x:f32[4,8]", text);
+  const auto fail = [&](const std::string& why) {
+    error = fmt::format("input '{}' {}", text.size() > 80 ? text.substr(0, 80) + "..." : text, why);
     return std::nullopt;
-  }
+  };
+  const auto open = text.find('[');
+  if (open == std::string::npos || text.back() != ']' || text.find('[', open + 1) != std::string::npos)
+    return fail("is not NAME:DTYPE[SHAPE], e.g. x:f32[4,8]");
+  const auto head = text.substr(0, open);
+  const auto colon = head.find(':');
   ModelInput input;
-  input.name = match[1].matched ? match[1].str() : fmt::format("input{}", index);
-  input.dtype = match[2].str();
+  input.name = colon == std::string::npos ? fmt::format("input{}", index) : head.substr(0, colon);
+  input.dtype = colon == std::string::npos ? head : head.substr(colon + 1);
+  const bool name_ok =
+      !input.name.empty() && !std::isdigit(static_cast<unsigned char>(input.name[0])) &&
+      std::all_of(input.name.begin(), input.name.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+  if (!name_ok) return fail("has a name that is not a letter or '_' followed by letters, digits or '_'");
   static const std::vector<std::string> dtypes = {"f32", "f64", "f16", "bf16", "i64", "i32", "bool"};
-  if (std::find(dtypes.begin(), dtypes.end(), input.dtype) == dtypes.end()) {
-    error = fmt::format("input '{}': unknown dtype '{}'; valid dtypes: {}", text, input.dtype, kInputDTypeNames);
-    return std::nullopt;
-  }
-  const auto dims = match[3].str();
-  std::size_t start = 0;
-  while (start < dims.size()) {
+  if (std::find(dtypes.begin(), dtypes.end(), input.dtype) == dtypes.end())
+    return fail(fmt::format("has an unknown dtype '{}'; valid dtypes: {}", input.dtype, kInputDTypeNames));
+  const auto dims = text.substr(open + 1, text.size() - open - 2);
+  for (std::size_t start = 0; start < dims.size();) {
     const auto comma = dims.find(',', start);
     auto item = dims.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
-    if (item.empty() || item.size() > 9) {
-      error = fmt::format("input '{}': each dimension must be a whole number below 10^9", text);
-      return std::nullopt;
-    }
+    if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
+      return fail("has a dimension that is not a whole number below 10^9");
     input.shape.push_back(std::stoll(item));
     if (comma == std::string::npos) break;
     start = comma + 1;
+    if (start == dims.size()) return fail("ends its shape with a comma");
   }
   return input;
 }

@@ -22,23 +22,31 @@ repeats: 10
 processes: 2
 )");
   const auto report_path = (folder_ / "report.json").string();
-  const auto result = run("run --config " + config + " --json " + report_path);
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_NE(result.output.find("index_put_accumulate/f32"), std::string::npos) << result.output;
-  std::ifstream in(report_path);
-  const auto report = nlohmann::json::parse(in);
-  EXPECT_EQ(report.at("schema"), "repro-audit.report/2");
-  EXPECT_EQ(report.at("environment").at("torch").get<std::string>().empty(), false);
-  ASSERT_EQ(report.at("cells").size(), 4u);
-  for (const auto& cell : report.at("cells")) {
-    for (const auto* field : {"key", "probe", "variant", "device", "settings", "verdict", "runs", "distinct_digests"})
-      EXPECT_TRUE(cell.contains(field)) << field;
-    EXPECT_EQ(cell.at("runs"), 22);  // (1 warm-up + 10) x 2 processes; enough runs for the race to show under load
-    EXPECT_TRUE(cell.at("settings").is_object());
-    if (cell.at("probe") == "index_put_accumulate")
-      EXPECT_EQ(cell.at("verdict"),
-                cell.at("settings").at("deterministic_algorithms") == "on" ? "deterministic" : "nondeterministic");
+  // The default profile's index_put_ race needs its 2 threads to run at once; on a machine busy with
+  // other tests they may not, so a run that saw no race is tried again (at most 3 audits).
+  bool race_seen = false;
+  for (int attempt = 0; attempt < 3 && !race_seen; ++attempt) {
+    const auto result = run("run --config " + config + " --json " + report_path);
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_NE(result.output.find("index_put_accumulate/f32"), std::string::npos) << result.output;
+    std::ifstream in(report_path);
+    const auto report = nlohmann::json::parse(in);
+    EXPECT_EQ(report.at("schema"), "repro-audit.report/2");
+    EXPECT_EQ(report.at("environment").at("torch").get<std::string>().empty(), false);
+    ASSERT_EQ(report.at("cells").size(), 4u);
+    for (const auto& cell : report.at("cells")) {
+      for (const auto* field : {"key", "probe", "variant", "device", "settings", "verdict", "runs", "distinct_digests"})
+        EXPECT_TRUE(cell.contains(field)) << field;
+      EXPECT_EQ(cell.at("runs"), 22);  // (1 warm-up + 10) x 2 processes
+      EXPECT_TRUE(cell.at("settings").is_object());
+      if (cell.at("probe") != "index_put_accumulate") continue;
+      if (cell.at("settings").at("deterministic_algorithms") == "on")
+        EXPECT_EQ(cell.at("verdict"), "deterministic");
+      else
+        race_seen = cell.at("verdict") == "nondeterministic";
+    }
   }
+  EXPECT_TRUE(race_seen) << "index_put_accumulate/f32 under default with 2 threads agreed in 3 audits of 22 runs";
 }
 
 TEST_F(Cli, BadConfigExitsTwoWithFileLineAndChoices) {

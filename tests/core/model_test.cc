@@ -320,6 +320,26 @@ TEST_F(ModelConfig, BadModelsNameTheLineAndTheValidChoices) {
   EXPECT_NE(error_of("models: []\n").find("non-empty list"), std::string::npos);
 }
 
+TEST(ModelInputs, NameDtypeAndShapeOrAClearError) {
+  std::string error;
+  auto input = parse_model_input("x:f32[4, 8]", 0, error);
+  ASSERT_TRUE(input) << error;
+  EXPECT_EQ(to_string(*input), "x:f32[4,8]");
+  input = parse_model_input("bool[]", 2, error);
+  ASSERT_TRUE(input) << error;
+  EXPECT_EQ(to_string(*input), "input2:bool[]");
+  for (const std::string bad : {"", "x", "x:f32", "x:f32[4", "x:f32[4,]", "x:f32[-1]", "1x:f32[4]", "x:f32[4][5]",
+                                "x:f32[1234567890]", "x y:f32[4]", ":f32[4]"}) {
+    error.clear();
+    EXPECT_FALSE(parse_model_input(bad, 0, error)) << bad;
+    EXPECT_FALSE(error.empty()) << bad;
+  }
+  // Long input is refused in one pass, and the message stays short.
+  const std::string long_text = "x:f32[" + std::string(100000, '1') + "]";
+  EXPECT_FALSE(parse_model_input(long_text, 0, error));
+  EXPECT_LT(error.size(), 200u);
+}
+
 TEST(ModelReport, OriginAndStepsSurviveTheReportJson) {
   CellReport cell;
   cell.cell = model_cell(2);

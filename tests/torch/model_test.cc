@@ -54,6 +54,17 @@ class Models : public ::testing::Test {
     return judge(cell, {observation});
   }
 
+  // The scatter race needs both threads to run at once; on a machine busy with other tests they may
+  // not, so a cell whose runs all agreed is run again (at most 3 times).
+  static Verdict judge_racing_cell(const ModelSpec& model, const FlagSet& overrides, int repeats) {
+    Verdict verdict;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      verdict = judge_model_cell(model, overrides, repeats);
+      if (verdict.kind != VerdictKind::deterministic) break;
+    }
+    return verdict;
+  }
+
   static inline fs::path folder_;
 };
 
@@ -90,7 +101,7 @@ TEST_F(Models, ADeterministicMlpAgreesAndRecordsItsOpsWithModulePaths) {
 }
 
 TEST_F(Models, TheOriginIsTheScatterUpdateAndTheLaterOpsAreDownstream) {
-  const auto verdict = judge_model_cell(spec("scatter.pt", "x:f32[1024,64]"), {{"threads", "2"}}, 6);
+  const auto verdict = judge_racing_cell(spec("scatter.pt", "x:f32[1024,64]"), {{"threads", "2"}}, 6);
   ASSERT_EQ(verdict.kind, VerdictKind::nondeterministic);
   EXPECT_EQ(verdict.diverged_outputs, std::vector<std::string>{"output"});
   ASSERT_TRUE(verdict.origin) << verdict.origin_note;
@@ -124,7 +135,7 @@ TEST_F(Models, TrainingNamesTheDivergedGradientsAndHowSgdStepsGrowTheDifference)
   auto model = spec("scatter.pt", "x:f32[1024,64]");
   model.train = true;
   model.steps = 2;
-  const auto verdict = judge_model_cell(model, {{"threads", "2"}}, 4);
+  const auto verdict = judge_racing_cell(model, {{"threads", "2"}}, 4);
   ASSERT_EQ(verdict.kind, VerdictKind::nondeterministic);
   const auto& diverged = verdict.diverged_outputs;
   EXPECT_NE(std::find(diverged.begin(), diverged.end(), "loss"), diverged.end());
@@ -176,12 +187,24 @@ TEST_F(Models, TheCommandAuditsAModelAndItsReportWorksWithShowBaselineCompareAnd
   EXPECT_NE(result.output.find("SAME"), std::string::npos) << result.output;
   result = testing_cli::run("gate --baseline " + baseline + " --report " + report);
   EXPECT_EQ(result.exit_code, 0) << result.output;
+  // A journaled model audit resumes from its journal, models and all; `run` points to `model`.
+  const auto journal = path("mlp-journal");
+  result = testing_cli::run("model " + path("mlp.pt") + " --input x:f32[4,8] " + kQuick + " --journal " + journal);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  result = testing_cli::run("model --resume " + journal);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("resumed: 1 of 1 cell runs"), std::string::npos) << result.output;
+  result = testing_cli::run("run --resume " + journal);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("model --resume"), std::string::npos) << result.output;
 }
 
 TEST_F(Models, TheTerminalNamesTheOriginAndAFailingModelExitsOne) {
-  const auto result = testing_cli::run("model " + path("scatter.pt") +
-                                       " --input x:f32[1024,64] --device cpu --profile default "
-                                       "--axis threads=2 --repeats 4 --processes 1");
+  testing_cli::Result result{-1, ""};
+  for (int attempt = 0; attempt < 3 && result.exit_code != 1; ++attempt)  // the race, under load: see above
+    result = testing_cli::run("model " + path("scatter.pt") +
+                              " --input x:f32[1024,64] --device cpu --profile default --axis threads=2 --repeats 4 "
+                              "--processes 1");
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_NE(result.output.find("origin of divergence"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("(update)"), std::string::npos) << result.output;
