@@ -82,7 +82,7 @@ std::vector<c10::IValue> forward_arguments(const torch::jit::Method& forward, Mo
   return arguments;
 }
 
-at::Tensor make_loss(const c10::IValue& result, const Outputs& outputs, LossKind kind) {
+at::Tensor make_loss(const c10::IValue& result, LossKind kind) {
   const auto scalar = [](const at::Tensor& tensor) { return tensor.numel() == 1 && tensor.is_floating_point(); };
   if (kind != LossKind::sum) {
     if (result.isTensor() && scalar(result.toTensor())) return result.toTensor().reshape({});
@@ -94,7 +94,6 @@ at::Tensor make_loss(const c10::IValue& result, const Outputs& outputs, LossKind
       throw std::invalid_argument(
           "--loss output: the model must return a scalar tensor, or a dict with a 'loss' entry");
   }
-  (void)outputs;
   at::Tensor loss;
   std::vector<c10::IValue> pending = {result};
   while (!pending.empty()) {
@@ -161,7 +160,7 @@ class TorchScriptModel {
       if (step > 1) arguments = copied(arguments_);
       const auto result = module_.forward(arguments);
       if (step == 1) flatten("output", result, outputs);
-      const auto loss = make_loss(result, outputs, spec_.loss);
+      const auto loss = make_loss(result, spec_.loss);
       outputs.emplace_back(step_loss_name(step), loss.detach());
       const auto grads = torch::autograd::grad({loss}, parameters_, {}, false, false, true);
       if (step == 1)
