@@ -83,10 +83,19 @@ ModelSpec read_model(const YamlReader& reader, const YAML::Node& node, const std
   return model;
 }
 
+// "" when the path cannot be made absolute (empty, or the current folder is gone).
 std::string absolute(const std::string& path, const std::string& base_folder) {
+  if (path.empty()) return "";
   std::filesystem::path p(path);
   if (p.is_relative() && !base_folder.empty()) p = std::filesystem::path(base_folder) / p;
-  return std::filesystem::absolute(p).lexically_normal().string();
+  std::error_code error;
+  const auto made = std::filesystem::absolute(p, error);
+  return error ? "" : made.lexically_normal().string();
+}
+
+bool is_file(const std::string& path) {
+  std::error_code error;
+  return !path.empty() && std::filesystem::is_regular_file(path, error);
 }
 
 }  // namespace
@@ -105,14 +114,17 @@ std::vector<ModelSpec> read_models(const YamlReader& reader, const YAML::Node& n
 
 void check_model(ModelSpec& model, const std::string& base_folder, const std::string& where) {
   const auto prefix = where.empty() ? std::string() : where + ": ";
+  if (model.path.empty())
+    throw UserError(prefix + "a model needs a path (a TorchScript file or an AOTInductor package)");
+  const auto given = model.path;
   model.path = absolute(model.path, base_folder);
-  if (!std::filesystem::is_regular_file(model.path))
-    throw UserError(fmt::format("{}model file '{}' does not exist", prefix, model.path));
+  if (!is_file(model.path)) throw UserError(fmt::format("{}model file '{}' does not exist", prefix, given));
   if (model.name.empty()) model.name = model_name_from_path(model.path);
   if (!model.inputs_file.empty()) {
+    const auto given_inputs = model.inputs_file;
     model.inputs_file = absolute(model.inputs_file, base_folder);
-    if (!std::filesystem::is_regular_file(model.inputs_file))
-      throw UserError(fmt::format("{}inputs file '{}' does not exist", prefix, model.inputs_file));
+    if (!is_file(model.inputs_file))
+      throw UserError(fmt::format("{}inputs file '{}' does not exist", prefix, given_inputs));
     if (!model.inputs.empty()) throw UserError(prefix + "give the inputs as a file or as NAME:DTYPE[SHAPE], not both");
   }
   if (model.inputs_file.empty() && model.inputs.empty())

@@ -318,6 +318,9 @@ TEST_F(ModelConfig, BadModelsNameTheLineAndTheValidChoices) {
                 .find("two models are named 'net'"),
             std::string::npos);
   EXPECT_NE(error_of("models: []\n").find("non-empty list"), std::string::npos);
+  // An empty path (here a tag with no value) is an error, not a filesystem exception.
+  EXPECT_NE(error_of("models:\n  - path: !tag\n    inputs: inputs.pt\n").find("needs a path"), std::string::npos);
+  EXPECT_NE(error_of("models:\n  - path: ''\n    inputs: inputs.pt\n").find("needs a path"), std::string::npos);
 }
 
 TEST(ModelInputs, NameDtypeAndShapeOrAClearError) {
