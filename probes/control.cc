@@ -21,6 +21,7 @@ const Variant kFloat32 = Variant(DType::f32, "2^20 float32 values into 16 slots"
 
 const bool racy =
     register_probe(ProbeBuilder("control.racy_accumulate")
+                       .weight(10)
                        .describe("float adds in an order decided by thread scheduling (atomics)")
                        .variant(kFloat32)
                        .documented({{"cpu", Documented::nondeterministic}, {"cuda", Documented::nondeterministic}})

@@ -20,9 +20,10 @@ RunFunction prepare(ProbeContext& context) {
 
 const bool registered = register_probe(
     ProbeBuilder("conv")
+        .weight(8)
         .describe("conv2d 3x3, 8x32x32x32 to 64 channels, forward and backward")
         .variant(Variant(DType::f32))
-        .variant(Variant(DType::f64))
+        .variant(Variant(DType::f64).weight(23))
         .variant(Variant(DType::bf16))
         .variant(
             Variant(DType::f16).cuda_only("float16 convolution is slow and seldom used on the CPU; audited on CUDA"))

@@ -36,6 +36,7 @@ RunFunction prepare(ProbeContext& context) {
 
 const bool registered =
     register_probe(ProbeBuilder("ctc_loss")
+                       .weight(1.5)
                        .describe("ctc_loss forward and backward: 16 sequences of 50 steps, 20 classes")
                        .variant(Variant(DType::f32, "float32, native kernel").parameter("path", "native"))
                        .variant(Variant(DType::f64, "float64, native kernel").parameter("path", "native"))

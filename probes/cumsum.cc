@@ -13,9 +13,10 @@ RunFunction prepare(ProbeContext& context) {
 
 const bool registered =
     register_probe(ProbeBuilder("cumsum")
+                       .weight(4)
                        .describe("cumsum of 2^22 values")
                        .variant(Variant(DType::f32))
-                       .variant(Variant(DType::f64))
+                       .variant(Variant(DType::f64).weight(17))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
                        .prepare(prepare));
 

@@ -24,6 +24,7 @@ RunFunction prepare(ProbeContext& context) {
 
 const bool registered =
     register_probe(ProbeBuilder("embedding_bag")
+                       .weight(3)
                        .describe("embedding_bag forward and backward: 1024 bags of 32 over a 1000 x 64 table")
                        .variant(Variant("sum-f32", "mode=sum, float32").dtype(DType::f32).parameter("mode", "sum"))
                        .variant(Variant("sum-f64", "mode=sum, float64").dtype(DType::f64).parameter("mode", "sum"))

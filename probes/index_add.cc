@@ -17,9 +17,10 @@ RunFunction prepare(ProbeContext& context) {
 
 const bool registered =
     register_probe(ProbeBuilder("index_add")
+                       .weight(2.5)
                        .describe("index_add along dim 0: 65536 rows of 64 into 256 rows")
                        .variant(Variant(DType::f32))
-                       .variant(Variant(DType::f64))
+                       .variant(Variant(DType::f64).weight(5))
                        .variant(Variant(DType::f16))
                        .variant(Variant(DType::bf16))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})

@@ -23,6 +23,7 @@ RunFunction prepare(ProbeContext& context) {
 
 const bool registered =
     register_probe(ProbeBuilder("index_put_accumulate")
+                       .weight(4)
                        .describe("index_put_ with accumulate=True: 2^20 values into 1024 slots")
                        .variant(Variant(DType::f32))
                        .variant(Variant(DType::f64))

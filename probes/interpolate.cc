@@ -47,14 +47,15 @@ Variant with_mode(const std::string& mode, DType dtype, const std::string& descr
 
 const bool registered = register_probe(
     ProbeBuilder("interpolate")
+        .weight(2)
         .describe("interpolate forward and backward, scale 2: 1d 4x16x4096, 2d 4x16x48x48, 3d 4x16x12x16x16")
         .variant(with_mode("nearest", DType::f32, "nearest, 2d").documented({{"cuda", Documented::deterministic}}))
         .variant(with_mode("linear", DType::f32, "linear, 1d"))
         .variant(with_mode("bilinear", DType::f32, "bilinear, 2d"))
         .variant(with_mode("bilinear", DType::f64, "bilinear, 2d, float64"))
         .variant(with_mode("bilinear", DType::bf16, "bilinear, 2d, bfloat16"))
-        .variant(with_mode("bicubic", DType::f32, "bicubic, 2d"))
-        .variant(with_mode("trilinear", DType::f32, "trilinear, 3d"))
+        .variant(with_mode("bicubic", DType::f32, "bicubic, 2d").weight(12))
+        .variant(with_mode("trilinear", DType::f32, "trilinear, 3d").weight(13))
         .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::raises_under_strict}})
         .prepare(prepare));
 

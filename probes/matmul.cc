@@ -15,11 +15,12 @@ RunFunction prepare(ProbeContext& context) {
 
 const bool registered =
     register_probe(ProbeBuilder("matmul")
+                       .weight(2)
                        .describe("matmul 512x512 by 512x512")
                        .variant(Variant(DType::f32))
-                       .variant(Variant(DType::f64))
+                       .variant(Variant(DType::f64).weight(5))
                        .variant(Variant(DType::bf16))
-                       .variant(Variant(DType::f16))
+                       .variant(Variant(DType::f16).weight(96))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})
                        .prepare(prepare));
 

@@ -17,6 +17,7 @@ RunFunction prepare(ProbeContext& context) {
 
 const bool registered =
     register_probe(ProbeBuilder("scatter_add")
+                       .weight(0.7)
                        .describe("scatter_add along dim 0: 2^20 values into 512 slots")
                        .variant(Variant(DType::f32))
                        .variant(Variant(DType::f64))

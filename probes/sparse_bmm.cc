@@ -23,6 +23,7 @@ RunFunction prepare(ProbeContext& context) {
 
 const bool registered =
     register_probe(ProbeBuilder("sparse_bmm")
+                       .weight(4)
                        .describe("bmm: sparse COO 8x256x256 (5% non-zero) by dense 8x256x64, forward and backward")
                        .variant(Variant(DType::f32))
                        .variant(Variant(DType::f64))

@@ -14,6 +14,7 @@ RunFunction prepare(ProbeContext& context) {
 
 const bool registered =
     register_probe(ProbeBuilder("sum")
+                       .weight(0.5)
                        .describe("sum of 2^22 values (all, or 64 rows of 65536)")
                        .variant(Variant(DType::f32, "float32, whole tensor").parameter("over", "all"))
                        .variant(Variant(DType::f64, "float64, whole tensor").parameter("over", "all"))

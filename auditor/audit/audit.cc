@@ -59,6 +59,59 @@ struct OpenedJournal {
   ResolvedDevice device;
 };
 
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
+
+// The shard's cells of the plan, and what the report says of the shard.
+ShardInfo take_shard(Plan& plan, const ShardSpec& spec, const Config& config, const Catalogue& catalogue,
+                     const AuditOptions& options) {
+  ShardInfo shard{spec.index,
+                  spec.count,
+                  spec.source,
+                  options.timings.empty() ? "declared weights" : "timings from " + options.timings_source,
+                  {}};
+  const auto costs = expected_cell_costs(plan.cells, catalogue, config.repeats + config.warmup, options.timings);
+  const auto assigned = partition_cells(costs, spec.count);
+  std::vector<Cell> cells;
+  for (std::size_t i = 0; i < plan.cells.size(); ++i) {
+    shard.plan.push_back(plan.cells[i].key);
+    if (assigned[i] == spec.index - 1) cells.push_back(plan.cells[i]);
+  }
+  plan.cells = std::move(cells);
+  return shard;
+}
+
+nlohmann::json shard_header(const ShardInfo& shard, const Plan& plan) {
+  std::vector<std::string> keys;
+  for (const auto& cell : plan.cells) keys.push_back(cell.key);
+  return {{"index", shard.index},     {"count", shard.count}, {"source", shard.source},
+          {"balance", shard.balance}, {"plan", shard.plan},   {"cells", keys}};
+}
+
+// A resumed shard runs the cells its journal names: the partition is not made again (the timings
+// that balanced it may be gone).
+ShardInfo journaled_shard(Plan& plan, const nlohmann::json& header, const std::string& folder) {
+  try {
+    ShardInfo shard{header.at("index").get<int>(), header.at("count").get<int>(), header.value("source", ""),
+                    header.value("balance", ""), header.at("plan").get<std::vector<std::string>>()};
+    const auto keys = header.at("cells").get<std::vector<std::string>>();
+    const std::set<std::string> wanted(keys.begin(), keys.end());
+    std::vector<Cell> cells;
+    for (const auto& cell : plan.cells)
+      if (wanted.count(cell.key)) cells.push_back(cell);
+    if (cells.size() != wanted.size())
+      throw UserError(fmt::format("{}: journal header: its shard names {} cells, the plan has {} of them", folder,
+                                  wanted.size(), cells.size()));
+    plan.cells = std::move(cells);
+    return shard;
+  } catch (const nlohmann::json::exception& error) {
+    throw UserError(fmt::format("{}: malformed journal header: shard: {}", folder, error.what()));
+  }
+}
+
 // A resumed audit keeps the device it started on, even if `auto` would now resolve otherwise.
 OpenedJournal open_journal(const Config& config, const std::string& folder, bool resume, const AuditOptions& options) {
   if (resume) {
@@ -162,10 +215,17 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   supervisor.startup_allowance = options.startup_allowance;
   // Named members, not a structured binding: lambdas below capture the journal (C++20 clang rejects
   // capturing a structured binding).
-  const auto opened = open_journal(config, result.journal, options.resume, options);
-  const auto& journal = opened.journal;
+  auto opened = open_journal(config, result.journal, options.resume, options);
+  auto& journal = opened.journal;
   const auto& device = opened.device;
   auto plan = make_plan(config, catalogue, device.device);
+  std::optional<ShardInfo> shard;
+  if (options.resume && journal.header().contains("shard"))
+    shard = journaled_shard(plan, journal.header().at("shard"), result.journal);
+  else if (options.shard && options.cells.empty()) {
+    shard = take_shard(plan, *options.shard, config, catalogue, options);
+    journal.set_header_field("shard", shard_header(*shard, plan));
+  }
   if (!options.cells.empty()) {
     plan.cells = options.cells;
     plan.columns.clear();
@@ -208,6 +268,8 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   result.report = build_report(plan, observations, catalogue);
   result.report.complete = complete;
   result.report.tool_version = kToolVersion;
+  result.report.host = host_name();
+  result.report.shard = shard;
   result.report.environment = environment.is_null() ? options.environment() : environment;
   result.report.config = config_to_json(config);
   result.report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -7,6 +7,7 @@
 
 #include "config/config.h"
 #include "plan/resolved_device.h"
+#include "plan/shard.h"
 #include "report/report.h"
 #include "supervisor/worker_launcher.h"
 
@@ -26,6 +27,12 @@ struct AuditOptions {
   // Non-empty: audit exactly these cells (e.g. `explain`'s candidates) instead of the config's plan; the
   // config still gives repeats, processes and the device.
   std::vector<Cell> cells;
+  // Set: audit only this shard of the plan, balanced by `timings` (median ns of one run by cell key,
+  // from `timings_source`) where given, else by the probes' declared weights. A resumed audit takes
+  // its shard from the journal.
+  std::optional<ShardSpec> shard;
+  std::map<std::string, std::int64_t> timings;
+  std::string timings_source;
   // Null: `repro-audit worker` processes of the running binary, logging to $TMPDIR.
   WorkerLauncher* launcher = nullptr;
   // How long a worker may take to load before its first cell (tests shorten it).

@@ -28,10 +28,14 @@ struct RunArguments {
   std::string journal;
   std::string resume;
   bool no_cost = false;
+  std::string shard;  // K/N
+  std::optional<int> shards;
+  std::string shard_from = "scheduler";
+  std::string timings;  // a report whose timings balance the shards
 };
 
 // --profile, --axis, --matrix, --repeats, --processes, --device, --fail-on, the outputs,
-// --save-baseline, --no-cost, --journal, --resume.
+// --save-baseline, --no-cost, --journal, --resume, --shard, --shards, --shard-from, --timings.
 void add_audit_options(CLI::App* command, RunArguments& arguments);
 
 // The config from a file (or a journal, resuming) with the command line's overrides, validated.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 
@@ -16,6 +17,8 @@
 #include "config/atomic_file.h"
 #include "worker/environment.h"
 #include "compare/baseline.h"
+#include "plan/shard.h"
+#include "report/json_io.h"
 #include "report/terminal_printer.h"
 #include "worker/probe.h"
 
@@ -126,6 +129,36 @@ std::string resume_hint(const RunArguments& arguments, const std::string& journa
   return resume_command(words);
 }
 
+// The shard from --shard or the scheduler's environment, and the timings that balance it.
+void set_shard_options(const RunArguments& arguments, AuditOptions& options) {
+  const auto from = *shard_from_from_string(arguments.shard_from);
+  if (!arguments.resume.empty()) {
+    if (!arguments.shard.empty() || arguments.shards || !arguments.timings.empty() || from == ShardFrom::env)
+      throw UserError(
+          "--resume: a resumed audit keeps the shard its journal names; give no --shard, --shards, "
+          "--shard-from env or --timings");
+    return;  // the scheduler's environment may differ now; the journal decides
+  }
+  if (!arguments.shard.empty()) {
+    if (from == ShardFrom::env) throw UserError("--shard and --shard-from env: give one");
+    options.shard = parse_shard(arguments.shard, "--shard");
+    if (arguments.shards && *arguments.shards != options.shard->count)
+      throw UserError(fmt::format("--shard {} and --shards {} disagree", arguments.shard, *arguments.shards));
+  } else {
+    options.shard = shard_from_environment([](const char* name) { return std::getenv(name); }, from, arguments.shards);
+    if (!options.shard && arguments.shards)
+      throw UserError(fmt::format("--shards {}: no shard index is given (--shard K/N, or a scheduler's environment)",
+                                  *arguments.shards));
+  }
+  if (!arguments.timings.empty()) {
+    if (!options.shard) throw UserError("--timings balances shards; give it with a shard");
+    const auto report = load_report_file(arguments.timings);
+    for (const auto& cell : report.cells)
+      if (cell.verdict.timing.samples > 0) options.timings[cell.cell.key] = cell.verdict.timing.median_ns;
+    options.timings_source = arguments.timings;
+  }
+}
+
 int finish_run(const RunArguments& arguments, const Config& config, const AuditResult& result) {
   const auto& report = result.report;
   print_matrix(report, std::cout, {use_color(STDOUT_FILENO), !arguments.no_cost});
@@ -187,6 +220,22 @@ void add_audit_options(CLI::App* run, RunArguments& arguments) {
       "removed when the audit completes)");
   run->add_option("--resume", arguments.resume, "Finish an interrupted audit from its journal folder")
       ->check(CLI::ExistingDirectory);
+  run->add_option("--shard", arguments.shard,
+                  "Audit shard K of N (1 <= K <= N) of the plan's cells: the same partition on every host; "
+                  "`merge` joins the shards' reports");
+  run->add_option("--shards", arguments.shards,
+                  "The shard count where the scheduler gives only an index (Kubernetes Indexed Jobs: the Job's "
+                  "completions)")
+      ->check(CLI::Range(1, 100000));
+  run->add_option("--shard-from", arguments.shard_from,
+                  "Without --shard: scheduler (the default) takes the shard from a Slurm job array "
+                  "(SLURM_ARRAY_TASK_ID/COUNT/MIN) or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX with "
+                  "--shards); env from torchrun's RANK/WORLD_SIZE; none audits the whole plan")
+      ->check(CLI::IsMember({"scheduler", "env", "none"}));
+  run->add_option("--timings", arguments.timings,
+                  "A report of an earlier audit whose timings balance the shards (default: the probes' declared "
+                  "weights)")
+      ->check(CLI::ExistingFile);
 }
 
 int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue, const Config& config) {
@@ -195,6 +244,7 @@ int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue,
   check_outputs(outputs, {{"--config", arguments.config_path}});
   const bool progress = is_capable_terminal(STDERR_FILENO);
   AuditOptions options = command_line_audit_options(arguments.journal, arguments.resume);
+  set_shard_options(arguments, options);
   if (progress)
     options.on_cell = [](const Cell& cell, int process) {
       std::cerr << fmt::format("\r\033[K[p{}] {}", process, cell.key) << std::flush;
@@ -202,6 +252,10 @@ int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue,
   install_stop_handlers();
   const auto result = run_audit(config, catalogue, options);
   if (progress) std::cerr << "\r\033[K" << std::flush;
+  if (const auto& shard = result.report.shard)
+    std::cerr << fmt::format("shard {}/{} (from {}, balanced by {}): {} of the plan's {} cells\n", shard->index,
+                             shard->count, shard->source, shard->balance, result.report.cells.size(),
+                             shard->plan.size());
   if (result.resumed_runs > 0)
     std::cerr << fmt::format("resumed: {} of {} cell runs were already in the journal\n", result.resumed_runs,
                              result.total_runs);

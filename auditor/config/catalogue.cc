@@ -67,6 +67,14 @@ const char* to_string(Documented documented) {
   return "?";
 }
 
+std::optional<Documented> documented_from_string(const std::string& text) {
+  for (const auto documented :
+       {Documented::deterministic, Documented::alternative_under_strict, Documented::raises_under_strict,
+        Documented::nondeterministic, Documented::cublas_workspace, Documented::unknown})
+    if (text == to_string(documented)) return documented;
+  return std::nullopt;
+}
+
 const char* to_string(VerdictKind kind) { return name_of(kVerdictNames, kind); }
 std::optional<VerdictKind> verdict_from_string(const std::string& text) { return value_of(kVerdictNames, text); }
 std::string verdict_names() {
@@ -111,6 +119,11 @@ Documented ProbeInfo::documented_on(const std::string& variant, const std::strin
   }
   auto it = documented.find(device_kind);
   return it == documented.end() ? Documented::deterministic : it->second;
+}
+
+double ProbeInfo::weight_of(const std::string& variant) const {
+  const auto* info = find_variant(variant);
+  return info && info->weight ? *info->weight : weight;
 }
 
 const ProbeInfo* find_probe(const Catalogue& catalogue, const std::string& name) {

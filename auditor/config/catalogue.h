@@ -19,6 +19,7 @@ enum class Documented {
 };
 
 const char* to_string(Documented documented);
+std::optional<Documented> documented_from_string(const std::string& text);
 
 // What a cell turned out to be. Declared here, below verdict/, because the catalogue names it too:
 // a control probe declares the verdict `selftest` requires of it (verdict/ depends on config/, not back).
@@ -69,6 +70,7 @@ struct VariantInfo {
   std::map<std::string, Documented> documented;   // by device kind; overrides the probe's
   std::optional<DType> dtype;                     // typed parameters the probe reads from its context
   std::map<std::string, std::string> parameters;  // the rest, by name: e.g. mode=max
+  std::optional<double> weight;                   // overrides the probe's weight
 };
 
 struct ProbeInfo {
@@ -80,10 +82,15 @@ struct ProbeInfo {
   double timeout_seconds = 60;                   // per cell and process, all runs together
   std::optional<VerdictKind> control_expects;    // a control's required verdict in `selftest`
   Invariance invariance = Invariance::none;      // set for an invariance probe
+  // Expected milliseconds of one run on a CPU, to balance shards when no timings are given; a guide
+  // (hosts differ by far more than these numbers do), not a promise.
+  double weight = 1;
 
   const VariantInfo* find_variant(const std::string& variant) const;
   // The variant's own declaration for the device, else the probe's, else deterministic.
   Documented documented_on(const std::string& variant, const std::string& device_kind) const;
+  // The variant's weight, else the probe's.
+  double weight_of(const std::string& variant) const;
 };
 
 using Catalogue = std::vector<ProbeInfo>;

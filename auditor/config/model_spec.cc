@@ -59,6 +59,8 @@ ProbeInfo model_probe_info(const ModelSpec& model) {
   info.variants.push_back(variant);
   info.documented = {{"cpu", Documented::unknown}, {"cuda", Documented::unknown}};
   info.timeout_seconds = 600;
+  // A user's model is unknown; with per-op digests it is seldom lighter than the heaviest probes.
+  info.weight = model.train ? 200 : 50;
   return info;
 }
 

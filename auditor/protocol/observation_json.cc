@@ -55,6 +55,7 @@ void from_json(const json& j, Divergence& value) {
 
 void to_json(json& j, const ProcessObservation& value) {
   j = {{"process", value.process}, {"status", to_string(value.status)}, {"runs", value.runs}};
+  if (!value.host.empty()) j["host"] = value.host;
   if (!value.message.empty()) j["message"] = value.message;
   if (!value.warnings.empty()) j["warnings"] = value.warnings;
   if (value.divergence) j["divergence"] = *value.divergence;
@@ -73,6 +74,7 @@ void to_json(json& j, const ProcessObservation& value) {
 }
 void from_json(const json& j, ProcessObservation& value) {
   value.process = json_integer_or(j, "process", 0);
+  value.host = j.value("host", "");
   const auto status = j.at("status").get<std::string>();
   const auto parsed = observation_status_from_string(status);
   if (!parsed)

@@ -141,6 +141,46 @@ void migrate_rule1_keys(Report& report, const std::string& source) {
   }
 }
 
+json shard_to_json(const ShardInfo& shard) {
+  return {{"index", shard.index},
+          {"count", shard.count},
+          {"source", shard.source},
+          {"balance", shard.balance},
+          {"plan", shard.plan}};
+}
+
+ShardInfo shard_from_json(const json& j) {
+  ShardInfo shard;
+  shard.index = json_integer_or(j, "index", 0);
+  shard.count = json_integer_or(j, "count", 0);
+  if (shard.count < 1 || shard.index < 1 || shard.index > shard.count)
+    throw json::other_error::create(
+        501, fmt::format("shard {}/{} is not K/N with 1 <= K <= N", shard.index, shard.count), &j);
+  shard.source = j.value("source", "");
+  shard.balance = j.value("balance", "");
+  shard.plan = j.value("plan", std::vector<std::string>{});
+  return shard;
+}
+
+json merge_to_json(const MergeInfo& merge) {
+  json j = {
+      {"reports", json::array()}, {"missing_shards", merge.missing_shards}, {"missing_cells", merge.missing_cells}};
+  for (const auto& report : merge.reports)
+    j["reports"].push_back(
+        {{"file", report.file}, {"host", report.host}, {"shard", report.shard}, {"cells", report.cells}});
+  return j;
+}
+
+MergeInfo merge_from_json(const json& j) {
+  MergeInfo merge;
+  for (const auto& report : j.value("reports", json::array()))
+    merge.reports.push_back({report.value("file", ""), report.value("host", ""), report.value("shard", ""),
+                             static_cast<int>(json_integer_or(report, "cells", 0))});
+  merge.missing_shards = j.value("missing_shards", std::vector<std::string>{});
+  merge.missing_cells = j.value("missing_cells", std::vector<std::string>{});
+  return merge;
+}
+
 }  // namespace
 
 json report_to_json(const Report& report) {
@@ -154,6 +194,9 @@ json report_to_json(const Report& report) {
             {"complete", report.complete},
             {"cells", json::array()},
             {"notes", json::array()}};
+  if (!report.host.empty()) j["host"] = report.host;
+  if (report.shard) j["shard"] = shard_to_json(*report.shard);
+  if (report.merge) j["merge"] = merge_to_json(*report.merge);
   for (const auto& cell : report.cells) j["cells"].push_back(cell_to_json(cell));
   j["contradictions"] = json::array();
   for (const auto& cell : report.cells)
@@ -198,6 +241,9 @@ Report report_from_parsed(ParsedReport&& parsed, const std::string& source) {
     report.columns = j.value("columns", std::vector<std::string>{});
     report.duration_seconds = j.value("duration_seconds", 0.0);
     report.complete = j.value("complete", true);
+    report.host = j.value("host", "");
+    if (j.contains("shard")) report.shard = shard_from_json(j.at("shard"));
+    if (j.contains("merge")) report.merge = merge_from_json(j.at("merge"));
     if (!j.contains("cells") || !j["cells"].is_array())
       throw UserError(fmt::format("{}: malformed report: \"cells\" must be an array", source));
     if (parsed.cell_error) throw UserError(fmt::format("{}: malformed report: {}", source, *parsed.cell_error));

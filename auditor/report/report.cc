@@ -98,6 +98,16 @@ std::vector<SettingNote> find_setting_notes(const std::vector<CellReport>& cells
 
 Report build_report(const Plan& plan, const std::map<std::string, std::vector<ProcessObservation>>& observations,
                     const Catalogue& catalogue) {
+  return build_report(plan, observations, [&](const Cell& cell) {
+    const auto* probe = find_probe(catalogue, cell.probe);
+    return cell.model ? Documented::unknown
+           : probe    ? probe->documented_on(cell.variant, device_kind(cell.device))
+                      : Documented::deterministic;
+  });
+}
+
+Report build_report(const Plan& plan, const std::map<std::string, std::vector<ProcessObservation>>& observations,
+                    const std::function<Documented(const Cell&)>& documented_of) {
   Report report;
   report.device = plan.device;
   for (const auto& column : plan.columns) report.columns.push_back(column.label);
@@ -109,10 +119,7 @@ Report build_report(const Plan& plan, const std::map<std::string, std::vector<Pr
     const auto& seen = it == observations.end() ? none : it->second;
     cell_report.verdict = judge(cell, seen);
     cell_report.observations = seen;
-    const auto* probe = find_probe(catalogue, cell.probe);
-    const auto documented = cell.model ? Documented::unknown
-                            : probe    ? probe->documented_on(cell.variant, device_kind(cell.device))
-                                       : Documented::deterministic;
+    const auto documented = documented_of(cell);
     cell_report.documented = to_string(documented);
     cell_report.contradiction = find_contradiction(documented, cell.settings, cell_report.verdict);
     report.cells.push_back(std::move(cell_report));
@@ -124,6 +131,9 @@ Report build_report(const Plan& plan, const std::map<std::string, std::vector<Pr
 }
 
 std::string nothing_audited_reason(const Report& report) {
+  if (report.cells.empty() && report.shard)
+    return fmt::format("shard {}/{} holds none of the plan's {} cells", report.shard->index, report.shard->count,
+                       report.shard->plan.size());
   if (report.cells.empty()) return "the plan has no cells";
   std::set<std::string> reasons;
   for (const auto& cell : report.cells) {

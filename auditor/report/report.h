@@ -1,5 +1,6 @@
 #pragma once
 // Everything one audit observed: plain values that every printer reads.
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -37,8 +38,31 @@ struct SettingNote {
   std::string text;
 };
 
+// Which part of a sharded audit's plan a report holds (plan/shard.h makes the partition).
+struct ShardInfo {
+  int index = 1;  // 1..count
+  int count = 1;
+  std::string source;             // where K/N came from: "--shard", "slurm", "kubernetes", "env"
+  std::string balance;            // what balanced the shards: "declared weights", "timings from FILE"
+  std::vector<std::string> plan;  // every cell key of the whole plan, in plan order
+};
+
+// A report made by `merge`: what it was made of, and the shards that were missing (--allow-partial).
+struct MergedReport {
+  std::string file;
+  std::string host;
+  std::string shard;  // "2/3"; "1/1" for an unsharded report
+  int cells = 0;
+};
+struct MergeInfo {
+  std::vector<MergedReport> reports;
+  std::vector<std::string> missing_shards;  // "2/3"
+  std::vector<std::string> missing_cells;   // keys of the plan no report held
+};
+
 struct Report {
   std::string tool_version;
+  std::string host;  // the machine's host name; "" in reports of earlier versions
   nlohmann::json environment = nlohmann::json::object();
   nlohmann::json config = nlohmann::json::object();
   std::string device;
@@ -47,12 +71,17 @@ struct Report {
   std::vector<SettingNote> notes;
   std::vector<Portability> portability;  // derived from the cells, like the notes
   double duration_seconds = 0;
-  bool complete = true;  // false: the audit was interrupted; only finished cells are here
+  bool complete = true;            // false: the audit was interrupted; only finished cells are here
+  std::optional<ShardInfo> shard;  // set when the audit ran one shard of its plan
+  std::optional<MergeInfo> merge;  // set by `merge`
 };
 
 // Judges every cell, finds contradictions, cost ratios and cross-setting notes.
 Report build_report(const Plan& plan, const std::map<std::string, std::vector<ProcessObservation>>& observations,
                     const Catalogue& catalogue);
+// The same with what PyTorch documents for each cell given directly (`merge`: taken from the reports).
+Report build_report(const Plan& plan, const std::map<std::string, std::vector<ProcessObservation>>& observations,
+                    const std::function<Documented(const Cell&)>& documented_of);
 
 std::vector<SettingNote> find_setting_notes(const std::vector<CellReport>& cells);
 

@@ -94,6 +94,13 @@ Journal Journal::create(const std::string& folder, const nlohmann::json& header)
   return Journal(folder, full, lock);
 }
 
+void Journal::set_header_field(const std::string& name, const nlohmann::json& value) {
+  auto header = header_;
+  header[name] = value;
+  write_file_atomically((fs::path(folder_) / kHeaderFile).string(), header.dump(2) + "\n");
+  header_ = std::move(header);
+}
+
 Journal Journal::open(const std::string& folder) {
   prepare_folder(folder, false);
   const int lock = lock_folder(folder);

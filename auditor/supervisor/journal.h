@@ -39,6 +39,8 @@ class Journal {
 
   const std::string& folder() const { return folder_; }
   const nlohmann::json& header() const { return header_; }
+  // Adds a field to the header, rewritten atomically (an audit's shard, known once its plan is).
+  void set_header_field(const std::string& name, const nlohmann::json& value);
   void record(const Cell& cell, const ProcessObservation& observation) const;
   // Every finished cell run, in no particular order; a corrupt entry is skipped with a warning.
   JournalEntries entries() const;

@@ -94,6 +94,7 @@ struct Divergence {
 
 struct ProcessObservation {
   int process = 0;
+  std::string host;  // the machine that ran it, when a merge put several machines' processes in one cell
   ObservationStatus status = ObservationStatus::ok;
   std::string message;  // exception text, unsupported reason, signal name
   std::vector<RunObservation> runs;

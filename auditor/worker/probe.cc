@@ -115,6 +115,11 @@ Variant& Variant::parameter(std::string name, std::string value) {
   return *this;
 }
 
+Variant& Variant::weight(double milliseconds) {
+  info_.weight = milliseconds;
+  return *this;
+}
+
 Variant& Variant::documented(std::map<std::string, Documented> documented) {
   info_.documented = std::move(documented);
   return *this;
@@ -148,6 +153,11 @@ ProbeBuilder& ProbeBuilder::timeout(double seconds) {
   return *this;
 }
 
+ProbeBuilder& ProbeBuilder::weight(double milliseconds) {
+  definition_.info.weight = milliseconds;
+  return *this;
+}
+
 ProbeBuilder& ProbeBuilder::control_expects(VerdictKind verdict) {
   definition_.info.control_expects = verdict;
   return *this;
@@ -177,6 +187,10 @@ ProbeDefinition ProbeBuilder::build() const {
   if (info.variants.empty()) fail("no variant; add one with .variant(...)");
   if (!definition_.prepare) fail("no prepare function; add one with .prepare(...)");
   if (!(info.timeout_seconds > 0)) fail("the timeout must be positive");
+  if (!(info.weight > 0)) fail("the weight must be positive");
+  for (const auto& variant : info.variants)
+    if (variant.weight && !(*variant.weight > 0))
+      fail(fmt::format("variant '{}': the weight must be positive", variant.name));
   std::set<std::string> names;
   for (const auto& variant : info.variants)
     if (!names.insert(variant.name).second) fail(fmt::format("variant '{}' is declared twice", variant.name));

@@ -73,6 +73,7 @@ class Variant {
   Variant& parameter(std::string name, std::string value);
   // What PyTorch documents for this variant where it differs from the probe, by device kind.
   Variant& documented(std::map<std::string, Documented> documented);
+  Variant& weight(double milliseconds);  // overrides the probe's weight
   // Exists only on CUDA (e.g. the cuDNN path); `reason` is what other devices report.
   Variant& cuda_only(std::string reason);
 
@@ -95,6 +96,8 @@ class ProbeBuilder {
   // What PyTorch documents for the op, by device kind ("cpu", "cuda"); deterministic where absent.
   ProbeBuilder& documented(std::map<std::string, Documented> documented);
   ProbeBuilder& timeout(double seconds);  // per cell and process, all runs together; default 60
+  // Expected milliseconds of one run on a CPU (default 1): balances `--shard` when no timings are given.
+  ProbeBuilder& weight(double milliseconds);
   // A control: `selftest` runs it and requires this verdict.
   ProbeBuilder& control_expects(VerdictKind verdict);
   // Left out of the default suite; runs only when named (fault controls, test probes).
