@@ -46,18 +46,19 @@ Command add_merge_command(CLI::App& app) {
             std::vector<std::string> hosts;
             for (const auto& input : report.merge->reports)
               if (std::find(hosts.begin(), hosts.end(), input.host) == hosts.end()) hosts.push_back(input.host);
-            std::cout << fmt::format("merged {} reports from {} host{} into {} cells\n", loaded.size(), hosts.size(),
-                                     hosts.size() == 1 ? "" : "s", report.cells.size());
+            std::cout << fmt::format("merged {} report{} from {} host{} into {} cells\n", loaded.size(),
+                                     loaded.size() == 1 ? "" : "s", hosts.size(), hosts.size() == 1 ? "" : "s",
+                                     report.cells.size());
             auto files = arguments->outputs.files();
             files.push_back({"json", arguments->output});
             auto failures = write_reports(files, report);
             for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
             if (!failures.empty()) return 2;
-            if (!report.merge->missing_shards.empty())
-              std::cerr << fmt::format("repro-audit: partial merge: shard{} {} missing ({} cells of the plan)\n",
-                                       report.merge->missing_shards.size() == 1 ? " is" : "s are",
-                                       fmt::join(report.merge->missing_shards, ", "),
-                                       report.merge->missing_cells.size());
+            const auto& missing = report.merge->missing_shards;
+            if (!missing.empty())
+              std::cerr << fmt::format("repro-audit: partial merge: {} {} {} missing ({} cells of the plan)\n",
+                                       missing.size() == 1 ? "shard" : "shards", fmt::join(missing, ", "),
+                                       missing.size() == 1 ? "is" : "are", report.merge->missing_cells.size());
             return 0;
           }};
 }
