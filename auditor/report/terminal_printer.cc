@@ -151,6 +151,13 @@ void print_summary(const Report& report, FailOn fail_on, std::ostream& out) {
     out << "\nSettings that change the bits of deterministic results:\n";
     for (const auto& note : report.notes) out << "  " << note.text << "\n";
   }
+  if (report.shard)
+    out << fmt::format("\nShard {}/{} of a plan of {} cells (from {}, balanced by {})\n", report.shard->index,
+                       report.shard->count, report.shard->plan.size(), report.shard->source, report.shard->balance);
+  if (report.merge && !report.merge->missing_shards.empty())
+    out << fmt::format("\nPartial: shard{} {} missing, {} cells of the plan not audited\n",
+                       report.merge->missing_shards.size() == 1 ? "" : "s",
+                       fmt::join(report.merge->missing_shards, ", "), report.merge->missing_cells.size());
   std::vector<std::string> parts;
   for (const auto& [kind, count] : counts) parts.push_back(fmt::format("{} {}", count, to_string(kind)));
   const bool failed = audit_failed(report, fail_on);
