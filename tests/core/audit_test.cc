@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "audit/audit.h"
 #include "config/user_error.h"
@@ -78,6 +79,37 @@ TEST_F(Auditing, AnInterruptedAuditResumesWithoutRunningAFinishedCellAgain) {
     EXPECT_EQ(cell.observations.size(), 2u) << cell.cell.key;
     EXPECT_EQ(to_string(cell.verdict.kind), std::string("deterministic")) << cell.cell.key;
   }
+}
+
+TEST_F(Auditing, AShardRunsItsCellsAndAResumedShardRunsTheSameOnes) {
+  auto first = options();
+  first.shard = ShardSpec{2, 2, "--shard"};
+  for (const auto& cell : make_plan(config_, catalogue_, "cpu").cells) first.timings[cell.key] = 1'000'000;
+  first.timings["sum/f32@cpu|threads=1"] = 90'000'000;  // heavy: alone in its shard
+  first.timings_source = "earlier.json";
+  int finished = 0;
+  first.on_cell = [&](const Cell&, int) { ++finished; };
+  first.stop_requested = [&] { return finished >= 1; };
+  const auto interrupted = run_audit(config_, catalogue_, first);
+  EXPECT_FALSE(interrupted.report.complete);
+  ASSERT_TRUE(interrupted.report.shard);
+  EXPECT_EQ(interrupted.report.shard->plan.size(), 6u);
+  EXPECT_EQ(interrupted.report.shard->balance, "timings from earlier.json");
+
+  // Resumed without the timings, it still runs the cells the timings gave it.
+  FakeLauncher second_launcher;
+  auto second = options(true);
+  second.launcher = &second_launcher;
+  const auto resumed = run_audit(config_, catalogue_, second);
+  EXPECT_TRUE(resumed.report.complete);
+  ASSERT_TRUE(resumed.report.shard);
+  EXPECT_EQ(resumed.report.shard->index, 2);
+  EXPECT_EQ(resumed.report.shard->plan, interrupted.report.shard->plan);
+  std::set<std::string> keys;
+  for (const auto& cell : resumed.report.cells) keys.insert(cell.cell.key);
+  EXPECT_EQ(keys.size(), 5u);  // all but the heavy cell, which shard 1 holds alone
+  EXPECT_FALSE(keys.count("sum/f32@cpu|threads=1"));
+  EXPECT_FALSE(resumed.report.host.empty());
 }
 
 TEST_F(Auditing, AJournalHeldByAnotherAuditIsRefused) {
