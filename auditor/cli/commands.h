@@ -23,5 +23,6 @@ Command add_compare_command(CLI::App& app);
 Command add_gate_command(CLI::App& app);
 Command add_explain_command(CLI::App& app);
 Command add_merge_command(CLI::App& app);
+Command add_fleet_command(CLI::App& app);
 
 }  // namespace repro_audit

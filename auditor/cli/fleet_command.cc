@@ -1,0 +1,58 @@
+// `fleet`: reports of many hosts -> which cells are bit-identical fleet-wide, and which hosts disagree.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/output_paths.h"
+#include "config/atomic_file.h"
+#include "fleet/fleet_printers.h"
+#include "report/json_io.h"
+
+namespace repro_audit {
+
+Command add_fleet_command(CLI::App& app) {
+  struct Arguments {
+    std::vector<std::string> reports;
+    std::string html, markdown, json;
+  };
+  auto arguments = std::make_shared<Arguments>();
+  auto* fleet = app.add_subcommand(
+      "fleet",
+      "Hosts x cells from many hosts' reports, grouped by platform: which cells are bit-identical across the "
+      "fleet, which hosts disagree, and the fingerprint field that separates them");
+  fleet->add_option("reports", arguments->reports, "One report per host (or a merged report per host)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  fleet->add_option("--html", arguments->html, "Write the heatmap as one self-contained HTML page to FILE");
+  fleet->add_option("--markdown", arguments->markdown, "Write Markdown to FILE");
+  fleet->add_option("--json", arguments->json, "Write JSON (repro-audit.fleet/1) to FILE");
+  return {
+      fleet, [arguments] {
+        std::vector<NamedPath> inputs;
+        for (const auto& report : arguments->reports) inputs.push_back({"a report", report});
+        check_outputs({{"--html", arguments->html}, {"--markdown", arguments->markdown}, {"--json", arguments->json}},
+                      inputs);
+        std::vector<FleetInput> loaded;
+        for (const auto& path : arguments->reports) loaded.push_back({path, load_report_file(path)});
+        const auto matrix = build_fleet(loaded);
+        std::cout << fleet_text(matrix) << std::flush;
+        std::vector<FileContent> files;
+        if (!arguments->html.empty()) files.push_back({arguments->html, fleet_html(matrix)});
+        if (!arguments->markdown.empty()) files.push_back({arguments->markdown, fleet_markdown(matrix)});
+        if (!arguments->json.empty()) files.push_back({arguments->json, fleet_json(matrix).dump(2) + "\n"});
+        const auto failures = write_files_atomically(files);
+        for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
+        if (!failures.empty()) return 2;
+        if (matrix.compared == 0) {
+          std::cerr << fmt::format("repro-audit: nothing was compared: {}\n",
+                                   matrix.hosts.size() < 2
+                                       ? "a fleet needs reports of at least two hosts"
+                                       : "no cell has agreeing runs on two hosts (no common cells, or all skipped)");
+          return 1;
+        }
+        return 0;
+      }};
+}
+
+}  // namespace repro_audit

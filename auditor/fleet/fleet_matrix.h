@@ -1,0 +1,66 @@
+#pragma once
+// The fleet matrix: reports of many hosts, grouped by platform, cell by cell: which hosts' bits
+// agree, whether a cell is portable across the whole fleet, and which fingerprint field separates
+// the hosts that disagree. Torch-free.
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+
+namespace repro_audit {
+
+inline constexpr const char* kFleetSchema = "repro-audit.fleet/1";
+
+struct FleetInput {
+  std::string file;
+  Report report;
+};
+
+struct FleetHost {
+  std::string name;  // the report's host; else its file name; made unique
+  std::string file;
+  int platform = 0;  // index into FleetMatrix::platforms
+};
+
+struct FleetPlatform {
+  std::string label;    // "P1"
+  std::string summary;  // "GPU NVIDIA A100, driver 12.8, CUDA 12.8, cuDNN 9.1, torch 2.14.1, AVX2"
+  std::vector<std::pair<std::string, std::string>> fields;  // every platform field, label -> value
+  std::vector<int> hosts;
+};
+
+// One host's result for one cell.
+struct FleetEntry {
+  std::string state;   // "digest" (runs agreed), a verdict name ("nondeterministic", "raises", ...), "absent"
+  std::string digest;  // when state is "digest"
+  int group = -1;      // index of the digest group (0 = most hosts), when state is "digest"
+};
+
+enum class FleetCategory { portable, split, nondeterministic, not_comparable };
+const char* to_string(FleetCategory category);  // portable | split | nondeterministic | not-comparable
+
+struct FleetCell {
+  std::string key;
+  std::vector<FleetEntry> entries;  // one per host, in FleetMatrix::hosts order
+  int groups = 0;                   // distinct digests among hosts whose runs agreed
+  int hosts_with_cell = 0;
+  FleetCategory category = FleetCategory::not_comparable;
+  // split: the field that separates the groups, "" when no single field does.
+  std::string field;
+  bool exact = false;      // the field's values and the groups correspond one to one
+  std::string separation;  // "differs exactly where CUDA driver differs", ...; "" when portable
+};
+
+struct FleetMatrix {
+  std::vector<FleetHost> hosts;
+  std::vector<FleetPlatform> platforms;
+  std::vector<FleetCell> cells;  // in the first report's order, then new keys in order of appearance
+  int compared = 0;              // cells that at least two hosts ran with agreeing runs
+};
+
+FleetMatrix build_fleet(const std::vector<FleetInput>& inputs);
+
+// "12 cells portable fleet-wide", "3 split by CUDA driver", ...: the summary, one phrase each.
+std::vector<std::string> fleet_summary(const FleetMatrix& fleet);
+
+}  // namespace repro_audit

@@ -1,0 +1,191 @@
+// The fleet matrix on crafted reports of three platforms: two hosts of platform A, one of B (another
+// CUDA driver), one of C (another GPU and torch). Which cells are portable, which split and why.
+#include "fleet/fleet_matrix.h"
+
+#include <gtest/gtest.h>
+
+#include "fleet/fleet_printers.h"
+#include "sample_reports.h"
+
+namespace repro_audit {
+namespace {
+
+using testing::cell;
+using testing::report_of;
+
+const std::string kA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", kB = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+                  kC = "cccccccccccccccccccccccccccccccc";
+
+nlohmann::json gpu_environment(const std::string& gpu, int driver, const std::string& torch) {
+  auto environment = testing::sample_environment();
+  environment["torch"] = torch;
+  environment["cuda"]["driver"] = driver;
+  environment["cuda"]["available"] = true;
+  environment["cuda"].erase("reason");
+  environment["cuda"]["devices"] = nlohmann::json::array({{{"name", gpu}, {"capability", "8.0"}}});
+  return environment;
+}
+
+// Per host: the digest of sum/f32 (portable), of matmul/f32 (split by driver), of conv/f32 (split
+// by GPU model, B's driver aside), of index_add/f32 (nondeterministic on one host), of cumsum/f32
+// (differs between the two hosts of one platform).
+FleetInput host(const std::string& name, const nlohmann::json& environment, const std::string& matmul,
+                const std::string& conv, bool racy, const std::string& cumsum, bool with_pooling = true) {
+  std::vector<CellReport> cells = {
+      cell("sum", "f32", "default threads=1", VerdictKind::deterministic, kA),
+      cell("matmul", "f32", "default threads=1", VerdictKind::deterministic, matmul),
+      cell("conv", "f32", "default threads=1", VerdictKind::deterministic, conv),
+      racy ? cell("index_add", "f32", "default threads=1", VerdictKind::nondeterministic)
+           : cell("index_add", "f32", "default threads=1", VerdictKind::deterministic, kA),
+      cell("cumsum", "f32", "default threads=1", VerdictKind::deterministic, cumsum),
+  };
+  if (with_pooling) cells.push_back(cell("pooling", "max2d-f32", "default threads=1", VerdictKind::unsupported));
+  auto report = report_of(cells);
+  report.environment = environment;
+  report.host = name;
+  return {name + ".json", report};
+}
+
+std::vector<FleetInput> fleet_of_three_platforms() {
+  const auto a = gpu_environment("NVIDIA A100-SXM4-80GB", 12080, "2.14.1");
+  const auto b = gpu_environment("NVIDIA A100-SXM4-80GB", 13000, "2.14.1");
+  const auto c = gpu_environment("NVIDIA H100 80GB HBM3", 13000, "2.15.0");
+  return {host("a1", a, kA, kA, false, kA), host("a2", a, kA, kA, true, kB), host("b1", b, kB, kA, false, kA),
+          host("c1", c, kB, kC, false, kA, false)};
+}
+
+const FleetCell& row(const FleetMatrix& fleet, const std::string& key) {
+  for (const auto& cell : fleet.cells)
+    if (cell.key == key) return cell;
+  throw std::runtime_error("no row " + key);
+}
+
+TEST(Fleet, GroupsHostsByPlatform) {
+  const auto fleet = build_fleet(fleet_of_three_platforms());
+  ASSERT_EQ(fleet.platforms.size(), 3u);
+  EXPECT_EQ(fleet.platforms[0].hosts, (std::vector<int>{0, 1}));
+  EXPECT_EQ(fleet.hosts[2].platform, 1);
+  EXPECT_EQ(fleet.hosts[3].platform, 2);
+  EXPECT_NE(fleet.platforms[2].summary.find("H100"), std::string::npos) << fleet.platforms[2].summary;
+  EXPECT_NE(fleet.platforms[2].summary.find("torch 2.15.0"), std::string::npos) << fleet.platforms[2].summary;
+}
+
+TEST(Fleet, PortableCellsAgreeOnEveryHost) {
+  const auto fleet = build_fleet(fleet_of_three_platforms());
+  const auto& sum = row(fleet, "sum/f32@cpu|threads=1");
+  EXPECT_EQ(sum.category, FleetCategory::portable);
+  EXPECT_EQ(sum.groups, 1);
+  EXPECT_EQ(sum.hosts_with_cell, 4);
+  EXPECT_EQ(sum.separation, "");
+}
+
+TEST(Fleet, ASplitIsExplainedByTheFieldThatDiffersExactlyWhereTheBitsDo) {
+  const auto fleet = build_fleet(fleet_of_three_platforms());
+  // matmul: A on the 12.8 driver, B on 13.0 (platforms B and C): the driver, exactly.
+  const auto& matmul = row(fleet, "matmul/f32@cpu|threads=1");
+  EXPECT_EQ(matmul.category, FleetCategory::split);
+  EXPECT_EQ(matmul.field, "CUDA driver");
+  EXPECT_TRUE(matmul.exact);
+  EXPECT_EQ(matmul.separation, "differs exactly where CUDA driver differs");
+  // conv: only the H100 differs: GPU, exactly (the driver differs where the bits do not).
+  const auto& conv = row(fleet, "conv/f32@cpu|threads=1");
+  EXPECT_EQ(conv.field, "GPU");
+  EXPECT_TRUE(conv.exact);
+  EXPECT_EQ(conv.entries[3].group, 1);
+  EXPECT_EQ(conv.entries[0].group, 0);  // the majority is group A
+}
+
+TEST(Fleet, ASplitWithinOnePlatformIsNotBlamedOnAField) {
+  const auto fleet = build_fleet(fleet_of_three_platforms());
+  const auto& cumsum = row(fleet, "cumsum/f32@cpu|threads=1");
+  EXPECT_EQ(cumsum.category, FleetCategory::split);
+  EXPECT_EQ(cumsum.field, "");
+  EXPECT_NE(cumsum.separation.find("a1 and a2 share a platform and differ"), std::string::npos) << cumsum.separation;
+}
+
+TEST(Fleet, AFieldThatOnlyRefinesTheSplitIsSaidSo) {
+  // Three platforms, bits split {a, b} vs {c}: torch separates exactly; with torch equal everywhere
+  // and GPU models a, b, c all different, the GPU only refines the split.
+  auto inputs = fleet_of_three_platforms();
+  inputs.pop_back();
+  inputs.push_back(host("c1", gpu_environment("NVIDIA L4", 13000, "2.14.1"), kB, kA, false, kA));
+  inputs[2].report.environment = gpu_environment("NVIDIA H100 80GB HBM3", 12080, "2.14.1");
+  const auto fleet = build_fleet(inputs);
+  const auto& matmul = row(fleet, "matmul/f32@cpu|threads=1");  // a1 a2 h100: A, L4: B
+  EXPECT_EQ(matmul.field, "GPU");
+  EXPECT_FALSE(matmul.exact);
+  EXPECT_NE(matmul.separation.find("only where GPU differs"), std::string::npos) << matmul.separation;
+}
+
+TEST(Fleet, NondeterministicAndMissingCellsAreNeverAgreement) {
+  const auto fleet = build_fleet(fleet_of_three_platforms());
+  const auto& racy = row(fleet, "index_add/f32@cpu|threads=1");
+  EXPECT_EQ(racy.category, FleetCategory::nondeterministic);
+  EXPECT_EQ(racy.entries[1].state, "nondeterministic");
+  EXPECT_EQ(racy.entries[1].group, -1);
+  EXPECT_NE(racy.separation.find("a2"), std::string::npos);
+  const auto& pooling = row(fleet, "pooling/max2d-f32@cpu|threads=1");
+  EXPECT_EQ(pooling.category, FleetCategory::not_comparable);
+  EXPECT_EQ(pooling.entries[3].state, "absent");
+  EXPECT_EQ(pooling.hosts_with_cell, 3);
+  const auto summary = fleet_summary(fleet);
+  EXPECT_EQ(summary[0], "1 cells portable fleet-wide");
+  EXPECT_NE(std::find(summary.begin(), summary.end(), "1 split by CUDA driver"), summary.end());
+  EXPECT_NE(std::find(summary.begin(), summary.end(), "1 split by GPU"), summary.end());
+  EXPECT_NE(std::find(summary.begin(), summary.end(), "1 split where no fingerprint field differs"), summary.end());
+  EXPECT_NE(std::find(summary.begin(), summary.end(), "1 nondeterministic on some host"), summary.end());
+}
+
+TEST(Fleet, HostNamesFallBackToTheFileAndStayDistinct) {
+  auto inputs = fleet_of_three_platforms();
+  inputs[0].report.host = "";
+  inputs[0].file = "/reports/gpu-node-7.json";
+  inputs[2].report.host = "a2";
+  const auto fleet = build_fleet(inputs);
+  EXPECT_EQ(fleet.hosts[0].name, "gpu-node-7");
+  EXPECT_EQ(fleet.hosts[1].name, "a2 (a2.json)");
+  EXPECT_EQ(fleet.hosts[2].name, "a2 (b1.json)");
+}
+
+TEST(Fleet, OneHostComparesNothing) {
+  auto inputs = fleet_of_three_platforms();
+  inputs.resize(1);
+  EXPECT_EQ(build_fleet(inputs).compared, 0);
+  auto disjoint = fleet_of_three_platforms();
+  disjoint.resize(2);
+  for (auto& c : disjoint[1].report.cells) c.cell.key += "-elsewhere";
+  EXPECT_EQ(build_fleet(disjoint).compared, 0);
+  EXPECT_GT(build_fleet(fleet_of_three_platforms()).compared, 0);
+}
+
+TEST(Fleet, JsonAndPagesCarryTheMatrix) {
+  auto inputs = fleet_of_three_platforms();
+  inputs[3].report.host = "c<1>&\"x\"";
+  const auto fleet = build_fleet(inputs);
+  const auto json = fleet_json(fleet);
+  EXPECT_EQ(json.at("schema"), kFleetSchema);
+  EXPECT_EQ(json.at("hosts").size(), 4u);
+  EXPECT_EQ(json.at("platforms").size(), 3u);
+  const auto& matmul = json.at("cells").at(1);
+  EXPECT_EQ(matmul.at("key"), "matmul/f32@cpu|threads=1");
+  EXPECT_EQ(matmul.at("category"), "split");
+  EXPECT_EQ(matmul.at("field"), "CUDA driver");
+  EXPECT_EQ(matmul.at("groups").at(0).at("hosts"), nlohmann::json::array({"a1", "a2"}));
+  EXPECT_EQ(matmul.at("groups").at(1).at("digest"), kB);
+  EXPECT_EQ(matmul.at("hosts").at("b1"), "B");
+  EXPECT_EQ(json.at("cells").at(3).at("hosts").at("a2"), "nondeterministic");
+  const auto html = fleet_html(fleet);
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_NE(html.find("c&lt;1&gt;&amp;&quot;x&quot;"), std::string::npos);
+  EXPECT_NE(html.find("differs exactly where CUDA driver differs"), std::string::npos);
+  const auto text = fleet_text(fleet);
+  EXPECT_NE(text.find("1 cells portable fleet-wide"), std::string::npos) << text;
+  const auto markdown = fleet_markdown(fleet);
+  EXPECT_NE(markdown.find("matmul/f32@cpu"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("differs exactly where CUDA driver differs"), std::string::npos) << markdown;
+}
+
+}  // namespace
+}  // namespace repro_audit
