@@ -11,6 +11,7 @@
 #include <set>
 
 #include "../core/sample_reports.h"
+#include "fleet/fleet_printers.h"
 #include "output/output_format.h"
 
 namespace repro_audit {
@@ -96,6 +97,28 @@ TEST_F(Browser, TheHtmlReportRendersOfflineWithoutErrorsAndKeepsKernelNamesAsTex
   EXPECT_NE(rendered.dom.find("void at::native::reduce_kernel&lt;float, 4&gt;(T&amp;&amp;)"), std::string::npos);
   EXPECT_EQ(rendered.dom.find("<float"), std::string::npos);
   EXPECT_NE(rendered.dom.find("<svg"), std::string::npos);  // the cost chart rendered inline
+}
+
+TEST_F(Browser, TheFleetHeatmapRendersOfflineWithoutErrorsAndKeepsHostNamesAsText) {
+  std::vector<FleetInput> inputs;
+  for (const char* host : {"gpu-1", "gpu-2", "cpu<3>&x"}) {
+    auto report = testing::sample_report();
+    report.host = host;
+    if (host[0] == 'c') {
+      report.environment["aten_cpu_capability"] = "DEFAULT";
+      for (auto& cell : report.cells)
+        if (!cell.verdict.digest.empty()) cell.verdict.digest = "0123456789abcdef0123456789abcdef";
+    }
+    inputs.push_back({std::string(host) + ".json", report});
+  }
+  const auto page = folder_ / "fleet.html";
+  std::ofstream(page) << fleet_html(build_fleet(inputs));
+  const auto rendered = render(page, folder_);
+  EXPECT_EQ(rendered.log.find(":CONSOLE"), std::string::npos) << rendered.log;
+  EXPECT_TRUE(rendered.page_requests.empty()) << *rendered.page_requests.begin();
+  EXPECT_NE(rendered.dom.find("cpu&lt;3&gt;&amp;x"), std::string::npos);
+  EXPECT_EQ(rendered.dom.find("<3>"), std::string::npos);
+  EXPECT_NE(rendered.dom.find("differs exactly where ATen capability differs"), std::string::npos);
 }
 
 TEST_F(Browser, TheChecksCatchAPageThatErrsAndReachesOut) {
