@@ -4,11 +4,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
-#include "compare/platform.h"
+#include "fleet/fleet_platforms.h"
 
 namespace repro_audit {
 namespace {
@@ -17,59 +17,25 @@ namespace {
 const std::vector<std::string> kPriority = {
     "GPU", "CUDA driver", "CUDA runtime", "cuDNN", "torch", "ATen capability", "CPU flags", "CPU", "CPU id"};
 
-std::vector<std::pair<std::string, std::string>> platform_fields(const nlohmann::json& environment) {
-  std::vector<std::pair<std::string, std::string>> fields;
-  for (const auto& field : fingerprint_fields(environment)) {
-    if (!field.counts_for_platform) continue;
-    auto value = field.value;
-    if (field.is_set) {  // a set: its members in order, so two orders are one platform
-      auto members = field.members;
-      std::sort(members.begin(), members.end());
-      value = fmt::format("{}", fmt::join(members, " "));
-    }
-    fields.emplace_back(field.label, value);
-  }
-  return fields;
-}
+const std::string kDigest = "digest", kAbsent = "absent", kNondeterministic = "nondeterministic",
+                  kSkipped = to_string(VerdictKind::unsupported);
 
-std::string field_value(const std::vector<std::pair<std::string, std::string>>& fields, const std::string& label) {
-  for (const auto& [name, value] : fields)
-    if (name == label) return value;
-  return "";
-}
-
-std::string platform_summary_text(const std::vector<std::pair<std::string, std::string>>& fields) {
-  std::vector<std::string> parts;
-  const auto gpu = field_value(fields, "GPU");
-  parts.push_back(gpu.empty() || gpu == "none" ? field_value(fields, "CPU") : gpu);
-  for (const auto& [label, prefix] : std::vector<std::pair<std::string, std::string>>{{"CUDA driver", "driver "},
-                                                                                      {"CUDA runtime", "CUDA "},
-                                                                                      {"cuDNN", "cuDNN "},
-                                                                                      {"torch", "torch "},
-                                                                                      {"ATen capability", ""}})
-    if (const auto value = field_value(fields, label); !value.empty() && value != "none" && value != "0")
-      parts.push_back(prefix + value);
-  std::erase(parts, std::string());
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
-
-std::vector<FleetHost> name_hosts(const std::vector<FleetInput>& inputs) {
-  std::vector<FleetHost> hosts;
-  std::map<std::string, int> uses;
-  for (const auto& input : inputs) {
-    auto name = input.report.host.empty() ? std::filesystem::path(input.file).stem().string() : input.report.host;
-    ++uses[name];
-    hosts.push_back({name, input.file, 0});
-  }
-  for (auto& host : hosts)
-    if (uses[host.name] > 1) host.name = fmt::format("{} ({})", host.name, host.file);
-  return hosts;
-}
-
+// Warn-only mode's runs agree or not by their digests, as report/portability.cc reads them.
 FleetEntry entry_of(const CellReport& cell) {
   const auto& v = cell.verdict;
-  if (runs_agreed(v.kind) && !v.digest.empty()) return {"digest", v.digest, -1};
+  const bool agreed = runs_agreed(v.kind) || (v.kind == VerdictKind::warns && v.digests_agree);
+  if (agreed && !v.digest.empty()) return {kDigest, v.digest, -1};
+  if (v.kind == VerdictKind::nondeterministic || (v.kind == VerdictKind::warns && !v.digests_agree))
+    return {kNondeterministic, "", -1};
   return {to_string(v.kind), "", -1};
+}
+
+// What a host's result is, for telling hosts apart: its digest group, or its state when it raised or
+// failed (it disagrees with every group). Empty for a host without the cell or that skipped it.
+std::string class_of(const FleetEntry& entry) {
+  if (entry.state == kDigest) return fmt::format("group {}", entry.group);
+  if (entry.state == kAbsent || entry.state == kSkipped) return "";
+  return entry.state;
 }
 
 // Does `label` separate the groups: equal values always in one group (refines), and one value per
@@ -79,16 +45,16 @@ struct Separation {
   bool exact = false;
 };
 
-Separation separates(const FleetCell& cell, const std::vector<std::vector<std::pair<std::string, std::string>>>& fields,
+Separation separates(const FleetCell& cell, const std::vector<PlatformFields>& fields,
                      const std::vector<FleetHost>& hosts, const std::string& label) {
-  std::map<std::string, std::set<int>> groups_of_value;
-  std::map<int, std::set<std::string>> values_of_group;
+  std::map<std::string, std::set<std::string>> groups_of_value;
+  std::map<std::string, std::set<std::string>> values_of_group;
   for (std::size_t h = 0; h < hosts.size(); ++h) {
-    const auto& entry = cell.entries[h];
-    if (entry.group < 0) continue;
-    const auto value = field_value(fields[static_cast<std::size_t>(hosts[h].platform)], label);
-    groups_of_value[value].insert(entry.group);
-    values_of_group[entry.group].insert(value);
+    const auto result = class_of(cell.entries[h]);
+    if (result.empty()) continue;
+    const auto value = platform_value(fields[static_cast<std::size_t>(hosts[h].platform)], label);
+    groups_of_value[value].insert(result);
+    values_of_group[result].insert(value);
   }
   Separation result;
   result.refines = std::all_of(groups_of_value.begin(), groups_of_value.end(),
@@ -98,11 +64,11 @@ Separation separates(const FleetCell& cell, const std::vector<std::vector<std::p
   return result;
 }
 
-void explain_split(FleetCell& cell, const FleetMatrix& fleet,
-                   const std::vector<std::vector<std::pair<std::string, std::string>>>& fields) {
-  std::vector<std::string> labels = kPriority;
-  for (const auto& [label, value] : fleet.platforms.front().fields)
-    if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
+void explain_split(FleetCell& cell, const FleetMatrix& fleet, const std::vector<PlatformFields>& fields) {
+  std::vector<std::string> labels = kPriority;  // then every other platform field, as the reports list them
+  for (const auto& platform : fleet.platforms)
+    for (const auto& [label, value] : platform.fields)
+      if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
   std::string refining;
   for (const auto& label : labels) {
     const auto separation = separates(cell, fields, fleet.hosts, label);
@@ -122,13 +88,61 @@ void explain_split(FleetCell& cell, const FleetMatrix& fleet,
   // Hosts of one platform disagree: no fingerprint field can say why.
   for (std::size_t a = 0; a < fleet.hosts.size(); ++a)
     for (std::size_t b = a + 1; b < fleet.hosts.size(); ++b)
-      if (fleet.hosts[a].platform == fleet.hosts[b].platform && cell.entries[a].group >= 0 &&
-          cell.entries[b].group >= 0 && cell.entries[a].group != cell.entries[b].group) {
+      if (const auto first = class_of(cell.entries[a]), second = class_of(cell.entries[b]);
+          fleet.hosts[a].platform == fleet.hosts[b].platform && !first.empty() && !second.empty() && first != second) {
         cell.separation = fmt::format("no fingerprint field explains it: {} and {} share a platform and differ",
                                       fleet.hosts[a].name, fleet.hosts[b].name);
         return;
       }
-  cell.separation = "no single fingerprint field separates the groups";
+  cell.separation = "no single fingerprint field separates the groups (several differ together)";
+}
+
+// Digest groups numbered by size, largest first (then by digest): the majority is group A.
+void number_groups(FleetCell& cell) {
+  std::map<std::string, int> hosts_per_digest;
+  for (const auto& entry : cell.entries)
+    if (entry.state == kDigest) ++hosts_per_digest[entry.digest];
+  std::vector<std::pair<int, std::string>> order;
+  for (const auto& [digest, count] : hosts_per_digest) order.emplace_back(-count, digest);
+  std::sort(order.begin(), order.end());
+  std::map<std::string, int> group_of;
+  for (std::size_t g = 0; g < order.size(); ++g) group_of[order[g].second] = static_cast<int>(g);
+  for (auto& entry : cell.entries)
+    if (entry.state == kDigest) entry.group = group_of[entry.digest];
+  cell.groups = static_cast<int>(order.size());
+}
+
+void judge_cell(FleetCell& cell, FleetMatrix& fleet, const std::vector<PlatformFields>& fields) {
+  number_groups(cell);
+  int with_bits = 0, racy = 0, failed = 0;
+  for (const auto& entry : cell.entries) {
+    if (entry.state == kAbsent) continue;
+    ++cell.hosts_with_cell;
+    if (entry.state == kDigest)
+      ++with_bits;
+    else if (entry.state == kNondeterministic)
+      ++racy;
+    else if (entry.state == kSkipped)
+      ++cell.hosts_skipped;
+    else
+      ++failed;  // raised, errored, crashed, timed out: ran, and has no bits to agree with
+  }
+  // A cell racy on one host and reproducible on another was compared: it is not portable.
+  if (with_bits >= 2 || (with_bits >= 1 && racy > 0)) ++fleet.compared;
+  if (racy > 0) {
+    cell.category = FleetCategory::nondeterministic;
+    std::vector<std::string> where;
+    for (std::size_t h = 0; h < cell.entries.size(); ++h)
+      if (cell.entries[h].state == kNondeterministic) where.push_back(fleet.hosts[h].name);
+    cell.separation = fmt::format("runs disagree on {}", fmt::join(where, ", "));
+  } else if (with_bits < 2) {
+    cell.category = FleetCategory::not_comparable;
+  } else if (cell.groups == 1 && failed == 0) {
+    cell.category = FleetCategory::portable;
+  } else {
+    cell.category = FleetCategory::split;
+    explain_split(cell, fleet, fields);
+  }
 }
 
 }  // namespace
@@ -149,9 +163,9 @@ const char* to_string(FleetCategory category) {
 
 FleetMatrix build_fleet(const std::vector<FleetInput>& inputs) {
   FleetMatrix fleet;
-  fleet.hosts = name_hosts(inputs);
-  std::map<std::vector<std::pair<std::string, std::string>>, int> platform_of;
-  std::vector<std::vector<std::pair<std::string, std::string>>> fields;
+  fleet.hosts = name_fleet_hosts(inputs);
+  std::map<PlatformFields, int> platform_of;
+  std::vector<PlatformFields> fields;
   for (std::size_t h = 0; h < inputs.size(); ++h) {
     auto host_fields = platform_fields(inputs[h].report.environment);
     const auto [it, added] = platform_of.emplace(host_fields, static_cast<int>(fleet.platforms.size()));
@@ -168,48 +182,15 @@ FleetMatrix build_fleet(const std::vector<FleetInput>& inputs) {
   for (std::size_t h = 0; h < inputs.size(); ++h)
     for (const auto& cell : inputs[h].report.cells) {
       auto [it, added] = row_of.emplace(cell.cell.key, fleet.cells.size());
-      if (added) fleet.cells.push_back({cell.cell.key, std::vector<FleetEntry>(inputs.size(), {"absent", "", -1})});
+      if (added) {
+        fleet.cells.emplace_back();
+        fleet.cells.back().key = cell.cell.key;
+        fleet.cells.back().entries.assign(inputs.size(), {kAbsent, "", -1});
+      }
       fleet.cells[it->second].entries[h] = entry_of(cell);
     }
 
-  for (auto& cell : fleet.cells) {
-    std::map<std::string, int> hosts_per_digest;
-    bool racy = false;
-    for (const auto& entry : cell.entries) {
-      if (entry.state != "absent") ++cell.hosts_with_cell;
-      if (entry.state == "digest") ++hosts_per_digest[entry.digest];
-      racy = racy || entry.state == "nondeterministic";
-    }
-    // Groups numbered by size, largest first (then by digest): the majority is group A.
-    std::vector<std::pair<int, std::string>> order;
-    for (const auto& [digest, count] : hosts_per_digest) order.emplace_back(-count, digest);
-    std::sort(order.begin(), order.end());
-    std::map<std::string, int> group_of;
-    for (std::size_t g = 0; g < order.size(); ++g) group_of[order[g].second] = static_cast<int>(g);
-    for (auto& entry : cell.entries)
-      if (entry.state == "digest") entry.group = group_of[entry.digest];
-    cell.groups = static_cast<int>(order.size());
-    int agreeing = 0;
-    for (const auto& [digest, count] : hosts_per_digest) agreeing += count;
-    if (agreeing >= 2 || (agreeing >= 1 && racy)) ++fleet.compared;
-    if (racy)
-      cell.category = FleetCategory::nondeterministic;
-    else if (agreeing < 2)
-      cell.category = FleetCategory::not_comparable;
-    else if (cell.groups == 1 && agreeing == cell.hosts_with_cell)
-      cell.category = FleetCategory::portable;
-    else if (cell.groups == 1)
-      cell.category = FleetCategory::not_comparable;  // the others failed or were skipped
-    else
-      cell.category = FleetCategory::split;
-    if (cell.category == FleetCategory::split) explain_split(cell, fleet, fields);
-    if (cell.category == FleetCategory::nondeterministic) {
-      std::vector<std::string> where;
-      for (std::size_t h = 0; h < cell.entries.size(); ++h)
-        if (cell.entries[h].state == "nondeterministic") where.push_back(fleet.hosts[h].name);
-      cell.separation = fmt::format("runs disagree on {}", fmt::join(where, ", "));
-    }
-  }
+  for (auto& cell : fleet.cells) judge_cell(cell, fleet, fields);
   return fleet;
 }
 
@@ -236,14 +217,18 @@ std::vector<std::string> fleet_summary(const FleetMatrix& fleet) {
         break;
     }
   }
-  std::vector<std::string> lines = {fmt::format("{} cells portable fleet-wide", portable)};
-  std::vector<std::pair<int, std::string>> splits;
-  for (const auto& [field, count] : split_by) splits.emplace_back(-count, field);
+  std::vector<std::string> lines = {fmt::format("{} cell{} portable fleet-wide", portable, portable == 1 ? "" : "s")};
+  // The most cells first; a tie in the order of kPriority.
+  auto priority = [](const std::string& field) {
+    return std::find(kPriority.begin(), kPriority.end(), field) - kPriority.begin();
+  };
+  std::vector<std::tuple<int, std::ptrdiff_t, std::string>> splits;
+  for (const auto& [field, count] : split_by) splits.emplace_back(-count, priority(field), field);
   std::sort(splits.begin(), splits.end());
-  for (const auto& [count, field] : splits) lines.push_back(fmt::format("{} split by {}", -count, field));
-  if (unexplained > 0) lines.push_back(fmt::format("{} split where no fingerprint field differs", unexplained));
+  for (const auto& [count, rank, field] : splits) lines.push_back(fmt::format("{} split by {}", -count, field));
+  if (unexplained > 0) lines.push_back(fmt::format("{} split that no single fingerprint field explains", unexplained));
   lines.push_back(fmt::format("{} nondeterministic on some host", racy));
-  lines.push_back(fmt::format("{} not comparable (fewer than 2 hosts with agreeing runs)", other));
+  lines.push_back(fmt::format("{} not comparable (fewer than 2 hosts have bits to compare)", other));
   return lines;
 }
 

@@ -3,6 +3,7 @@
 // agree, whether a cell is portable across the whole fleet, and which fingerprint field separates
 // the hosts that disagree. Torch-free.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "report/report.h"
@@ -16,6 +17,9 @@ struct FleetInput {
   Report report;
 };
 
+// A platform's fingerprint: every field that counts for the platform (compare/platform.h), label -> value.
+using PlatformFields = std::vector<std::pair<std::string, std::string>>;
+
 struct FleetHost {
   std::string name;  // the report's host; else its file name; made unique
   std::string file;
@@ -25,17 +29,22 @@ struct FleetHost {
 struct FleetPlatform {
   std::string label;    // "P1"
   std::string summary;  // "GPU NVIDIA A100, driver 12.8, CUDA 12.8, cuDNN 9.1, torch 2.14.1, AVX2"
-  std::vector<std::pair<std::string, std::string>> fields;  // every platform field, label -> value
+  PlatformFields fields;
   std::vector<int> hosts;
 };
 
 // One host's result for one cell.
 struct FleetEntry {
-  std::string state;   // "digest" (runs agreed), a verdict name ("nondeterministic", "raises", ...), "absent"
+  // "digest" (runs agreed), "nondeterministic" (runs disagreed, warn-only mode's too), another verdict
+  // name ("raises", "unsupported", "error", ...), or "absent" (the report has no such cell).
+  std::string state;
   std::string digest;  // when state is "digest"
   int group = -1;      // index of the digest group (0 = most hosts), when state is "digest"
 };
 
+// portable: every host that ran the cell (that has it and did not skip it) has the same bits, two at
+// least. split: two hosts at least have bits, and another host has other bits, or raised or failed.
+// nondeterministic: the runs disagreed on some host. not_comparable: fewer than two hosts have bits.
 enum class FleetCategory { portable, split, nondeterministic, not_comparable };
 const char* to_string(FleetCategory category);  // portable | split | nondeterministic | not-comparable
 
@@ -43,9 +52,11 @@ struct FleetCell {
   std::string key;
   std::vector<FleetEntry> entries;  // one per host, in FleetMatrix::hosts order
   int groups = 0;                   // distinct digests among hosts whose runs agreed
-  int hosts_with_cell = 0;
+  int hosts_with_cell = 0;          // hosts whose report has the cell, skipped or not
+  int hosts_skipped = 0;            // ... of which skipped it (unsupported there): they count as lacking it
   FleetCategory category = FleetCategory::not_comparable;
-  // split: the field that separates the groups, "" when no single field does.
+  // split: the field that separates the groups, "" when no single field does. A host that raised or
+  // failed is a group of its own here (it disagrees); one that skipped the cell is left out.
   std::string field;
   bool exact = false;      // the field's values and the groups correspond one to one
   std::string separation;  // "differs exactly where CUDA driver differs", ...; "" when portable

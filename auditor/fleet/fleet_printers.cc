@@ -3,43 +3,84 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <map>
+
 #include "report/escape.h"
-#include "report/html_page.h"
 
 namespace repro_audit {
 namespace {
 
-// "A", "B", ... "Z", "AA": a digest group's name.
-std::string group_name(int group) {
+std::string hosts_text(std::size_t count) { return fmt::format("{} host{}", count, count == 1 ? "" : "s"); }
+
+// "raises on c1, c2; error on b1": the hosts that ran the cell and have no bits, by state.
+std::string failures_text(const FleetMatrix& fleet, const FleetCell& cell) {
+  std::map<std::string, std::vector<std::string>> hosts_of_state;
+  for (const auto h : fleet_columns(fleet)) {
+    const auto& state = cell.entries[h].state;
+    if (state != "digest" && state != "absent" && state != "nondeterministic" && state != "unsupported")
+      hosts_of_state[state].push_back(fleet.hosts[h].name);
+  }
+  std::vector<std::string> parts;
+  for (const auto& [state, hosts] : hosts_of_state)
+    parts.push_back(fmt::format("{} on {}", state, fmt::join(hosts, ", ")));
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+// "; 1 host lacks it, skipped on 2 hosts", or "".
+std::string lacking_text(const FleetMatrix& fleet, const FleetCell& cell) {
+  std::vector<std::string> parts;
+  if (const auto missing = fleet.hosts.size() - static_cast<std::size_t>(cell.hosts_with_cell); missing > 0)
+    parts.push_back(fmt::format("{} {}", hosts_text(missing), missing == 1 ? "lacks it" : "lack it"));
+  if (cell.hosts_skipped > 0) parts.push_back("skipped on " + hosts_text(static_cast<std::size_t>(cell.hosts_skipped)));
+  return parts.empty() ? "" : fmt::format("; {}", fmt::join(parts, ", "));
+}
+
+std::size_t hosts_with_bits(const FleetCell& cell) {
+  return static_cast<std::size_t>(std::count_if(cell.entries.begin(), cell.entries.end(),
+                                                [](const auto& entry) { return entry.state == "digest"; }));
+}
+
+}  // namespace
+
+std::string fleet_group_name(int group) {
   std::string name;
   for (int n = group + 1; n > 0; n = (n - 1) / 26) name.insert(name.begin(), static_cast<char>('A' + (n - 1) % 26));
   return name;
 }
 
-// One host's result in a matrix cell: its group, or what happened instead.
-std::string mark(const FleetEntry& entry) {
-  if (entry.state == "digest") return group_name(entry.group);
+std::string fleet_mark(const FleetEntry& entry) {
+  if (entry.state == "digest") return fleet_group_name(entry.group);
   if (entry.state == "absent") return "-";
   if (entry.state == "nondeterministic") return "ND";
   if (entry.state == "unsupported") return "skip";
   return entry.state;  // raises, warns, error, crashed, timeout
 }
 
-std::string verdict_text(const FleetCell& cell) {
+std::string fleet_verdict_text(const FleetMatrix& fleet, const FleetCell& cell) {
+  const auto failures = failures_text(fleet, cell);
   switch (cell.category) {
     case FleetCategory::portable:
-      return fmt::format("portable ({} hosts)", cell.hosts_with_cell);
+      return fmt::format("portable: same bits on {}{}", hosts_text(hosts_with_bits(cell)), lacking_text(fleet, cell));
     case FleetCategory::split:
-      return fmt::format("{} groups: {}", cell.groups, cell.separation);
+      return fmt::format("{} group{}{}: {}{}", cell.groups, cell.groups == 1 ? "" : "s",
+                         failures.empty() ? "" : ", " + failures, cell.separation, lacking_text(fleet, cell));
     case FleetCategory::nondeterministic:
-      return "nondeterministic: " + cell.separation;
+      return fmt::format("nondeterministic: {}{}{}", cell.separation, failures.empty() ? "" : "; " + failures,
+                         lacking_text(fleet, cell));
     case FleetCategory::not_comparable:
-      return "not comparable";
+      return fmt::format("not comparable: bits from {}{}{}", hosts_text(hosts_with_bits(cell)),
+                         failures.empty() ? "" : "; " + failures, lacking_text(fleet, cell));
   }
   return "";
 }
 
-}  // namespace
+std::vector<std::size_t> fleet_columns(const FleetMatrix& fleet) {
+  std::vector<std::size_t> columns;
+  for (const auto& platform : fleet.platforms)
+    for (const int host : platform.hosts) columns.push_back(static_cast<std::size_t>(host));
+  return columns;
+}
 
 std::string fleet_text(const FleetMatrix& fleet) {
   std::string out = fmt::format("Fleet: {} hosts on {} platforms, {} cells\n", fleet.hosts.size(),
@@ -51,20 +92,35 @@ std::string fleet_text(const FleetMatrix& fleet) {
     for (const int host : platform.hosts) names.push_back(fleet.hosts[static_cast<std::size_t>(host)].name);
     out += fmt::format("  {}  {}: {}\n", platform.label, platform.summary, fmt::join(names, ", "));
   }
+  // Columns platform by platform, each as wide as its host's name, platform label and marks.
+  const auto columns = fleet_columns(fleet);
   std::size_t key_width = 4;
   for (const auto& cell : fleet.cells) key_width = std::max(key_width, cell.key.size());
-  out += fmt::format("\n{:<{}}", "cell", key_width);
-  for (const auto& host : fleet.hosts) out += fmt::format("  {}", host.name);
-  out += "\n";
+  std::vector<std::size_t> widths;
+  std::string platform_line = fmt::format("{:<{}}", "", key_width),
+              host_line = fmt::format("{:<{}}", "cell", key_width);
+  int previous_platform = -1;
+  for (const auto h : columns) {
+    const auto& host = fleet.hosts[h];
+    const auto& label = fleet.platforms[static_cast<std::size_t>(host.platform)].label;
+    auto width = std::max(host.name.size(), label.size());
+    for (const auto& cell : fleet.cells) width = std::max(width, fleet_mark(cell.entries[h]).size());
+    widths.push_back(width);
+    platform_line += fmt::format("  {:<{}}", host.platform == previous_platform ? "" : label, width);
+    host_line += fmt::format("  {:<{}}", host.name, width);
+    previous_platform = host.platform;
+  }
+  platform_line.erase(platform_line.find_last_not_of(' ') + 1);
+  out += "\n" + platform_line + "\n" + host_line + "  across the fleet\n";
   for (const auto& cell : fleet.cells) {
     out += fmt::format("{:<{}}", cell.key, key_width);
-    for (std::size_t h = 0; h < fleet.hosts.size(); ++h)
-      out += fmt::format("  {:<{}}", mark(cell.entries[h]), fleet.hosts[h].name.size());
-    out += "  " + verdict_text(cell) + "\n";
+    for (std::size_t c = 0; c < columns.size(); ++c)
+      out += fmt::format("  {:<{}}", fleet_mark(cell.entries[columns[c]]), widths[c]);
+    out += "  " + fleet_verdict_text(fleet, cell) + "\n";
   }
   out +=
-      "\nA, B, ...: hosts with the same letter have the same bits; ND: runs disagree on that host; -: not run "
-      "there\n";
+      "\nA, B, ...: hosts with one letter have the same bits (A: the most hosts); ND: runs disagree on that host; "
+      "skip: unsupported there; -: not run there\n";
   return out;
 }
 
@@ -79,16 +135,20 @@ std::string fleet_markdown(const FleetMatrix& fleet) {
       names.push_back(markdown_text(fleet.hosts[static_cast<std::size_t>(host)].name));
     out += fmt::format("| {} | {} | {} |\n", platform.label, markdown_text(platform.summary), fmt::join(names, ", "));
   }
+  const auto columns = fleet_columns(fleet);
   out += "\n| cell |";
-  for (const auto& host : fleet.hosts) out += " " + markdown_text(host.name) + " |";
-  out += " fleet |\n|---|";
-  for (std::size_t h = 0; h < fleet.hosts.size(); ++h) out += "---|";
+  for (const auto h : columns) out += " " + markdown_text(fleet.hosts[h].name) + " |";
+  out += " across the fleet |\n|---|";
+  for (std::size_t c = 0; c < columns.size(); ++c) out += "---|";
   out += "---|\n";
   for (const auto& cell : fleet.cells) {
     out += "| " + markdown_code(cell.key, true) + " |";
-    for (const auto& entry : cell.entries) out += " " + markdown_text(mark(entry)) + " |";
-    out += " " + markdown_text(verdict_text(cell)) + " |\n";
+    for (const auto h : columns) out += " " + markdown_text(fleet_mark(cell.entries[h])) + " |";
+    out += " " + markdown_text(fleet_verdict_text(fleet, cell)) + " |\n";
   }
+  out +=
+      "\nA, B, ...: hosts with one letter have the same bits (A: the most hosts); ND: runs disagree on that host; "
+      "skip: unsupported there; -: not run there.\n";
   return out;
 }
 
@@ -111,7 +171,7 @@ nlohmann::json fleet_json(const FleetMatrix& fleet) {
   for (const auto& cell : fleet.cells) {
     json groups = json::array();
     for (int g = 0; g < cell.groups; ++g) {
-      json group = {{"name", group_name(g)}, {"digest", ""}, {"hosts", json::array()}};
+      json group = {{"name", fleet_group_name(g)}, {"digest", ""}, {"hosts", json::array()}};
       for (std::size_t h = 0; h < fleet.hosts.size(); ++h)
         if (cell.entries[h].group == g) {
           group["digest"] = cell.entries[h].digest;
@@ -122,13 +182,16 @@ nlohmann::json fleet_json(const FleetMatrix& fleet) {
     json states = json::object();
     for (std::size_t h = 0; h < fleet.hosts.size(); ++h)
       states[fleet.hosts[h].name] =
-          cell.entries[h].state == "digest" ? group_name(cell.entries[h].group) : cell.entries[h].state;
+          cell.entries[h].state == "digest" ? fleet_group_name(cell.entries[h].group) : cell.entries[h].state;
     json row = {{"key", cell.key},
                 {"category", to_string(cell.category)},
                 {"portable", cell.category == FleetCategory::portable},
                 {"hosts_with_cell", cell.hosts_with_cell},
+                {"hosts_without_cell", static_cast<int>(fleet.hosts.size()) - cell.hosts_with_cell},
+                {"hosts_skipped", cell.hosts_skipped},
                 {"groups", groups},
-                {"hosts", states}};
+                {"hosts", states},
+                {"text", fleet_verdict_text(fleet, cell)}};
     if (!cell.field.empty()) {
       row["field"] = cell.field;
       row["exact"] = cell.exact;
@@ -137,67 +200,6 @@ nlohmann::json fleet_json(const FleetMatrix& fleet) {
     j["cells"].push_back(row);
   }
   return j;
-}
-
-std::string fleet_html(const FleetMatrix& fleet) {
-  std::string body = "<h1>Fleet matrix</h1>\n";
-  body += fmt::format("<p>{} hosts on {} platforms, {} cells.</p>\n<ul class=\"summary\">\n", fleet.hosts.size(),
-                      fleet.platforms.size(), fleet.cells.size());
-  for (const auto& line : fleet_summary(fleet)) body += "<li>" + xml_escape(line) + "</li>\n";
-  body += "</ul>\n<table class=\"fleet\">\n<thead><tr><th rowspan=\"2\">cell</th>";
-  // Hosts grouped by platform: one header cell per platform over its hosts.
-  std::vector<std::size_t> columns;
-  for (const auto& platform : fleet.platforms) {
-    body += fmt::format("<th class=\"platform\" colspan=\"{}\" title=\"{}\">{}</th>", platform.hosts.size(),
-                        xml_escape(platform.summary), xml_escape(platform.label + ": " + platform.summary));
-    for (const int host : platform.hosts) columns.push_back(static_cast<std::size_t>(host));
-  }
-  body += "<th rowspan=\"2\">across the fleet</th></tr>\n<tr>";
-  for (const auto host : columns) body += "<th class=\"host\">" + xml_escape(fleet.hosts[host].name) + "</th>";
-  body += "</tr></thead>\n<tbody>\n";
-  for (const auto& cell : fleet.cells) {
-    body += fmt::format("<tr class=\"{}\"><td class=\"key\">{}</td>", to_string(cell.category), xml_escape(cell.key));
-    for (const auto host : columns) {
-      const auto& entry = cell.entries[host];
-      const auto css = entry.state == "digest"             ? fmt::format("g{}", std::min(entry.group, 7))
-                       : entry.state == "absent"           ? std::string("absent")
-                       : entry.state == "nondeterministic" ? std::string("nd")
-                                                           : std::string("other");
-      body += fmt::format("<td class=\"{}\" title=\"{}\">{}</td>", css,
-                          xml_escape(entry.digest.empty() ? entry.state : entry.digest), xml_escape(mark(entry)));
-    }
-    body += "<td class=\"verdict\">" + xml_escape(verdict_text(cell)) + "</td></tr>\n";
-  }
-  body +=
-      "</tbody></table>\n<p class=\"legend\">"
-      "<span class=\"g0\">A</span> <span class=\"g1\">B</span> <span class=\"g2\">C</span> hosts with one letter "
-      "have the same bits (A: the most hosts) &#183; <span class=\"nd\">ND</span> runs disagree on that host "
-      "&#183; <span class=\"other\">skip / raises / error</span> no bits to compare &#183; "
-      "<span class=\"absent\">-</span> not run there &#183; a row with a green rule is portable fleet-wide</p>\n";
-  body += "<h2>Platforms</h2>\n<table class=\"platforms\"><tr><th>platform</th><th>hosts</th>";
-  const auto& labels =
-      fleet.platforms.empty() ? std::vector<std::pair<std::string, std::string>>{} : fleet.platforms.front().fields;
-  for (const auto& [label, value] : labels) body += "<th>" + xml_escape(label) + "</th>";
-  body += "</tr>\n";
-  for (const auto& platform : fleet.platforms) {
-    std::vector<std::string> names;
-    for (const int host : platform.hosts) names.push_back(xml_escape(fleet.hosts[static_cast<std::size_t>(host)].name));
-    body += fmt::format("<tr><td>{}</td><td>{}</td>", xml_escape(platform.label), fmt::join(names, ", "));
-    for (const auto& [label, value] : platform.fields) body += "<td>" + xml_escape(value) + "</td>";
-    body += "</tr>\n";
-  }
-  body += "</table>\n";
-  const std::string style =
-      "table.fleet td{text-align:center;min-width:3em;padding:2px 8px}table.fleet td.key,table.fleet "
-      "td.verdict{text-align:left}"
-      "th.platform{background:#e8eef6}tr.portable td.key{border-left:6px solid #2e7d32}"
-      "tr.split td.key{border-left:6px solid #f9a825}tr.nondeterministic td.key{border-left:6px solid #c62828}"
-      ".g0{background:#a5d6a7}.g1{background:#90caf9}.g2{background:#ffcc80}.g3{background:#ce93d8}"
-      ".g4{background:#80deea}.g5{background:#fff59d}.g6{background:#bcaaa4}.g7{background:#b0bec5}"
-      ".nd{background:repeating-linear-gradient(45deg,#ef9a9a,#ef9a9a 4px,#fff 4px,#fff 8px);font-weight:bold}"
-      ".other{background:#e0e0e0;color:#555}.absent{color:#999}"
-      "p.legend span{padding:0 .4em}table.platforms td{font-size:90%}";
-  return html_document("repro-audit fleet matrix", body, style);
 }
 
 }  // namespace repro_audit

@@ -119,6 +119,10 @@ TEST_F(Browser, TheFleetHeatmapRendersOfflineWithoutErrorsAndKeepsHostNamesAsTex
   EXPECT_NE(rendered.dom.find("cpu&lt;3&gt;&amp;x"), std::string::npos);
   EXPECT_EQ(rendered.dom.find("<3>"), std::string::npos);
   EXPECT_NE(rendered.dom.find("differs exactly where ATen capability differs"), std::string::npos);
+  // The states that are no agreement render as such: runs that disagree, raised or crashed, skipped.
+  for (const char* state : {"class=\"host nd", "class=\"host failed", "class=\"host skip"})
+    EXPECT_NE(rendered.dom.find(state), std::string::npos) << state;
+  EXPECT_NE(rendered.dom.find("The fields that differ between platforms"), std::string::npos);
 }
 
 TEST_F(Browser, TheChecksCatchAPageThatErrsAndReachesOut) {

@@ -117,6 +117,21 @@ TEST(Fleet, AFieldThatOnlyRefinesTheSplitIsSaidSo) {
   EXPECT_NE(matmul.separation.find("only where GPU differs"), std::string::npos) << matmul.separation;
 }
 
+TEST(Fleet, ASplitThatNeedsTwoFieldsIsNotBlamedOnOne) {
+  // GPU and driver crossed, the bits follow neither alone: A100 on 12.8 and H100 on 13.0 agree.
+  const auto a100 = "NVIDIA A100-SXM4-80GB", h100 = "NVIDIA H100 80GB HBM3";
+  const auto fleet = build_fleet({host("x", gpu_environment(a100, 12080, "2.14.1"), kA, kA, false, kA),
+                                  host("y", gpu_environment(a100, 13000, "2.14.1"), kB, kA, false, kA),
+                                  host("z", gpu_environment(h100, 12080, "2.14.1"), kB, kA, false, kA),
+                                  host("w", gpu_environment(h100, 13000, "2.14.1"), kA, kA, false, kA)});
+  ASSERT_EQ(fleet.platforms.size(), 4u);
+  const auto& matmul = row(fleet, "matmul/f32@cpu|threads=1");
+  EXPECT_EQ(matmul.category, FleetCategory::split);
+  EXPECT_EQ(matmul.field, "");
+  EXPECT_EQ(matmul.separation, "no single fingerprint field separates the groups (several differ together)");
+  EXPECT_EQ(row(fleet, "conv/f32@cpu|threads=1").category, FleetCategory::portable);
+}
+
 TEST(Fleet, NondeterministicAndMissingCellsAreNeverAgreement) {
   const auto fleet = build_fleet(fleet_of_three_platforms());
   const auto& racy = row(fleet, "index_add/f32@cpu|threads=1");
@@ -129,11 +144,71 @@ TEST(Fleet, NondeterministicAndMissingCellsAreNeverAgreement) {
   EXPECT_EQ(pooling.entries[3].state, "absent");
   EXPECT_EQ(pooling.hosts_with_cell, 3);
   const auto summary = fleet_summary(fleet);
-  EXPECT_EQ(summary[0], "1 cells portable fleet-wide");
-  EXPECT_NE(std::find(summary.begin(), summary.end(), "1 split by CUDA driver"), summary.end());
-  EXPECT_NE(std::find(summary.begin(), summary.end(), "1 split by GPU"), summary.end());
-  EXPECT_NE(std::find(summary.begin(), summary.end(), "1 split where no fingerprint field differs"), summary.end());
+  EXPECT_EQ(summary[0], "1 cell portable fleet-wide");
+  EXPECT_EQ(summary[1], "1 split by GPU");  // as many cells as the driver: the GPU comes first
+  EXPECT_EQ(summary[2], "1 split by CUDA driver");
+  EXPECT_NE(std::find(summary.begin(), summary.end(), "1 split that no single fingerprint field explains"),
+            summary.end());
   EXPECT_NE(std::find(summary.begin(), summary.end(), "1 nondeterministic on some host"), summary.end());
+}
+
+TEST(Fleet, AHostThatRaisesDisagreesAndTheFieldThatSeparatesItIsNamed) {
+  auto inputs = fleet_of_three_platforms();
+  inputs[3].report.cells[0].verdict.kind = VerdictKind::raises;  // sum raises on the H100 only
+  inputs[3].report.cells[0].verdict.digest = "";
+  const auto fleet = build_fleet(inputs);
+  const auto& sum = row(fleet, "sum/f32@cpu|threads=1");
+  EXPECT_EQ(sum.category, FleetCategory::split);
+  EXPECT_EQ(sum.groups, 1);
+  EXPECT_EQ(sum.entries[3].state, "raises");
+  EXPECT_EQ(sum.field, "GPU");
+  EXPECT_EQ(fleet_verdict_text(fleet, sum), "1 group, raises on c1: differs exactly where GPU differs");
+}
+
+TEST(Fleet, HostsThatLackOrSkipACellLeaveItPortableAndAreCounted) {
+  auto inputs = fleet_of_three_platforms();
+  inputs[3].report.cells.erase(inputs[3].report.cells.begin());       // c1 has no sum
+  inputs[2].report.cells[0].verdict.kind = VerdictKind::unsupported;  // b1 skipped it
+  const auto fleet = build_fleet(inputs);
+  const auto& sum = row(fleet, "sum/f32@cpu|threads=1");
+  EXPECT_EQ(sum.category, FleetCategory::portable);
+  EXPECT_EQ(sum.hosts_with_cell, 3);
+  EXPECT_EQ(sum.hosts_skipped, 1);
+  EXPECT_EQ(fleet_verdict_text(fleet, sum), "portable: same bits on 2 hosts; 1 host lacks it, skipped on 1 host");
+  const auto json = fleet_json(fleet).at("cells").at(0);
+  EXPECT_EQ(json.at("hosts_without_cell"), 1);
+  EXPECT_EQ(json.at("hosts_skipped"), 1);
+  EXPECT_EQ(json.at("hosts").at("c1"), "absent");
+  EXPECT_EQ(json.at("hosts").at("b1"), "unsupported");
+}
+
+TEST(Fleet, WarnOnlyRunsCountByTheirDigests) {
+  auto inputs = fleet_of_three_platforms();
+  for (auto& input : inputs) input.report.cells[0].verdict.kind = VerdictKind::warns;  // sum: digests agree
+  inputs[0].report.cells[1].verdict.kind = VerdictKind::warns;                         // matmul on a1: digests disagree
+  inputs[0].report.cells[1].verdict.digests_agree = false;
+  const auto fleet = build_fleet(inputs);
+  EXPECT_EQ(row(fleet, "sum/f32@cpu|threads=1").category, FleetCategory::portable);
+  const auto& matmul = row(fleet, "matmul/f32@cpu|threads=1");
+  EXPECT_EQ(matmul.category, FleetCategory::nondeterministic);
+  EXPECT_EQ(matmul.entries[0].state, "nondeterministic");
+}
+
+TEST(Fleet, TheTextMatrixPutsHostsUnderTheirPlatformInAlignedColumns) {
+  auto inputs = fleet_of_three_platforms();
+  std::swap(inputs[1], inputs[2]);  // a1, b1, a2, c1: columns a1 a2 | b1 | c1
+  const auto text = fleet_text(build_fleet(inputs));
+  EXPECT_NE(text.find("\n" + std::string(33, ' ') + "P1          P2    P3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ncell" + std::string(29, ' ') + "a1    a2    b1    c1  across the fleet\n"), std::string::npos)
+      << text;
+  // The widest mark (here "skip": unsupported) sets a column's width.
+  EXPECT_NE(text.find("|threads=1  skip  skip  skip  -   not comparable: bits from 0 hosts; 1 host lacks it, "
+                      "skipped on 3 hosts\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("|threads=1      A     ND    A     A   nondeterministic: runs disagree on a2\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(Fleet, HostNamesFallBackToTheFileAndStayDistinct) {
@@ -181,7 +256,7 @@ TEST(Fleet, JsonAndPagesCarryTheMatrix) {
   EXPECT_NE(html.find("c&lt;1&gt;&amp;&quot;x&quot;"), std::string::npos);
   EXPECT_NE(html.find("differs exactly where CUDA driver differs"), std::string::npos);
   const auto text = fleet_text(fleet);
-  EXPECT_NE(text.find("1 cells portable fleet-wide"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 cell portable fleet-wide"), std::string::npos) << text;
   const auto markdown = fleet_markdown(fleet);
   EXPECT_NE(markdown.find("matmul/f32@cpu"), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("differs exactly where CUDA driver differs"), std::string::npos) << markdown;
