@@ -21,25 +21,28 @@ template <RowOp op>
 RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
   const auto sizes = default_batch_sizes();
-  const auto anchor = context.randn({1, kColumns}, dtype);
-  const auto fillers = context.randn({sizes.back() - 1, kColumns}, dtype);
+  const auto anchor = context.input("anchor", context.randn({1, kColumns}, dtype));
+  const auto fillers = context.input("fillers", context.randn({sizes.back() - 1, kColumns}, dtype));
   return batch_invariance(
       {anchor}, {fillers}, [](const std::vector<at::Tensor>& x) { return op(x[0]); }, sizes);
 }
 
+// `python`: the op on rows `x` in Python.
 template <RowOp op>
-bool register_row_probe(const char* name, const char* what) {
-  return register_probe(invariance_probe(name,
-                                         std::string("one row of ") + what + " (4096 columns) alone and in batches",
-                                         Invariance::batch, prepare<op>));
+bool register_row_probe(const char* name, const char* what, const std::string& python) {
+  return register_probe(
+      invariance_probe(name, std::string("one row of ") + what + " (4096 columns) alone and in batches",
+                       Invariance::batch, prepare<op>)
+          .python("return batch_invariance([anchor], [fillers], lambda x: " + python + ", default_batch_sizes())"));
 }
 
-const bool registered = register_row_probe<softmax>("batch.softmax", "softmax") &&
-                        register_row_probe<log_softmax>("batch.log_softmax", "log_softmax") &&
-                        register_row_probe<layer_norm>("batch.layer_norm", "layer_norm") &&
-                        register_row_probe<rms_norm>("batch.rms_norm", "rms_norm") &&
-                        register_row_probe<row_sum>("batch.sum", "a row sum") &&
-                        register_row_probe<row_mean>("batch.mean", "a row mean");
+const bool registered =
+    register_row_probe<softmax>("batch.softmax", "softmax", "torch.softmax(x[0], -1)") &&
+    register_row_probe<log_softmax>("batch.log_softmax", "log_softmax", "torch.log_softmax(x[0], -1)") &&
+    register_row_probe<layer_norm>("batch.layer_norm", "layer_norm", "F.layer_norm(x[0], (4096,))") &&
+    register_row_probe<rms_norm>("batch.rms_norm", "rms_norm", "F.rms_norm(x[0], (4096,))") &&
+    register_row_probe<row_sum>("batch.sum", "a row sum", "x[0].sum(-1)") &&
+    register_row_probe<row_mean>("batch.mean", "a row mean", "x[0].mean(-1)");
 
 }  // namespace
 }  // namespace repro_audit

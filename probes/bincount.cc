@@ -8,8 +8,8 @@ namespace {
 RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
   const std::int64_t bins = 1024, n = 1 << 20;
-  const auto input = context.randint(bins, {n});
-  const auto weights = context.randn({n}, dtype);
+  const auto input = context.input("input", context.randint(bins, {n}));
+  const auto weights = context.input("weights", context.randn({n}, dtype));
   return [=] { return Outputs{{"output", at::bincount(input, weights, bins)}}; };
 }
 
@@ -19,7 +19,8 @@ const bool registered =
                        .variant(Variant(DType::f32, "float32 weights"))
                        .variant(Variant(DType::f64, "float64 weights"))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::raises_under_strict}})
-                       .prepare(prepare));
+                       .prepare(prepare)
+                       .python(R"(return {"output": torch.bincount(input, weights, minlength=1024)})"));
 
 }  // namespace
 }  // namespace repro_audit

@@ -11,8 +11,8 @@ constexpr std::int64_t kSlots = 16;
 template <at::Tensor (*op)(const at::Tensor&, const at::Tensor&, std::int64_t)>
 RunFunction prepare(ProbeContext& context) {
   const std::int64_t n = 1 << 20;
-  const auto values = context.randn({n});
-  const auto index = context.randint(kSlots, {n});
+  const auto values = context.input("values", context.randn({n}));
+  const auto index = context.input("index", context.randint(kSlots, {n}));
   return [=] { return Outputs{{"output", op(values, index, kSlots)}}; };
 }
 
@@ -26,15 +26,31 @@ const bool racy =
                        .variant(kFloat32)
                        .documented({{"cpu", Documented::nondeterministic}, {"cuda", Documented::nondeterministic}})
                        .control_expects(VerdictKind::nondeterministic)
-                       .prepare(prepare<racy_accumulate>));
+                       .prepare(prepare<racy_accumulate>)
+                       .python(R"(
+                           import threading
+                           output = torch.zeros(16, dtype=values.dtype, device=values.device)
+                           def add(first):
+                               output.index_add_(0, index[first::4], values[first::4])
+                           threads = [threading.Thread(target=add, args=(first,)) for first in range(4)]
+                           for thread in threads:
+                               thread.start()
+                           for thread in threads:
+                               thread.join()
+                           return {"output": output}
+                       )")
+                       .python_differs("its kernel is repro-audit's own C++ (atomic adds from 4 threads); the "
+                                       "twin races 4 Python threads' index_add_ on one tensor instead"));
 
-const bool ordered =
-    register_probe(ProbeBuilder("control.ordered_accumulate")
-                       .describe("the same sum in a fixed order")
-                       .variant(kFloat32)
-                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}})
-                       .control_expects(VerdictKind::deterministic)
-                       .prepare(prepare<ordered_accumulate>));
+const bool ordered = register_probe(
+    ProbeBuilder("control.ordered_accumulate")
+        .describe("the same sum in a fixed order")
+        .variant(kFloat32)
+        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}})
+        .control_expects(VerdictKind::deterministic)
+        .prepare(prepare<ordered_accumulate>)
+        .python(
+            R"(return {"output": torch.zeros(16, dtype=values.dtype, device=values.device).index_add_(0, index, values)})"));
 
 }  // namespace
 }  // namespace repro_audit

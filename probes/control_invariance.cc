@@ -10,8 +10,8 @@ namespace {
 template <at::Tensor (*op)(const at::Tensor&)>
 RunFunction prepare(ProbeContext& context) {
   const auto sizes = default_batch_sizes();
-  const auto anchor = context.randn({1, 4096});
-  const auto fillers = context.randn({sizes.back() - 1, 4096});
+  const auto anchor = context.input("anchor", context.randn({1, 4096}));
+  const auto fillers = context.input("fillers", context.randn({sizes.back() - 1, 4096}));
   return batch_invariance(
       {anchor}, {fillers}, [](const std::vector<at::Tensor>& x) { return op(x[0]); }, sizes);
 }
@@ -24,14 +24,32 @@ const bool variant =
                        .invariance(Invariance::batch)
                        .variant(kFloat32)
                        .control_expects(VerdictKind::varies)
-                       .prepare(prepare<row_sum_by_batch>));
+                       .prepare(prepare<row_sum_by_batch>)
+                       .python(R"(
+                           def row_sum(rows):
+                               parts = 1 if rows.size(0) < 4 else 4 if rows.size(0) < 16 else 16
+                               partial = rows.view(rows.size(0), -1, parts).sum(1)
+                               return sum(partial[:, k] for k in range(1, parts)) + partial[:, 0]
+                           return batch_invariance([anchor], [fillers], lambda x: row_sum(x[0]), default_batch_sizes())
+                       )")
+                       .python_differs("its kernel is repro-audit's own C++; the twin forms the same partial sums "
+                                       "with torch ops, in another order"));
 
 const bool invariant = register_probe(ProbeBuilder("control.batch_invariant_row_sum")
                                           .describe("the same row sums with 4 partial sums whatever the batch")
                                           .invariance(Invariance::batch)
                                           .variant(kFloat32)
                                           .control_expects(VerdictKind::invariant)
-                                          .prepare(prepare<row_sum_fixed>));
+                                          .prepare(prepare<row_sum_fixed>)
+                                          .python(R"(
+                                              def row_sum(rows):
+                                                  partial = rows.view(rows.size(0), -1, 4).sum(1)
+                                                  return ((partial[:, 0] + partial[:, 1]) + partial[:, 2]) + partial[:, 3]
+                                              return batch_invariance([anchor], [fillers], lambda x: row_sum(x[0]),
+                                                                      default_batch_sizes())
+                                          )")
+                                          .python_differs("its kernel is repro-audit's own C++; the twin forms the "
+                                                          "same partial sums with torch ops, in another order"));
 
 }  // namespace
 }  // namespace repro_audit

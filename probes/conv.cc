@@ -8,9 +8,9 @@ namespace {
 
 RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
-  const auto input = requiring_grad(context.randn({8, 32, 32, 32}, dtype));
-  const auto weight = requiring_grad(context.randn({64, 32, 3, 3}, dtype) * 0.1);
-  const auto grad_output = context.randn({8, 64, 32, 32}, dtype);
+  const auto input = context.input("input", requiring_grad(context.randn({8, 32, 32, 32}, dtype)));
+  const auto weight = context.input("weight", requiring_grad(context.randn({64, 32, 3, 3}, dtype) * 0.1));
+  const auto grad_output = context.input("grad_output", context.randn({8, 64, 32, 32}, dtype));
   return [=] {
     const auto output = at::conv2d(input, weight, {}, /*stride=*/1, /*padding=*/1);
     const auto grads = torch::autograd::grad({output}, {input, weight}, {grad_output});
@@ -28,7 +28,14 @@ const bool registered = register_probe(
         .variant(
             Variant(DType::f16).cuda_only("float16 convolution is slow and seldom used on the CPU; audited on CUDA"))
         .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
-        .prepare(prepare));
+        .prepare(prepare)
+        .python(R"(
+            input.requires_grad_()
+            weight.requires_grad_()
+            output = F.conv2d(input, weight, None, stride=1, padding=1)
+            grad_input, grad_weight = torch.autograd.grad([output], [input, weight], [grad_output])
+            return {"output": output.detach(), "grad_input": grad_input, "grad_weight": grad_weight}
+        )"));
 
 }  // namespace
 }  // namespace repro_audit

@@ -12,7 +12,7 @@ RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
   const std::int64_t steps = 50, batch = 16, classes = 20, max_target = 30;
   const auto logits = context.randn({steps, batch, classes}, dtype);
-  const auto log_probs = requiring_grad(logits.log_softmax(2));
+  const auto log_probs = context.input("log_probs", requiring_grad(logits.log_softmax(2)));
   std::vector<std::int64_t> input_lengths(batch, steps), target_lengths(batch);
   const auto lengths = at::randint(10, max_target + 1, {batch}, context.generator(), at::kLong);
   for (std::int64_t i = 0; i < batch; ++i) target_lengths[i] = lengths[i].item<std::int64_t>();
@@ -26,6 +26,9 @@ RunFunction prepare(ProbeContext& context) {
   } else {
     targets = context.to_device(padded);
   }
+  context.input("input_lengths", at::tensor(input_lengths));
+  context.input("target_lengths", at::tensor(target_lengths));
+  context.input("targets", targets);
   const auto grad_output = context.to_device(at::ones({}, at::TensorOptions().dtype(dtype)));
   return [=] {
     const auto loss = at::ctc_loss(log_probs, targets, input_lengths, target_lengths, /*blank=*/0, at::Reduction::Mean,
@@ -45,7 +48,15 @@ const bool registered =
                                     .parameter("path", "cudnn")
                                     .cuda_only("the cuDNN path exists only on CUDA"))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::raises_under_strict}})
-                       .prepare(prepare));
+                       .prepare(prepare)
+                       .python(R"(
+                           log_probs.requires_grad_()
+                           loss = F.ctc_loss(log_probs, targets.cpu() if path == "cudnn" else targets,
+                                             input_lengths.tolist(), target_lengths.tolist(), blank=0,
+                                             reduction="mean", zero_infinity=False)
+                           grad = gradient(loss, log_probs, torch.ones((), dtype=dtype, device=device))
+                           return {"loss": loss.detach(), "grad_log_probs": grad}
+                       )"));
 
 }  // namespace
 }  // namespace repro_audit

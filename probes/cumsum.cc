@@ -7,7 +7,7 @@ namespace {
 
 RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
-  const auto input = context.randn({1 << 22}, dtype);
+  const auto input = context.input("input", context.randn({1 << 22}, dtype));
   return [=] { return Outputs{{"output", input.cumsum(0)}}; };
 }
 
@@ -18,7 +18,8 @@ const bool registered =
                        .variant(Variant(DType::f32))
                        .variant(Variant(DType::f64).weight(17))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
-                       .prepare(prepare));
+                       .prepare(prepare)
+                       .python(R"(return {"output": input.cumsum(0)})"));
 
 }  // namespace
 }  // namespace repro_audit

@@ -9,13 +9,13 @@ namespace {
 RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
   const std::int64_t rows = 1000, dim = 64, bags = 1024, per_bag = 32;
-  const auto weight = requiring_grad(context.randn({rows, dim}, dtype));
-  const auto indices = context.randint(rows, {bags * per_bag});
-  const auto offsets = context.to_device(at::arange(0, bags * per_bag, per_bag, at::kLong));
+  const auto weight = context.input("weight", requiring_grad(context.randn({rows, dim}, dtype)));
+  const auto indices = context.input("indices", context.randint(rows, {bags * per_bag}));
+  const auto offsets = context.input("offsets", context.to_device(at::arange(0, bags * per_bag, per_bag, at::kLong)));
   // at::embedding_bag's modes: 0 sum, 1 mean, 2 max.
   const auto& mode_name = context.parameter("mode");
   const std::int64_t mode = mode_name == "mean" ? 1 : mode_name == "max" ? 2 : 0;
-  const auto grad_output = context.randn({bags, dim}, dtype);
+  const auto grad_output = context.input("grad_output", context.randn({bags, dim}, dtype));
   return [=] {
     const auto output = std::get<0>(at::embedding_bag(weight, indices, offsets, /*scale_grad_by_freq=*/false, mode));
     return Outputs{{"output", output.detach()}, {"grad_weight", gradient(output, weight, grad_output)}};
@@ -34,7 +34,12 @@ const bool registered =
                                     .parameter("mode", "max")
                                     .documented({{"cuda", Documented::raises_under_strict}}))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}})
-                       .prepare(prepare));
+                       .prepare(prepare)
+                       .python(R"(
+                           weight.requires_grad_()
+                           output = F.embedding_bag(indices, weight, offsets, mode=mode)
+                           return {"output": output.detach(), "grad_weight": gradient(output, weight, grad_output)}
+                       )"));
 
 }  // namespace
 }  // namespace repro_audit

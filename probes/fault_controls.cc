@@ -22,7 +22,8 @@ ProbeBuilder fault_control(const std::string& name, const std::string& descripti
       .variant(Variant("default", description))
       .on_request_only()
       .control_expects(expects)
-      .prepare(std::move(prepare));
+      .prepare(std::move(prepare))
+      .no_python("a fault control fails on purpose to test the auditor; it has no op to report");
   return probe;
 }
 

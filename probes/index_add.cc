@@ -9,9 +9,10 @@ namespace {
 RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
   const std::int64_t rows = 256, columns = 64, updates = 1 << 16;
-  const auto base = context.to_device(at::zeros({rows, columns}, at::TensorOptions().dtype(dtype)));
-  const auto index = context.randint(rows, {updates});
-  const auto source = context.randn({updates, columns}, dtype);
+  const auto base =
+      context.input("base", context.to_device(at::zeros({rows, columns}, at::TensorOptions().dtype(dtype))));
+  const auto index = context.input("index", context.randint(rows, {updates}));
+  const auto source = context.input("source", context.randn({updates, columns}, dtype));
   return [=] { return Outputs{{"output", base.index_add(0, index, source)}}; };
 }
 
@@ -24,7 +25,8 @@ const bool registered =
                        .variant(Variant(DType::f16))
                        .variant(Variant(DType::bf16))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
-                       .prepare(prepare));
+                       .prepare(prepare)
+                       .python(R"(return {"output": base.index_add(0, index, source)})"));
 
 }  // namespace
 }  // namespace repro_audit

@@ -11,9 +11,9 @@ namespace {
 RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
   const std::int64_t slots = 1024, updates = 1 << 20;
-  const auto base = context.to_device(at::zeros({slots}, at::TensorOptions().dtype(dtype)));
-  const auto index = context.randint(slots, {updates});
-  const auto values = context.randn({updates}, dtype);
+  const auto base = context.input("base", context.to_device(at::zeros({slots}, at::TensorOptions().dtype(dtype))));
+  const auto index = context.input("index", context.randint(slots, {updates}));
+  const auto values = context.input("values", context.randn({updates}, dtype));
   return [=] {
     auto target = base.clone();
     target.index_put_({index}, values, /*accumulate=*/true);
@@ -28,7 +28,12 @@ const bool registered =
                        .variant(Variant(DType::f32))
                        .variant(Variant(DType::f64))
                        .documented({{"cpu", Documented::alternative_under_strict}, {"cuda", Documented::deterministic}})
-                       .prepare(prepare));
+                       .prepare(prepare)
+                       .python(R"(
+                           target = base.clone()
+                           target.index_put_((index,), values, accumulate=True)
+                           return {"output": target}
+                       )"));
 
 }  // namespace
 }  // namespace repro_audit

@@ -8,8 +8,8 @@ namespace {
 
 RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
-  const auto a = context.randn({512, 512}, dtype);
-  const auto b = context.randn({512, 512}, dtype);
+  const auto a = context.input("a", context.randn({512, 512}, dtype));
+  const auto b = context.input("b", context.randn({512, 512}, dtype));
   return [=] { return Outputs{{"output", at::matmul(a, b)}}; };
 }
 
@@ -22,7 +22,8 @@ const bool registered =
                        .variant(Variant(DType::bf16))
                        .variant(Variant(DType::f16).weight(96))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})
-                       .prepare(prepare));
+                       .prepare(prepare)
+                       .python(R"(return {"output": torch.matmul(a, b)})"));
 
 }  // namespace
 }  // namespace repro_audit

@@ -26,15 +26,35 @@ RunFunction prepare(ProbeContext& context) {
   const auto& kind = context.parameter("pool");
   const bool three_d = context.parameter("dims") == "3d";
   // Overlapping windows (kernel 3, stride 2) make several outputs share an input element.
-  const auto input =
-      requiring_grad(three_d ? context.randn({2, 8, 12, 24, 24}, dtype) : context.randn({4, 16, 64, 64}, dtype));
-  const auto samples = context.rand({input.size(0), input.size(1), three_d ? 3 : 2}, dtype);
-  const auto grad_output = context.randn(pool(kind, input, three_d, samples).sizes(), dtype);
+  const auto input = context.input("input", requiring_grad(three_d ? context.randn({2, 8, 12, 24, 24}, dtype)
+                                                                   : context.randn({4, 16, 64, 64}, dtype)));
+  const auto samples = context.input("samples", context.rand({input.size(0), input.size(1), three_d ? 3 : 2}, dtype));
+  const auto grad_output =
+      context.input("grad_output", context.randn(pool(kind, input, three_d, samples).sizes(), dtype));
   return [=] {
     const auto output = pool(kind, input, three_d, samples);
     return Outputs{{"output", output.detach()}, {"grad_input", gradient(output, input, grad_output)}};
   };
 }
+
+// The same pools as Python spells them.
+constexpr const char* kPython = R"(
+    three = dims == "3d"
+    input.requires_grad_()
+    if pool == "max":
+        output = F.max_pool3d(input, 3, 2, 1) if three else F.max_pool2d(input, 3, 2, 1)
+    elif pool == "avg":
+        output = F.avg_pool3d(input, 3, 2, 1) if three else F.avg_pool2d(input, 3, 2, 1)
+    elif pool == "adaptive_avg":
+        output = F.adaptive_avg_pool3d(input, (5, 7, 7)) if three else F.adaptive_avg_pool2d(input, (13, 13))
+    elif pool == "adaptive_max":
+        output = F.adaptive_max_pool3d(input, (5, 7, 7)) if three else F.adaptive_max_pool2d(input, (13, 13))
+    elif three:
+        output = F.fractional_max_pool3d(input, 2, output_size=(6, 12, 12), _random_samples=samples)
+    else:
+        output = F.fractional_max_pool2d(input, 2, output_size=(40, 40), _random_samples=samples)
+    return {"output": output.detach(), "grad_input": gradient(output, input, grad_output)}
+)";
 
 const std::map<std::string, Documented> kRaises = {{"cuda", Documented::raises_under_strict}};
 const std::map<std::string, Documented> kAlternative = {{"cuda", Documented::alternative_under_strict}};
@@ -49,23 +69,31 @@ Variant pooled(const std::string& pool, const std::string& dims, DType dtype, co
       .documented(std::move(documented));
 }
 
-const bool registered =
-    register_probe(ProbeBuilder("pooling")
-                       .describe("pooling forward and backward: 2d on 4x16x64x64, 3d on 2x8x12x24x24")
-                       .variant(pooled("max", "2d", DType::f32, "MaxPool2d 3/2"))
-                       .variant(pooled("max", "2d", DType::f64, "MaxPool2d 3/2, float64"))
-                       .variant(pooled("avg", "2d", DType::f32, "AvgPool2d 3/2"))
-                       .variant(pooled("avg", "2d", DType::bf16, "AvgPool2d 3/2, bfloat16"))
-                       .variant(pooled("adaptive_avg", "2d", DType::f32, "AdaptiveAvgPool2d to 13x13", kRaises))
-                       .variant(pooled("adaptive_max", "2d", DType::f32, "AdaptiveMaxPool2d to 13x13", kRaises))
-                       .variant(pooled("fractional_max", "2d", DType::f32, "FractionalMaxPool2d 2 to 40x40", kRaises))
-                       .variant(pooled("max", "3d", DType::f32, "MaxPool3d 3/2", kAlternative))
-                       .variant(pooled("avg", "3d", DType::f32, "AvgPool3d 3/2", kRaises))
-                       .variant(pooled("adaptive_avg", "3d", DType::f32, "AdaptiveAvgPool3d to 5x7x7", kRaises))
-                       .variant(pooled("adaptive_max", "3d", DType::f32, "AdaptiveMaxPool3d to 5x7x7"))
-                       .variant(pooled("fractional_max", "3d", DType::f32, "FractionalMaxPool3d 2 to 6x12x12", kRaises))
-                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}})
-                       .prepare(prepare));
+const bool registered = register_probe(
+    ProbeBuilder("pooling")
+        .describe("pooling forward and backward: 2d on 4x16x64x64, 3d on 2x8x12x24x24")
+        .variant(pooled("max", "2d", DType::f32, "MaxPool2d 3/2"))
+        .variant(pooled("max", "2d", DType::f64, "MaxPool2d 3/2, float64"))
+        .variant(pooled("avg", "2d", DType::f32, "AvgPool2d 3/2"))
+        .variant(pooled("avg", "2d", DType::bf16, "AvgPool2d 3/2, bfloat16"))
+        .variant(pooled("adaptive_avg", "2d", DType::f32, "AdaptiveAvgPool2d to 13x13", kRaises))
+        .variant(pooled("adaptive_max", "2d", DType::f32, "AdaptiveMaxPool2d to 13x13", kRaises))
+        .variant(pooled("fractional_max", "2d", DType::f32, "FractionalMaxPool2d 2 to 40x40", kRaises))
+        .variant(pooled("max", "3d", DType::f32, "MaxPool3d 3/2", kAlternative))
+        .variant(pooled("avg", "3d", DType::f32, "AvgPool3d 3/2", kRaises))
+        .variant(pooled("adaptive_avg", "3d", DType::f32, "AdaptiveAvgPool3d to 5x7x7", kRaises))
+        .variant(pooled("adaptive_max", "3d", DType::f32, "AdaptiveMaxPool3d to 5x7x7"))
+        .variant(pooled("fractional_max", "3d", DType::f32, "FractionalMaxPool3d 2 to 6x12x12", kRaises))
+        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}})
+        .prepare(prepare)
+        .python(kPython)
+        .python_path("F.max_pool3d(..., return_indices=True) on CUDA under deterministic algorithms runs "
+                     "torch._decomp's max_pool3d_with_indices; max3d calls max_pool3d without indices, "
+                     "the native kernel Python reaches too",
+                     "routes_to('torch._decomp.decompositions', 'max_pool3d_with_indices', lambda x: "
+                     "F.max_pool3d(x, 3, 2, 1, return_indices=True), (1, 1, 4, 4, 4), device='cuda') "
+                     "and not routes_to('torch._decomp.decompositions', 'max_pool3d_with_indices', "
+                     "lambda x: F.max_pool3d(x, 3, 2, 1), (1, 1, 4, 4, 4), device='cuda')"));
 
 }  // namespace
 }  // namespace repro_audit

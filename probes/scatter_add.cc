@@ -9,9 +9,9 @@ namespace {
 RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
   const std::int64_t slots = 512, updates = 1 << 20;
-  const auto base = context.to_device(at::zeros({slots}, at::TensorOptions().dtype(dtype)));
-  const auto index = context.randint(slots, {updates});
-  const auto source = context.randn({updates}, dtype);
+  const auto base = context.input("base", context.to_device(at::zeros({slots}, at::TensorOptions().dtype(dtype))));
+  const auto index = context.input("index", context.randint(slots, {updates}));
+  const auto source = context.input("source", context.randn({updates}, dtype));
   return [=] { return Outputs{{"output", base.scatter_add(0, index, source)}}; };
 }
 
@@ -24,7 +24,13 @@ const bool registered =
                        .variant(Variant(DType::f16))
                        .variant(Variant(DType::bf16))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
-                       .prepare(prepare));
+                       .prepare(prepare)
+                       .python(R"(return {"output": base.scatter_add(0, index, source)})")
+                       .python_path("in Python on CUDA with nvidia-cutlass-dsl installed, torch._native registers a "
+                                    "CuTeDSL kernel (atomicAdd; declined under deterministic algorithms) for "
+                                    "aten::scatter_add; libtorch has none: this probe and repro.py "
+                                    "(TORCH_DISABLE_NATIVE_JIT=1) run ATen's",
+                                    "native_override('scatter_add')"));
 
 }  // namespace
 }  // namespace repro_audit

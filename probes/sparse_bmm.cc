@@ -13,8 +13,10 @@ RunFunction prepare(ProbeContext& context) {
   const auto mask = at::rand({batch, rows, inner}, context.generator()) < 0.05;
   const auto values = at::randn({batch, rows, inner}, context.generator()).to(dtype);
   const auto sparse = context.to_device((values * mask.to(dtype)).to_sparse().coalesce());
-  const auto dense = requiring_grad(context.randn({batch, inner, columns}, dtype));
-  const auto grad_output = context.randn({batch, rows, columns}, dtype);
+  context.input("sparse_indices", sparse.indices());
+  context.input("sparse_values", sparse.values());
+  const auto dense = context.input("dense", requiring_grad(context.randn({batch, inner, columns}, dtype)));
+  const auto grad_output = context.input("grad_output", context.randn({batch, rows, columns}, dtype));
   return [=] {
     const auto output = at::bmm(sparse, dense);
     return Outputs{{"output", output.detach()}, {"grad_dense", gradient(output, dense, grad_output)}};
@@ -28,7 +30,13 @@ const bool registered =
                        .variant(Variant(DType::f32))
                        .variant(Variant(DType::f64))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
-                       .prepare(prepare));
+                       .prepare(prepare)
+                       .python(R"(
+                           sparse = torch.sparse_coo_tensor(sparse_indices, sparse_values, (8, 256, 256), is_coalesced=True)
+                           dense.requires_grad_()
+                           output = torch.bmm(sparse, dense)
+                           return {"output": output.detach(), "grad_dense": gradient(output, dense, grad_output)}
+                       )"));
 
 }  // namespace
 }  // namespace repro_audit

@@ -22,7 +22,7 @@ at::Tensor chunked_sum(const at::Tensor& x, std::int64_t chunk) {
 
 RunFunction prepare(ProbeContext& context) {
   const auto k = std::stoll(context.parameter("k"));
-  const auto x = context.randn({k}, context.dtype());
+  const auto x = context.input("x", context.randn({k}, context.dtype()));
   const auto padded_to = next_power_of_two_above(k);
   const auto one_zero = at::cat({x, at::zeros({1}, x.options())});
   const auto to_power = at::cat({x, at::zeros({padded_to - k}, x.options())});
@@ -48,7 +48,17 @@ ProbeBuilder split_probe() {
                      .invariance(Invariance::split);
   for (const auto dtype : {DType::f32, DType::bf16})
     for (const std::int64_t k : {1024, 1025, 4096, 65537}) builder.variant(length(k, dtype));
-  return builder.prepare(prepare);
+  return builder.prepare(prepare).python(R"(
+      padded_to = 1
+      while padded_to <= x.numel():
+          padded_to *= 2
+      def chunked(chunk):
+          return torch.stack([piece.sum() for piece in x.split(chunk)]).sum()
+      zero = torch.zeros(1, dtype=x.dtype, device=x.device)
+      return {"reference": x.sum(), "zero-padded+1": torch.cat([x, zero]).sum(),
+              f"zero-padded-to-{padded_to}": torch.cat([x, zero.expand(padded_to - x.numel())]).sum(),
+              "in-2-chunks": chunked((x.numel() + 1) // 2), "in-chunks-of-256": chunked(256)}
+  )");
 }
 
 const bool registered = register_probe(split_probe());

@@ -12,6 +12,7 @@
 #include "config/config_json.h"
 #include "config/user_error.h"
 #include "config/version.h"
+#include "report/json_io.h"
 #include "supervisor/journal.h"
 #include "supervisor/supervisor.h"
 #include "supervisor/worker_process.h"
@@ -34,18 +35,6 @@ std::string default_journal_folder() {
   const auto now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
   return (state_folder() / "repro-audit" / "journals" / fmt::format("{}-{}", stamp, ::getpid())).string();
-}
-
-// $TMPDIR, or /tmp; checked before any cell runs by making a file there.
-std::string temporary_folder() {
-  const char* tmpdir = std::getenv("TMPDIR");
-  const std::string folder = tmpdir && *tmpdir ? tmpdir : "/tmp";
-  try {
-    ::close(anonymous_file(folder));
-  } catch (const UserError& error) {
-    throw UserError(fmt::format("TMPDIR={}: the workers' logs need a temporary folder: {}", folder, error.what()));
-  }
-  return folder;
 }
 
 int count_runs(const std::vector<Batch>& batches, int processes) {
@@ -84,19 +73,19 @@ ShardInfo take_shard(Plan& plan, const ShardSpec& spec, const Config& config, co
   return shard;
 }
 
+// The report's form of the shard, and the cells it runs.
 nlohmann::json shard_header(const ShardInfo& shard, const Plan& plan) {
-  std::vector<std::string> keys;
-  for (const auto& cell : plan.cells) keys.push_back(cell.key);
-  return {{"index", shard.index},     {"count", shard.count}, {"source", shard.source},
-          {"balance", shard.balance}, {"plan", shard.plan},   {"cells", keys}};
+  auto header = shard_to_json(shard);
+  header["cells"] = nlohmann::json::array();
+  for (const auto& cell : plan.cells) header["cells"].push_back(cell.key);
+  return header;
 }
 
 // A resumed shard runs the cells its journal names: the partition is not made again (the timings
 // that balanced it may be gone).
 ShardInfo journaled_shard(Plan& plan, const nlohmann::json& header, const std::string& folder) {
   try {
-    ShardInfo shard{header.at("index").get<int>(), header.at("count").get<int>(), header.value("source", ""),
-                    header.value("balance", ""), header.at("plan").get<std::vector<std::string>>()};
+    auto shard = shard_from_json(header);
     const auto keys = header.at("cells").get<std::vector<std::string>>();
     const std::set<std::string> wanted(keys.begin(), keys.end());
     std::vector<Cell> cells;
@@ -189,6 +178,18 @@ bool keep_finished_cells(Plan& plan, const Observations& observations, int proce
 
 std::string own_executable() { return fs::read_symlink("/proc/self/exe").string(); }
 
+// $TMPDIR, or /tmp; checked before any cell runs by making a file there.
+std::string temporary_folder() {
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string folder = tmpdir && *tmpdir ? tmpdir : "/tmp";
+  try {
+    ::close(anonymous_file(folder));
+  } catch (const UserError& error) {
+    throw UserError(fmt::format("TMPDIR={}: the workers' logs need a temporary folder: {}", folder, error.what()));
+  }
+  return folder;
+}
+
 Config journal_config(const std::string& journal, const Catalogue& catalogue) {
   const auto opened = Journal::open(journal);
   const auto& header = opened.header();
@@ -235,18 +236,30 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   }
   if (!device.unavailable.empty())
     for (auto& cell : plan.cells) cell.unsupported_reason = device.unavailable;
-  const auto batches = make_batches(plan.cells);
+  const auto costs = expected_cell_costs(plan.cells, catalogue, config.repeats + config.warmup, options.timings);
+  auto batches = make_batches(plan.cells);
+  if (options.budget_seconds > 0) {  // the shares go into the cells the batches carry
+    share_budget(plan.cells, costs, config.processes, static_cast<int>(batches.size()) * config.processes,
+                 options.budget_seconds);
+    batches = make_batches(plan.cells);
+  }
   result.total_runs = count_runs(batches, config.processes);
   if (options.on_start) options.on_start(result.journal);
 
+  if (options.on_plan) options.on_plan(plan.cells, costs, config.processes);
   Observations observations;
   take_journal_entries(journal, plan, config.processes, options, observations, supervisor);
   result.resumed_runs = static_cast<int>(supervisor.finished.size());
+  if (options.on_cell)
+    for (const auto& cell : plan.cells)
+      if (const auto it = observations.find(cell.key); it != observations.end())
+        for (const auto& observation : it->second) options.on_cell(cell, observation);
 
   supervisor.device = device.device;
   supervisor.repeats = config.repeats;
   supervisor.warmup = config.warmup;
   supervisor.processes = config.processes;
+  supervisor.timing = options.timing;
   supervisor.stop_requested = options.stop_requested;
   nlohmann::json environment;
   // The platform is the user's own environment: a worker started with e.g. ATEN_CPU_CAPABILITY changed
@@ -256,7 +269,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   };
   supervisor.on_cell = [&](const Cell& cell, const ProcessObservation& observation) {
     journal.record(cell, observation);
-    if (options.on_cell) options.on_cell(cell, observation.process);
+    if (options.on_cell) options.on_cell(cell, observation);
   };
   auto supervised = run_batches(batches, supervisor);
   for (auto& [key, seen] : supervised.observations)

@@ -17,7 +17,10 @@ struct AuditOptions {
   std::string journal;  // folder; empty: a fresh one under the user's state folder
   bool resume = false;  // continue the journal's audit: finished cell runs are not run again
   std::function<void(const std::string& journal)> on_start;
-  std::function<void(const Cell&, int process)> on_cell;
+  // The cells to run (after sharding) with each one's expected seconds (plan/shard.h) and the
+  // processes per cell; then every (cell, process) that finished, those taken from a journal first.
+  std::function<void(const std::vector<Cell>&, const std::vector<double>& expected_seconds, int processes)> on_plan;
+  std::function<void(const Cell&, const ProcessObservation&)> on_cell;
   std::function<void(const std::string& warning)> on_warning;
   std::function<bool()> stop_requested = [] { return false; };
   // Required: `auto`/`cuda` -> a concrete device, and the environment fingerprint used when no
@@ -37,6 +40,9 @@ struct AuditOptions {
   WorkerLauncher* launcher = nullptr;
   // How long a worker may take to load before its first cell (tests shorten it).
   std::chrono::milliseconds startup_allowance = std::chrono::seconds(60);
+  TimingRule timing;  // when each cell's timing-only runs stop (timing/timing.h)
+  // > 0: the audit's time budget in seconds (--budget), shared among the cells by expected cost.
+  double budget_seconds = 0;
 };
 
 struct AuditResult {
@@ -58,5 +64,8 @@ Config journal_config(const std::string& journal, const Catalogue& catalogue);
 
 // The path of the running binary, to start workers from.
 std::string own_executable();
+
+// $TMPDIR, or /tmp, for the workers' logs; throws UserError when no file can be made there.
+std::string temporary_folder();
 
 }  // namespace repro_audit

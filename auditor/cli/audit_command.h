@@ -28,7 +28,9 @@ struct RunArguments {
   std::string journal;
   std::string resume;
   bool no_cost = false;
-  std::string shard;  // K/N
+  bool quiet = false;  // no progress and no matrix: the summary only
+  std::string budget;  // --budget: "2m", "90s", "1h", "120" (seconds)
+  std::string shard;   // K/N
   std::optional<int> shards;
   std::string shard_from = "scheduler";
   std::string timings;  // a report whose timings balance the shards

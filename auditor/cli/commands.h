@@ -24,5 +24,7 @@ Command add_gate_command(CLI::App& app);
 Command add_explain_command(CLI::App& app);
 Command add_merge_command(CLI::App& app);
 Command add_fleet_command(CLI::App& app);
+Command add_repro_command(CLI::App& app);
+Command add_export_inputs_command(CLI::App& app);
 
 }  // namespace repro_audit

@@ -35,6 +35,7 @@ int report_write_failures(const std::vector<std::string>& failures) {
 
 struct GateArguments {
   std::string baseline, report, policy, config, device, journal, resume;
+  bool timing_across_platforms = false;
   OutputArguments outputs;
 };
 
@@ -124,15 +125,18 @@ Command add_compare_command(CLI::App& app) {
   auto outputs = std::make_shared<OutputArguments>();
   compare->add_option("before", *before, "Report or baseline from before, e.g. before the upgrade")->required();
   compare->add_option("after", *after, "Report or baseline from after")->required();
-  compare->add_option("--slower-threshold", *threshold, "Relative change a timing must exceed (besides the spread)")
+  auto across = std::make_shared<bool>(false);
+  compare->add_option("--slower-threshold", *threshold, "Relative change a timing must exceed (besides the interval)")
       ->check(CLI::Range(0.0, 100.0));
+  compare->add_flag("--compare-timing-across-platforms", *across,
+                    "Compare timings even when the platforms differ (labelled as such)");
   add_output_options(compare, *outputs);
-  return {compare, [before, after, threshold, outputs] {
+  return {compare, [before, after, threshold, across, outputs] {
             // CLI11's range check lets NaN through: every comparison with it is false.
             if (!std::isfinite(*threshold) || *threshold < 0 || *threshold > 100)
               throw UserError(fmt::format("--slower-threshold: must be a number from 0 to 100, not {}", *threshold));
             check_outputs(outputs->named(), {{"before", *before}, {"after", *after}});
-            const auto comparison = compare_snapshots(load_cells(*before), load_cells(*after), {*threshold});
+            const auto comparison = compare_snapshots(load_cells(*before), load_cells(*after), {*threshold, *across});
             print_comparison(comparison, nullptr, std::cout, use_color(STDOUT_FILENO));
             std::cout << std::flush;
             return report_write_failures(write_comparisons(outputs->files(), comparison, nullptr));
@@ -151,6 +155,8 @@ Command add_gate_command(CLI::App& app) {
   gate->add_option("--journal", arguments->journal, "Journal folder of the audit the gate runs (see `run --journal`)");
   gate->add_option("--resume", arguments->resume, "Finish an interrupted gate's audit from its journal folder")
       ->check(CLI::ExistingDirectory);
+  gate->add_flag("--compare-timing-across-platforms", arguments->timing_across_platforms,
+                 "Compare timings even when the platforms differ (labelled as such)");
   add_output_options(gate, arguments->outputs);
   return {gate, [arguments] {
             check_gate_arguments(*arguments);
@@ -170,7 +176,8 @@ Command add_gate_command(CLI::App& app) {
               if (!audit) return 130;
               current = baseline_from_report(audit->report, "this audit");
             }
-            const auto comparison = compare_snapshots(held, current, {rules.slower_threshold});
+            const auto comparison =
+                compare_snapshots(held, current, {rules.slower_threshold, arguments->timing_across_platforms});
             auto outcome = gate_outcome(comparison, rules);
             const int compared = count_compared(comparison);
             if (compared == 0) outcome.passed = false;

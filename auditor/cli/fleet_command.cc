@@ -33,9 +33,7 @@ Command add_fleet_command(CLI::App& app) {
         for (const auto& report : arguments->reports) inputs.push_back({"a report", report});
         check_outputs({{"--html", arguments->html}, {"--markdown", arguments->markdown}, {"--json", arguments->json}},
                       inputs);
-        std::vector<FleetInput> loaded;
-        for (const auto& path : arguments->reports) loaded.push_back({path, load_report_file(path)});
-        const auto matrix = build_fleet(loaded);
+        const auto matrix = build_fleet(load_report_files(arguments->reports));
         std::cout << fleet_text(matrix) << std::flush;
         std::vector<FileContent> files;
         if (!arguments->html.empty()) files.push_back({arguments->html, fleet_html(matrix)});

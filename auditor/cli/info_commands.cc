@@ -8,6 +8,7 @@
 #include "config/settings.h"
 #include "fingerprint/fingerprint_text.h"
 #include "worker/environment.h"
+#include "worker/input_export.h"
 #include "worker/probe.h"
 #include "worker/worker.h"
 
@@ -32,6 +33,13 @@ Command add_list_command(CLI::App& app) {
               std::cout << fmt::format("  {}{}{} - {}\n", probe.name, kind,
                                        probe.in_default_suite ? "" : " (not in the default suite)", probe.description);
               if (!documented.empty()) std::cout << fmt::format("    documented: {}\n", fmt::join(documented, ", "));
+              if (!probe.python.code.empty())
+                std::cout << fmt::format(
+                    "    python: yes, `repro` exports it{}\n",
+                    probe.python.differs_reason.empty() ? "" : " (verdicts only: " + probe.python.differs_reason + ")");
+              else
+                std::cout << fmt::format("    python: none ({})\n", probe.python.none_reason);
+              for (const auto& path : probe.python.paths) std::cout << fmt::format("    python path: {}\n", path.note);
               if (probe.control_expects)
                 std::cout << fmt::format("    control: selftest expects '{}'\n", to_string(*probe.control_expects));
               for (const auto& variant : probe.variants) {
@@ -77,6 +85,12 @@ Command add_worker_command(CLI::App& app) {
   auto* worker = app.add_subcommand("worker", "Internal: run a batch of cells read from stdin");
   worker->group("");  // hidden from --help
   return {worker, [] { return worker_main(); }};
+}
+
+Command add_export_inputs_command(CLI::App& app) {
+  auto* command = app.add_subcommand("export-inputs", "Internal: save the inputs of cells read from stdin");
+  command->group("");  // hidden from --help
+  return {command, [] { return export_inputs_main(); }};
 }
 
 }  // namespace repro_audit

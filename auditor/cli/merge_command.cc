@@ -38,17 +38,15 @@ Command add_merge_command(CLI::App& app) {
             std::vector<NamedPath> inputs;
             for (const auto& report : arguments->reports) inputs.push_back({"a report", report});
             check_outputs(outputs, inputs);
-            std::vector<MergeInput> loaded;
-            for (const auto& path : arguments->reports) loaded.push_back({path, load_report_file(path)});
-            const auto report = merge_reports(loaded, {arguments->allow_partial});
+            const auto report = merge_reports(load_report_files(arguments->reports), {arguments->allow_partial});
             print_matrix(report, std::cout, {use_color(STDOUT_FILENO), true});
             print_summary(report, FailOn::contradiction, std::cout);
             std::vector<std::string> hosts;
             for (const auto& input : report.merge->reports)
               if (std::find(hosts.begin(), hosts.end(), input.host) == hosts.end()) hosts.push_back(input.host);
-            std::cout << fmt::format("merged {} report{} from {} host{} into {} cells\n", loaded.size(),
-                                     loaded.size() == 1 ? "" : "s", hosts.size(), hosts.size() == 1 ? "" : "s",
-                                     report.cells.size());
+            std::cout << fmt::format("merged {} report{} from {} host{} into {} cells\n", report.merge->reports.size(),
+                                     report.merge->reports.size() == 1 ? "" : "s", hosts.size(),
+                                     hosts.size() == 1 ? "" : "s", report.cells.size());
             auto files = arguments->outputs.files();
             files.push_back({"json", arguments->output});
             auto failures = write_reports(files, report);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <regex>
 
 #include "cli/audit_command.h"
 #include "cli/local_audit.h"
@@ -13,6 +14,7 @@
 #include "config/user_error.h"
 #include "cli/interruption.h"
 #include "cli/output_options.h"
+#include "audit/progress.h"
 #include "cli/terminal.h"
 #include "config/atomic_file.h"
 #include "worker/environment.h"
@@ -24,6 +26,16 @@
 
 namespace repro_audit {
 namespace {
+
+// "2m", "90s", "1h", "120" (seconds) -> seconds.
+double budget_seconds(const std::string& text) {
+  static const std::regex form(R"(([0-9]+(\.[0-9]+)?)(s|m|h)?)");
+  std::smatch match;
+  if (!std::regex_match(text, match, form) || std::stod(match[1]) <= 0)
+    throw UserError(fmt::format("--budget {}: expected a positive duration such as 90s, 2m or 1h", text));
+  const double unit = match[3] == "h" ? 3600 : match[3] == "m" ? 60 : 1;
+  return std::stod(match[1]) * unit;
+}
 
 // "name" or "name/variant" as given to --probe; repeated names merge.
 void add_probe_argument(Config& config, const std::string& text, const Catalogue& catalogue) {
@@ -126,6 +138,8 @@ std::string resume_hint(const RunArguments& arguments, const std::string& journa
   if (!arguments.save_baseline.empty()) words.insert(words.end(), {"--save-baseline", arguments.save_baseline});
   if (!arguments.fail_on.empty()) words.insert(words.end(), {"--fail-on", arguments.fail_on});
   if (arguments.no_cost) words.push_back("--no-cost");
+  if (arguments.quiet) words.push_back("--quiet");
+  if (!arguments.budget.empty()) words.insert(words.end(), {"--budget", arguments.budget});
   return resume_command(words);
 }
 
@@ -161,8 +175,16 @@ void set_shard_options(const RunArguments& arguments, AuditOptions& options) {
 
 int finish_run(const RunArguments& arguments, const Config& config, const AuditResult& result) {
   const auto& report = result.report;
-  print_matrix(report, std::cout, {use_color(STDOUT_FILENO), !arguments.no_cost});
+  if (!arguments.quiet) print_matrix(report, std::cout, {use_color(STDOUT_FILENO), !arguments.no_cost});
   print_summary(report, config.fail_on, std::cout);
+  if (!arguments.budget.empty()) {
+    const auto limited = std::count_if(report.cells.begin(), report.cells.end(),
+                                       [](const CellReport& cell) { return cell.verdict.budget_limited; });
+    std::cout << fmt::format(
+        "budget {}: {:.1f} s used; {} cell(s) ran fewer repeats (at least {} per process; "
+        "their 95% divergence bounds say what fewer runs prove)\n",
+        arguments.budget, report.duration_seconds, limited, kMinimumRepeats);
+  }
   std::cout << std::flush;
   auto failures = write_reports(arguments.outputs.files(), report);
   if (!report.complete) {
@@ -214,6 +236,10 @@ void add_audit_options(CLI::App* run, RunArguments& arguments) {
   add_output_options(run, arguments.outputs);
   run->add_option("--save-baseline", arguments.save_baseline, "Also write the report as a baseline (YAML) to FILE");
   run->add_flag("--no-cost", arguments.no_cost, "Leave the cost ratios out of the matrix");
+  run->add_flag("--quiet", arguments.quiet, "Print no progress and no matrix: the summary only");
+  run->add_option("--budget", arguments.budget,
+                  "Time budget of the audit, e.g. 2m, 90s, 1h: slow cells get fewer repeats, never fewer than " +
+                      std::to_string(kMinimumRepeats) + " per process");
   run->add_option(
       "--journal", arguments.journal,
       "Folder journaling each finished cell (default: a new one under $XDG_STATE_HOME/repro-audit/journals, "
@@ -242,16 +268,22 @@ int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue,
   auto outputs = arguments.outputs.named();
   outputs.push_back({"--save-baseline", arguments.save_baseline});
   check_outputs(outputs, {{"--config", arguments.config_path}});
-  const bool progress = is_capable_terminal(STDERR_FILENO);
   AuditOptions options = command_line_audit_options(arguments.journal, arguments.resume);
   set_shard_options(arguments, options);
-  if (progress)
-    options.on_cell = [](const Cell& cell, int process) {
-      std::cerr << fmt::format("\r\033[K[p{}] {}", process, cell.key) << std::flush;
-    };
+  if (!arguments.budget.empty()) options.budget_seconds = budget_seconds(arguments.budget);
+  const auto mode = arguments.quiet                      ? Progress::Mode::quiet
+                    : is_capable_terminal(STDERR_FILENO) ? Progress::Mode::live
+                                                         : Progress::Mode::final_line;
+  std::unique_ptr<Progress> progress;
+  options.on_plan = [&](const std::vector<Cell>& cells, const std::vector<double>& expected, int processes) {
+    progress = std::make_unique<Progress>(std::cerr, mode, cells, expected, processes);
+  };
+  options.on_cell = [&](const Cell& cell, const ProcessObservation& observation) {
+    if (progress) progress->cell_finished(cell, observation);
+  };
   install_stop_handlers();
   const auto result = run_audit(config, catalogue, options);
-  if (progress) std::cerr << "\r\033[K" << std::flush;
+  if (progress) progress->finish();
   if (const auto& shard = result.report.shard)
     std::cerr << fmt::format("shard {}/{} (from {}, balanced by {}): {} of the plan's {} cells\n", shard->index,
                              shard->count, shard->source, shard->balance, result.report.cells.size(),

@@ -1,26 +1,92 @@
 // `selftest`: runs the control probes and says plainly whether the auditor can be trusted here.
 #include <fmt/format.h>
 
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "cli/local_audit.h"
 #include "cli/commands.h"
 #include "cli/interruption.h"
 #include "cli/output_paths.h"
 #include "config/atomic_file.h"
+#include "config/user_error.h"
+#include "repro/parity.h"
 #include "report/json_io.h"
 #include "worker/probe.h"
 
 namespace repro_audit {
+namespace {
+
+// Every probe with a Python form, on the CPU under strict with one thread: its repro.py run with
+// `python` must give the C++ probe's digests (or verdict, where it declares why not).
+int python_parity(const std::string& python) {
+  Config config;
+  config.device = "cpu";
+  config.profiles = {"strict"};
+  config.axes = {{"threads", {"1"}}};
+  config.repeats = 2;
+  config.processes = 1;
+  const auto catalogue = registered_catalogue();
+  for (const auto& probe : catalogue)
+    if (!probe.python.code.empty()) config.probes.push_back({probe.name, {}});
+  AuditOptions options = local_audit_options();
+  options.stop_requested = stop_requested;
+  std::cout << fmt::format("\nPython parity: {} probes on the CPU under strict, 1 thread, against {}\n",
+                           config.probes.size(), python);
+  const auto result = run_audit(config, catalogue, options);
+  if (!result.report.complete) return 130;
+  remove_finished_journal(result);
+  char folder_template[] = "/tmp/repro-audit-parity-XXXXXX";
+  if (!::mkdtemp(folder_template)) throw UserError("cannot make a folder under /tmp for the Python scripts");
+  const std::string folder = folder_template;
+  const ParityOptions parity{
+      python, folder, own_executable(), temporary_folder(), 2, std::max(1u, std::thread::hardware_concurrency())};
+  const auto outcome = run_parity(result.report, catalogue, parity);
+  std::cout << parity_text(outcome);
+  const auto compared = std::count_if(outcome.cells.begin(), outcome.cells.end(),
+                                      [](const ParityCell& cell) { return cell.status != "skipped"; });
+  if (outcome.failures() == 0 && compared > 0) {
+    std::error_code ignored;
+    std::filesystem::remove_all(folder, ignored);
+    std::cout << fmt::format("\nPython parity passed: {} cells agree with Python torch {}; {} declared paths hold.\n",
+                             compared, outcome.python_torch, outcome.paths.size());
+    return 0;
+  }
+  std::cout << fmt::format("\nPython parity FAILED: {} disagreement(s) (scripts kept in {}).\n", outcome.failures(),
+                           folder);
+  return 1;
+}
+
+// A timing control's strict cell must show its known cost: 1.0 as no measurable cost (~1.0x), any
+// other as a ratio whose 95% interval excludes 1 and whose value is within 15% of the known one.
+std::string timing_control_problem(const CellReport& cell, const VariantInfo& variant) {
+  if (!variant.expected_cost || deterministic_mode(cell.cell.settings) != DeterministicMode::on) return "";
+  const double expected = *variant.expected_cost;
+  if (!cell.cost) return "no cost measured";
+  const auto& cost = *cell.cost;
+  if (expected == 1.0) return cost.measurable() ? "a cost where there is none: " + cost_detail(cost) : "";
+  if (!cost.measurable() || std::abs(cost.value / expected - 1.0) > 0.15)
+    return fmt::format("expected {:.1f}x, measured {}", expected, cost_detail(cost));
+  return "";
+}
+
+}  // namespace
 
 Command add_selftest_command(CLI::App& app) {
   auto* selftest = app.add_subcommand("selftest", "Run the control probes: can this machine's audits be trusted?");
   auto device = std::make_shared<std::string>("auto");
   auto json_path = std::make_shared<std::string>();
+  auto python = std::make_shared<std::string>();
   selftest->add_option("--device", *device, "auto | cpu | cuda | cuda:N");
   selftest->add_option("--json", *json_path, "Write the selftest's report as JSON");
-  return {selftest, [device, json_path] {
+  selftest->add_option("--python", *python,
+                       "Also check that every probe's Python twin gives its bits, with this Python (its torch)");
+  return {selftest, [device, json_path, python] {
             const auto catalogue = registered_catalogue();
             Config config;
             config.device = *device;
@@ -47,16 +113,23 @@ Command add_selftest_command(CLI::App& app) {
             std::cout << fmt::format("{:<34} {:<22} {:<18} {:<18}{}\n", "control", "flag set", "expected", "observed",
                                      "detail");
             for (const auto& cell : report.cells) {
-              const auto expected = *find_probe(catalogue, cell.cell.probe)->control_expects;
-              const bool ok = cell.verdict.kind == expected;
+              const auto* probe = find_probe(catalogue, cell.cell.probe);
+              const auto expected = *probe->control_expects;
+              const auto* variant = probe->find_variant(cell.cell.variant);
+              const auto cost_problem = variant ? timing_control_problem(cell, *variant) : std::string();
+              const bool ok = cell.verdict.kind == expected && cost_problem.empty();
               failures += ok ? 0 : 1;
               auto detail = cell.verdict.message.substr(0, cell.verdict.message.find(';'));
               if (detail.size() > 60) detail = detail.substr(0, 57) + "...";
+              if (variant && variant->expected_cost && cell.cost)
+                detail = cost_problem.empty() ? "cost " + cost_detail(*cell.cost) : cost_problem;
               std::cout << fmt::format("{:<34} {:<22} {:<18} {:<18}{}{}\n", cell.cell.probe + "/" + cell.cell.variant,
                                        cell.cell.label, to_string(expected), to_string(cell.verdict.kind),
                                        ok ? "" : "<- WRONG ", detail);
             }
-            if (failures == 0) {
+            const int parity = python->empty() ? 0 : python_parity(*python);
+            if (parity == 130) return 130;
+            if (failures == 0 && parity == 0) {
               std::cout << fmt::format(
                   "\nselftest passed: every control gave its expected verdict on {}; "
                   "this machine's audits can be trusted.\n",
@@ -64,9 +137,9 @@ Command add_selftest_command(CLI::App& app) {
               return 0;
             }
             std::cout << fmt::format(
-                "\nselftest FAILED: {} control cell(s) gave the wrong verdict on {}; "
+                "\nselftest FAILED: {} control cell(s) gave the wrong verdict on {}{}; "
                 "do not trust this machine's audits until that is explained.\n",
-                failures, report.device);
+                failures, report.device, parity == 0 ? "" : ", and Python parity failed");
             return 1;
           }};
 }

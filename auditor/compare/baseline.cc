@@ -63,6 +63,10 @@ void emit_cell(YAML::Emitter& out, const SnapshotCell& cell) {
     out << YAML::Key << "p10_ns" << YAML::Value << cell.timing.p10_ns;
     out << YAML::Key << "p90_ns" << YAML::Value << cell.timing.p90_ns;
     out << YAML::Key << "samples" << YAML::Value << cell.timing.samples;
+    if (cell.timing.has_interval()) {  // since the median's interval was kept; optional in /2
+      out << YAML::Key << "ci_low_ns" << YAML::Value << cell.timing.ci_low_ns;
+      out << YAML::Key << "ci_high_ns" << YAML::Value << cell.timing.ci_high_ns;
+    }
   }
   out << YAML::EndMap;
 }

@@ -19,8 +19,8 @@ using nlohmann::json;
 namespace {
 
 const std::vector<std::string> kTopKeys = {"schema", "tool_version", "environment", "cells"};
-const std::vector<std::string> kCellKeys = {"verdict",   "digest", "kernel_digest", "kernels_varied",
-                                            "median_ns", "p10_ns", "p90_ns",        "samples"};
+const std::vector<std::string> kCellKeys = {"verdict", "digest", "kernel_digest", "kernels_varied", "median_ns",
+                                            "p10_ns",  "p90_ns", "samples",       "ci_low_ns",      "ci_high_ns"};
 
 // A YAML node as the baseline reader holds it, built from events: one top-level value or one cell at
 // a time, never the whole file (yaml-cpp's own tree takes about 30 times the text).
@@ -90,6 +90,10 @@ class BaselineReader {
         cell.timing.p90_ns = integer(value, name);
       else if (name == "samples")
         cell.timing.samples = static_cast<int>(integer(value, name));
+      else if (name == "ci_low_ns")
+        cell.timing.ci_low_ns = integer(value, name);
+      else if (name == "ci_high_ns")
+        cell.timing.ci_high_ns = integer(value, name);
       else
         fail(node.items[i], fmt::format("unknown cell field '{}'; valid fields: {}", name, fmt::join(kCellKeys, ", ")));
     }

@@ -90,7 +90,8 @@ void classify_timing(const SnapshotCell& before, const SnapshotCell& after, doub
   notes.push_back(timing_text(before.timing, after.timing));
 }
 
-CellComparison compare_cell(const SnapshotCell* before, const SnapshotCell* after, double threshold) {
+CellComparison compare_cell(const SnapshotCell* before, const SnapshotCell* after, double threshold,
+                            bool compare_timing) {
   CellComparison result;
   result.key = after ? after->key : before->key;
   if (before) result.before = *before;
@@ -107,7 +108,7 @@ CellComparison compare_cell(const SnapshotCell* before, const SnapshotCell* afte
     classify_verdict(*before, *after, result, notes);
     if (!is_broken(*after)) {
       classify_kernels(*before, *after, result, notes);
-      classify_timing(*before, *after, threshold, result, notes);
+      if (compare_timing) classify_timing(*before, *after, threshold, result, notes);
     }
     if (result.changes.empty()) result.changes = {Change::same};
   }
@@ -143,8 +144,7 @@ bool CellComparison::has(Change change) const {
 }
 
 bool is_slower(const Timing& before, const Timing& after, double threshold) {
-  return static_cast<double>(after.median_ns) > static_cast<double>(before.median_ns) * (1.0 + threshold) &&
-         after.p10_ns > before.p90_ns;
+  return static_cast<double>(after.p10_ns) > static_cast<double>(before.p90_ns) * (1.0 + threshold);
 }
 
 bool is_faster(const Timing& before, const Timing& after, double threshold) {
@@ -160,6 +160,13 @@ Comparison compare_snapshots(const Snapshot& before, const Snapshot& after, cons
   comparison.platform_changed = is_platform_change(comparison.environment_changes);
   comparison.platform_summary =
       platform_summary(comparison.environment_changes, comparison.before_source, comparison.after_source);
+  comparison.timing_compared = !comparison.platform_changed || options.timing_across_platforms;
+  if (!comparison.timing_compared)
+    comparison.timing_note =
+        "Timings not compared: the platforms differ (--compare-timing-across-platforms compares them).";
+  else if (comparison.platform_changed)
+    comparison.timing_note =
+        "Timings compared across platforms on request: SLOWER and FASTER may be the machines, not the change.";
 
   // Hashed views of the keys: snapshots of a million cells, without a copy of every key.
   std::unordered_map<std::string_view, const SnapshotCell*> old_cells;
@@ -169,11 +176,12 @@ Comparison compare_snapshots(const Snapshot& before, const Snapshot& after, cons
   for (const auto& cell : after.cells) {
     new_keys.insert(cell.key);
     auto it = old_cells.find(cell.key);
-    comparison.cells.push_back(
-        compare_cell(it == old_cells.end() ? nullptr : it->second, &cell, options.slower_threshold));
+    comparison.cells.push_back(compare_cell(it == old_cells.end() ? nullptr : it->second, &cell,
+                                            options.slower_threshold, comparison.timing_compared));
   }
   for (const auto& cell : before.cells)
-    if (!new_keys.count(cell.key)) comparison.cells.push_back(compare_cell(&cell, nullptr, options.slower_threshold));
+    if (!new_keys.count(cell.key))
+      comparison.cells.push_back(compare_cell(&cell, nullptr, options.slower_threshold, comparison.timing_compared));
   return comparison;
 }
 

@@ -21,7 +21,7 @@ enum class Change {
   drift,               // deterministic both times, different digest
   fixed,               // was diverging or broken, now deterministic (or raises under strict mode)
   kernels_changed,     // a different kernel sequence, or kernel selection now varies between runs
-  slower,              // beyond both the threshold and the measured spread
+  slower,              // the whole p10-p90 spread moved beyond the threshold
   faster,
   same,
 };
@@ -42,6 +42,8 @@ struct CellComparison {
 struct CompareOptions {
   // 10%: CPU medians of sub-millisecond ops move a few percent between identical runs.
   double slower_threshold = 0.10;
+  // Timings of two platforms say as much of the machines as of the change: compared only on request.
+  bool timing_across_platforms = false;
 };
 
 struct Comparison {
@@ -52,11 +54,16 @@ struct Comparison {
   std::string platform_summary;       // "Platform changed: CPU flags -avx512f, ...", "Platform unchanged"
   std::vector<CellComparison> cells;  // the new snapshot's order, then cells missing from it
   double slower_threshold = 0.10;
+  bool timing_compared = true;  // false: the platforms differ and no one asked to compare their timings
+  std::string timing_note;      // says so when the platforms differ; "" when they do not
 };
 
 Comparison compare_snapshots(const Snapshot& before, const Snapshot& after, const CompareOptions& options = {});
 
-// Slower: new median > old median * (1 + threshold) and new p10 > old p90. Faster: the same with the
+// Slower: the new p10 lies beyond the old p90 by more than the threshold: the whole run-to-run spread
+// moved. Not the medians' 95% intervals: they say how well one audit knows its median, not how far two
+// audits of one machine drift apart (an A/A gate here raised SLOWER or FASTER on 16% of the cells with
+// them, 1.5% with this rule). Faster: the same with the roles swapped. Faster: the same with the
 // roles swapped, so swapping the snapshots swaps SLOWER and FASTER.
 bool is_slower(const Timing& before, const Timing& after, double threshold);
 bool is_faster(const Timing& before, const Timing& after, double threshold);

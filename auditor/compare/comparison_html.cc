@@ -22,6 +22,7 @@ std::string environment_section(const Comparison& comparison, const GateResult* 
   if (comparison.environment_changes.empty()) return html + "<p>Unchanged.</p>\n";
   html +=
       fmt::format("<p>{}</p>\n", xml_escape(gate ? platform_sentence(comparison) : comparison.platform_summary + "."));
+  if (!comparison.timing_note.empty()) html += fmt::format("<p>{}</p>\n", xml_escape(comparison.timing_note));
   html += "<table>\n<tr><th>field</th><th>before</th><th>after</th><th>counts as</th></tr>\n";
   for (const auto& change : comparison.environment_changes) {
     const auto [before, after] = change_sides(change);
@@ -84,8 +85,8 @@ std::string render_comparison_html(const Comparison& comparison, const GateResul
   body += fmt::format("<p>before <code>{}</code>, after <code>{}</code>", xml_escape(comparison.before_source),
                       xml_escape(comparison.after_source));
   if (gate) body += fmt::format("; policy: {}", xml_escape(gate->policy_source));
-  body +=
-      fmt::format("; slower or faster beyond {:.0f}% and the measured spread</p>\n", comparison.slower_threshold * 100);
+  body += fmt::format("; slower or faster: the p10-p90 spread moved beyond {:.0f}%</p>\n",
+                      comparison.slower_threshold * 100);
   body += environment_section(comparison, gate) + cells_section(comparison, gate) + time_chart(comparison);
   return html_document(title, body, kComparisonStyle);
 }

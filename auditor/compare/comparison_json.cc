@@ -38,6 +38,7 @@ json comparison_to_json(const Comparison& comparison, const GateResult* gate) {
             {"slower_threshold", comparison.slower_threshold},
             {"environment", {{"platform_changed", comparison.platform_changed}, {"changes", json::array()}}},
             {"platform_summary", comparison.platform_summary},
+            {"timing_compared", comparison.timing_compared},
             {"summary", json::object()},
             {"cells", json::array()}};
   for (const auto& change : comparison.environment_changes) {

@@ -12,6 +12,7 @@ std::string environment_section(const Comparison& comparison, const GateResult* 
   std::string md = "## Environment\n\n";
   if (comparison.environment_changes.empty()) return md + "Unchanged.\n\n";
   md += markdown_text(gate ? platform_sentence(comparison) : comparison.platform_summary + ".") + "\n\n";
+  if (!comparison.timing_note.empty()) md += markdown_text(comparison.timing_note) + "\n\n";
   md += "| field | before | after | counts as |\n| --- | --- | --- | --- |\n";
   for (const auto& change : comparison.environment_changes) {
     const auto [before, after] = change_sides(change);
@@ -25,7 +26,7 @@ std::string cells_section(const Comparison& comparison, const GateResult* gate) 
   std::string md = "## Cells\n\n| class | cells |\n| --- | ---: |\n";
   for (const auto& [change, count] : count_headlines(comparison))
     md += fmt::format("| {} | {} |\n", to_string(change), count);
-  md += fmt::format("\nSlower or faster: beyond {:.0f}% and the measured spread (p10-p90).\n\n",
+  md += fmt::format("\nSlower or faster: beyond {:.0f}% of the measured spread (the new p10 past the old p90).\n\n",
                     comparison.slower_threshold * 100);
   std::string rows;
   const GateActions actions(gate);

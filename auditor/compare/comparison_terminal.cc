@@ -23,6 +23,7 @@ void print_environment(const Comparison& comparison, const GateResult* gate, std
   }
   out << "Environment: changed\n";
   out << "  " << (gate ? platform_sentence(comparison) : comparison.platform_summary + ".") << "\n";
+  if (!comparison.timing_note.empty()) out << "  " << comparison.timing_note << "\n";
   std::size_t width = 0, status_width = 0;
   for (const auto& change : comparison.environment_changes) {
     width = std::max(width, change.field.size());
@@ -42,7 +43,7 @@ void print_comparison(const Comparison& comparison, const GateResult* gate, std:
   if (gate) out << "policy: " << gate->policy_source << "\n";
   out << "\n";
   print_environment(comparison, gate, out);
-  out << fmt::format("\nCells: {} (slower/faster beyond {:.0f}% and the measured spread)\n",
+  out << fmt::format("\nCells: {} (slower/faster: the p10-p90 spread moved beyond {:.0f}%)\n",
                      headline_counts_text(comparison), comparison.slower_threshold * 100);
   std::size_t width = 0;
   for (const auto& cell : comparison.cells) width = std::max(width, changes_text(cell.changes).size());

@@ -20,6 +20,15 @@ constexpr std::array<std::pair<VerdictKind, const char*>, 10> kVerdictNames = {{
     {VerdictKind::varies, "varies"},
 }};
 
+constexpr std::array<std::pair<Documented, const char*>, 6> kDocumentedNames = {{
+    {Documented::deterministic, "deterministic"},
+    {Documented::alternative_under_strict, "alternative_under_strict"},
+    {Documented::raises_under_strict, "raises_under_strict"},
+    {Documented::nondeterministic, "nondeterministic"},
+    {Documented::cublas_workspace, "deterministic_with_cublas_workspace_config"},
+    {Documented::unknown, "unknown"},
+}};
+
 constexpr std::array<std::pair<Invariance, const char*>, 4> kInvarianceNames = {{
     {Invariance::none, "none"},
     {Invariance::batch, "batch"},
@@ -49,31 +58,9 @@ std::optional<Enum> value_of(const std::array<std::pair<Enum, const char*>, N>& 
 
 }  // namespace
 
-const char* to_string(Documented documented) {
-  switch (documented) {
-    case Documented::deterministic:
-      return "deterministic";
-    case Documented::alternative_under_strict:
-      return "alternative_under_strict";
-    case Documented::raises_under_strict:
-      return "raises_under_strict";
-    case Documented::nondeterministic:
-      return "nondeterministic";
-    case Documented::cublas_workspace:
-      return "deterministic_with_cublas_workspace_config";
-    case Documented::unknown:
-      return "unknown";
-  }
-  return "?";
-}
+const char* to_string(Documented documented) { return name_of(kDocumentedNames, documented); }
 
-std::optional<Documented> documented_from_string(const std::string& text) {
-  for (const auto documented :
-       {Documented::deterministic, Documented::alternative_under_strict, Documented::raises_under_strict,
-        Documented::nondeterministic, Documented::cublas_workspace, Documented::unknown})
-    if (text == to_string(documented)) return documented;
-  return std::nullopt;
-}
+std::optional<Documented> documented_from_string(const std::string& text) { return value_of(kDocumentedNames, text); }
 
 const char* to_string(VerdictKind kind) { return name_of(kVerdictNames, kind); }
 std::optional<VerdictKind> verdict_from_string(const std::string& text) { return value_of(kVerdictNames, text); }
@@ -102,6 +89,20 @@ const char* to_string(DType dtype) {
       return "f32";
     case DType::f64:
       return "f64";
+  }
+  return "?";
+}
+
+const char* long_name(DType dtype) {
+  switch (dtype) {
+    case DType::f16:
+      return "float16";
+    case DType::bf16:
+      return "bfloat16";
+    case DType::f32:
+      return "float32";
+    case DType::f64:
+      return "float64";
   }
   return "?";
 }

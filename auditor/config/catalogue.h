@@ -61,6 +61,7 @@ inline constexpr const char* kProbeKindNames = "repeat, invariance, all";
 enum class DType { f16, bf16, f32, f64 };
 
 const char* to_string(DType dtype);  // f16 | bf16 | f32 | f64
+const char* long_name(DType dtype);  // float16 | bfloat16 | float32 | float64, as torch spells them
 
 struct VariantInfo {
   std::string name;
@@ -71,6 +72,26 @@ struct VariantInfo {
   std::optional<DType> dtype;                     // typed parameters the probe reads from its context
   std::map<std::string, std::string> parameters;  // the rest, by name: e.g. mode=max
   std::optional<double> weight;                   // overrides the probe's weight
+  std::optional<double> expected_cost;            // timing controls: strict's median over default's
+};
+
+// A path Python users take that this probe does not (a decomposition chosen in torch.nn.functional, a
+// kernel registered from Python), and a Python expression that is true while it is so: the parity check
+// (repro/parity.h) evaluates it with the pinned torch, so a note that went stale fails there.
+struct PythonPath {
+  std::string note;
+  std::string check;
+};
+
+// The probe's op as Python spells it, for `repro-audit repro` (repro/python_script.h): the body of a
+// function returning the outputs as a dict in the C++ order. In scope: torch, F (torch.nn.functional),
+// device, dtype (the variant's, if it has one), each input the probe named (ProbeContext::input), on the
+// device, each variant parameter as a string, and gradient(output, input, grad_output).
+struct PythonForm {
+  std::string code;            // empty: no Python form
+  std::string none_reason;     // why there is none
+  std::string differs_reason;  // why its bits can differ from the probe's: parity compares verdicts only
+  std::vector<PythonPath> paths;
 };
 
 struct ProbeInfo {
@@ -85,6 +106,7 @@ struct ProbeInfo {
   // Expected milliseconds of one run on a CPU, to balance shards when no timings are given; a guide
   // (hosts differ by far more than these numbers do), not a promise.
   double weight = 1;
+  PythonForm python;
 
   const VariantInfo* find_variant(const std::string& variant) const;
   // The variant's own declaration for the device, else the probe's, else deterministic.

@@ -25,8 +25,7 @@ FleetEntry entry_of(const CellReport& cell) {
   const auto& v = cell.verdict;
   const bool agreed = runs_agreed(v.kind) || (v.kind == VerdictKind::warns && v.digests_agree);
   if (agreed && !v.digest.empty()) return {kDigest, v.digest, -1};
-  if (v.kind == VerdictKind::nondeterministic || (v.kind == VerdictKind::warns && !v.digests_agree))
-    return {kNondeterministic, "", -1};
+  if (runs_diverged(v)) return {kNondeterministic, "", -1};
   return {to_string(v.kind), "", -1};
 }
 
@@ -161,7 +160,7 @@ const char* to_string(FleetCategory category) {
   return "?";
 }
 
-FleetMatrix build_fleet(const std::vector<FleetInput>& inputs) {
+FleetMatrix build_fleet(const std::vector<ReportFile>& inputs) {
   FleetMatrix fleet;
   fleet.hosts = name_fleet_hosts(inputs);
   std::map<PlatformFields, int> platform_of;

@@ -6,16 +6,11 @@
 #include <utility>
 #include <vector>
 
-#include "report/report.h"
+#include "report/json_io.h"
 
 namespace repro_audit {
 
 inline constexpr const char* kFleetSchema = "repro-audit.fleet/1";
-
-struct FleetInput {
-  std::string file;
-  Report report;
-};
 
 // A platform's fingerprint: every field that counts for the platform (compare/platform.h), label -> value.
 using PlatformFields = std::vector<std::pair<std::string, std::string>>;
@@ -69,7 +64,7 @@ struct FleetMatrix {
   int compared = 0;              // cells that at least two hosts ran with agreeing runs
 };
 
-FleetMatrix build_fleet(const std::vector<FleetInput>& inputs);
+FleetMatrix build_fleet(const std::vector<ReportFile>& inputs);
 
 // "12 cells portable fleet-wide", "3 split by CUDA driver", ...: the summary, one phrase each.
 std::vector<std::string> fleet_summary(const FleetMatrix& fleet);

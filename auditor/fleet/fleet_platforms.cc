@@ -47,7 +47,7 @@ std::string platform_summary_text(const PlatformFields& fields) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-std::vector<FleetHost> name_fleet_hosts(const std::vector<FleetInput>& inputs) {
+std::vector<FleetHost> name_fleet_hosts(const std::vector<ReportFile>& inputs) {
   std::vector<FleetHost> hosts;
   std::map<std::string, int> uses;
   for (const auto& input : inputs) {

@@ -21,6 +21,6 @@ std::string platform_summary_text(const PlatformFields& fields);
 
 // Each report's host, else its file's name without extension; a name two reports share gets the
 // file: "gpu-7 (a/gpu-7.json)".
-std::vector<FleetHost> name_fleet_hosts(const std::vector<FleetInput>& inputs);
+std::vector<FleetHost> name_fleet_hosts(const std::vector<ReportFile>& inputs);
 
 }  // namespace repro_audit

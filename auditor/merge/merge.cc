@@ -41,7 +41,8 @@ std::string config_difference(const nlohmann::json& a, const nlohmann::json& b) 
   return "";
 }
 
-void check_same_audit(const MergeInput& first, const MergeInput& other) {
+void check_same_audit(const ReportFile& first, const ShardInfo& shard_a, const ReportFile& other,
+                      const ShardInfo& shard_b) {
   const auto& a = first.report;
   const auto& b = other.report;
   if (a.tool_version != b.tool_version)
@@ -59,7 +60,6 @@ void check_same_audit(const MergeInput& first, const MergeInput& other) {
         fmt::format("{} and {} ran on different platforms ({}): their bits may differ for reasons of "
                     "the platform; compare them with `repro-audit fleet`",
                     first.file, other.file, platform_summary(changes, first.file, other.file)));
-  const auto shard_a = shard_of(a), shard_b = shard_of(b);
   if (shard_a.count != shard_b.count)
     throw UserError(fmt::format("{} is shard {}, {} is shard {}: shards of different partitions", first.file,
                                 shard_text(shard_a), other.file, shard_text(shard_b)));
@@ -76,15 +76,18 @@ std::set<std::string> cell_keys(const Report& report) {
 
 // The inputs of each shard index, refusing a shard given twice from one host, a shard whose cells
 // differ from its twin's, and a cell held by two shards.
-std::map<int, std::vector<const MergeInput*>> group_shards(const std::vector<MergeInput>& inputs) {
-  std::map<int, std::vector<const MergeInput*>> by_index;
-  std::map<std::string, const MergeInput*> holder;  // cell key -> the first input of another index holding it
-  const auto whole = shard_of(inputs.front().report);
-  const std::set<std::string> plan(whole.plan.begin(), whole.plan.end());
-  for (const auto& input : inputs) {
-    const auto shard = shard_of(input.report);
+// `shards[i]` is input i's shard.
+std::map<int, std::vector<std::size_t>> group_shards(const std::vector<ReportFile>& inputs,
+                                                     const std::vector<ShardInfo>& shards) {
+  std::map<int, std::vector<std::size_t>> by_index;
+  std::map<std::string, std::size_t> holder;  // cell key -> the first input holding it
+  const std::set<std::string> plan(shards.front().plan.begin(), shards.front().plan.end());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& input = inputs[i];
+    const auto& shard = shards[i];
     auto& twins = by_index[shard.index];
-    for (const auto* twin : twins) {
+    for (const auto t : twins) {
+      const auto* twin = &inputs[t];
       if (twin->report.host == input.report.host)
         throw UserError(fmt::format(
             "shard {} is given twice from {} ({} and {}): a rerun replaces the first run, it does not add to it; give "
@@ -95,26 +98,26 @@ std::map<int, std::vector<const MergeInput*>> group_shards(const std::vector<Mer
         throw UserError(
             fmt::format("{} and {} are both shard {} but hold different cells (balanced by {} and by {}): "
                         "overlapping shards; run every host's shards with the same --timings",
-                        twin->file, input.file, shard_text(shard), shard_of(twin->report).balance, shard.balance));
+                        twin->file, input.file, shard_text(shard), shards[t].balance, shard.balance));
     }
     if (twins.empty())
       for (const auto& cell : input.report.cells) {
         if (!plan.count(cell.cell.key))
           throw UserError(fmt::format("{}: cell {} is not in the plan its shard names", input.file, cell.cell.key));
-        const auto [it, added] = holder.emplace(cell.cell.key, &input);
+        const auto [it, added] = holder.emplace(cell.cell.key, i);
         if (!added)
           throw UserError(fmt::format("overlapping shards: cell {} is in both {} (shard {}) and {} (shard {})",
-                                      cell.cell.key, it->second->file, shard_text(shard_of(it->second->report)),
+                                      cell.cell.key, inputs[it->second].file, shard_text(shards[it->second]),
                                       input.file, shard_text(shard)));
       }
-    twins.push_back(&input);
+    twins.push_back(i);
   }
   return by_index;
 }
 
 }  // namespace
 
-Report merge_reports(const std::vector<MergeInput>& inputs, const MergeOptions& options) {
+Report merge_reports(const std::vector<ReportFile>& inputs, const MergeOptions& options) {
   if (inputs.empty()) throw UserError("merge: no reports given");
   for (const auto& input : inputs)
     if (!input.report.complete)
@@ -122,9 +125,12 @@ Report merge_reports(const std::vector<MergeInput>& inputs, const MergeOptions& 
           fmt::format("{} is an interrupted audit (only its finished cells are there): finish it with "
                       "--resume before merging",
                       input.file));
-  for (std::size_t i = 1; i < inputs.size(); ++i) check_same_audit(inputs.front(), inputs[i]);
-  const auto by_index = group_shards(inputs);
-  const auto whole = shard_of(inputs.front().report);
+  std::vector<ShardInfo> shards;
+  for (const auto& input : inputs) shards.push_back(shard_of(input.report));
+  for (std::size_t i = 1; i < inputs.size(); ++i)
+    check_same_audit(inputs.front(), shards.front(), inputs[i], shards[i]);
+  const auto by_index = group_shards(inputs, shards);
+  const auto& whole = shards.front();
 
   MergeInfo merge;
   for (int index = 1; index <= whole.count; ++index)
@@ -140,9 +146,10 @@ Report merge_reports(const std::vector<MergeInput>& inputs, const MergeOptions& 
   std::map<std::string, const CellReport*> first_of;
   std::map<std::string, std::vector<ProcessObservation>> observations;
   std::map<std::string, std::set<std::string>> hosts_of;
-  for (const auto& input : inputs) {
-    merge.reports.push_back({input.file, input.report.host, shard_text(shard_of(input.report)),
-                             static_cast<int>(input.report.cells.size())});
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& input = inputs[i];
+    merge.reports.push_back(
+        {input.file, input.report.host, shard_text(shards[i]), static_cast<int>(input.report.cells.size())});
     for (const auto& cell : input.report.cells) {
       first_of.emplace(cell.cell.key, &cell);
       hosts_of[cell.cell.key].insert(input.report.host);

@@ -5,14 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "report/report.h"
+#include "report/json_io.h"
 
 namespace repro_audit {
-
-struct MergeInput {
-  std::string file;
-  Report report;
-};
 
 struct MergeOptions {
   bool allow_partial = false;  // missing shards are named in the report instead of refused
@@ -22,6 +17,6 @@ struct MergeOptions {
 // platforms, interrupted reports, shards of different partitions, overlapping shards, a shard given
 // twice from one host, and (without allow_partial) missing shards. Shards run on several hosts add
 // their processes to each cell: "deterministic" then means the same bits on every host.
-Report merge_reports(const std::vector<MergeInput>& inputs, const MergeOptions& options);
+Report merge_reports(const std::vector<ReportFile>& inputs, const MergeOptions& options);
 
 }  // namespace repro_audit

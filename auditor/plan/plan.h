@@ -28,7 +28,13 @@ struct Cell {
   double timeout_seconds = 60;               // for all runs of the cell in one process
   Invariance invariance = Invariance::none;  // what an invariance probe's cell perturbs
   std::optional<ModelSpec> model;            // a model cell's model (its probe is "model.<name>")
+  // Its share of the audit's --budget, per process: its runs stop once it is spent (after at least
+  // kMinimumRepeats); 0 for no budget.
+  double budget_seconds = 0;
 };
+
+// Under --budget a cell still runs at least this many repeats after warm-up in each process.
+inline constexpr int kMinimumRepeats = 3;
 
 struct Plan {
   std::string device;

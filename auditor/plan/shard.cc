@@ -140,6 +140,18 @@ std::vector<double> expected_cell_costs(const std::vector<Cell>& cells, const Ca
   return costs;
 }
 
+double share_budget(std::vector<Cell>& cells, const std::vector<double>& costs, int processes, int workers,
+                    double budget_seconds) {
+  double total = 0;
+  for (std::size_t i = 0; i < cells.size() && i < costs.size(); ++i) total += costs[i];
+  const double floor_seconds = 0.01 * static_cast<double>(cells.size());
+  const double left = std::max(floor_seconds, 0.9 * budget_seconds - kWorkerStartSeconds * workers);
+  for (std::size_t i = 0; i < cells.size() && i < costs.size(); ++i)
+    cells[i].budget_seconds =
+        total > 0 ? std::max(0.01, left * costs[i] / total / std::max(1, processes)) : left / cells.size();
+  return left;
+}
+
 std::vector<int> partition_cells(const std::vector<double>& costs, int count) {
   std::vector<std::size_t> order(costs.size());
   std::iota(order.begin(), order.end(), 0);

@@ -40,6 +40,13 @@ std::optional<ShardSpec> shard_from_environment(const std::function<const char*(
 std::vector<double> expected_cell_costs(const std::vector<Cell>& cells, const Catalogue& catalogue,
                                         int runs_per_process, const std::map<std::string, std::int64_t>& timings);
 
+// --budget: each cell's share of `budget_seconds` per process (Cell::budget_seconds), in proportion to
+// its expected cost, after `workers` worker starts of kWorkerStartSeconds each and a tenth of the budget
+// kept for judging and writing. Returns the seconds left to share (at least 10 ms per cell).
+inline constexpr double kWorkerStartSeconds = 0.5;
+double share_budget(std::vector<Cell>& cells, const std::vector<double>& costs, int processes, int workers,
+                    double budget_seconds);
+
 // Each cell's shard (0-based), longest expected cost first onto the least loaded shard (ties: the
 // lower plan position, the lower shard).
 std::vector<int> partition_cells(const std::vector<double>& costs, int count);

@@ -71,6 +71,9 @@ void to_json(json& j, const ProcessObservation& value) {
   if (!value.per_op_unavailable.empty()) j["per_op_unavailable"] = value.per_op_unavailable;
   if (!value.output_differences.empty()) j["output_differences"] = value.output_differences;
   if (value.origin_difference) j["origin_difference"] = *value.origin_difference;
+  if (!value.timing_ns.empty()) j["timing_ns"] = value.timing_ns;
+  if (value.stopped_early) j["stopped_early"] = true;
+  if (value.budget_limited) j["budget_limited"] = true;
 }
 void from_json(const json& j, ProcessObservation& value) {
   value.process = json_integer_or(j, "process", 0);
@@ -98,6 +101,9 @@ void from_json(const json& j, ProcessObservation& value) {
   value.output_differences = j.value("output_differences", std::vector<Divergence>{});
   value.origin_difference.reset();
   if (j.contains("origin_difference")) value.origin_difference = j.at("origin_difference").get<Divergence>();
+  value.timing_ns = j.value("timing_ns", std::vector<std::int64_t>{});
+  value.stopped_early = j.value("stopped_early", false);
+  value.budget_limited = j.value("budget_limited", false);
 }
 
 void to_json(json& j, const OpRecord& value) {
@@ -174,6 +180,7 @@ void to_json(json& j, const Cell& value) {
   if (!value.unsupported_reason.empty()) j["unsupported_reason"] = value.unsupported_reason;
   if (value.invariance != Invariance::none) j["invariance"] = to_string(value.invariance);
   if (value.model) j["model"] = *value.model;
+  if (value.budget_seconds > 0) j["budget_seconds"] = value.budget_seconds;
 }
 void from_json(const json& j, Cell& value) {
   value.key = j.at("key").get<std::string>();
@@ -184,6 +191,7 @@ void from_json(const json& j, Cell& value) {
   value.settings = j.at("settings").get<FlagSet>();
   value.unsupported_reason = j.value("unsupported_reason", "");
   value.timeout_seconds = j.value("timeout_seconds", 60.0);
+  value.budget_seconds = j.value("budget_seconds", 0.0);
   value.invariance = Invariance::none;
   if (j.contains("invariance")) {
     const auto name = j.at("invariance").get<std::string>();
@@ -197,12 +205,20 @@ void from_json(const json& j, Cell& value) {
 
 void to_json(json& j, const Timing& value) {
   j = {{"median_ns", value.median_ns}, {"p10_ns", value.p10_ns}, {"p90_ns", value.p90_ns}, {"samples", value.samples}};
+  if (value.has_interval()) {
+    j["ci_low_ns"] = value.ci_low_ns;
+    j["ci_high_ns"] = value.ci_high_ns;
+    j["target_reached"] = value.target_reached;
+  }
 }
 void from_json(const json& j, Timing& value) {
   value.median_ns = json_integer_or(j, "median_ns", std::int64_t{0});
   value.p10_ns = json_integer_or(j, "p10_ns", std::int64_t{0});
   value.p90_ns = json_integer_or(j, "p90_ns", std::int64_t{0});
   value.samples = json_integer_or(j, "samples", 0);
+  value.ci_low_ns = json_integer_or(j, "ci_low_ns", std::int64_t{0});
+  value.ci_high_ns = json_integer_or(j, "ci_high_ns", std::int64_t{0});
+  value.target_reached = j.value("target_reached", false);
 }
 
 }  // namespace repro_audit

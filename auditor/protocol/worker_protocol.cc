@@ -11,6 +11,11 @@ json request_to_json(const WorkerRequest& request) {
           {"process", request.process},
           {"repeats", request.repeats},
           {"warmup", request.warmup},
+          {"timing",
+           {{"min_samples", request.timing.min_samples},
+            {"target", request.timing.target},
+            {"budget_seconds", request.timing.budget_seconds},
+            {"max_samples", request.timing.max_samples}}},
           {"process_settings", request.process_settings},
           {"cells", request.cells}};
 }
@@ -21,6 +26,11 @@ WorkerRequest request_from_json(const json& j) {
   request.process = json_integer_or(j, "process", 0);
   request.repeats = json_integer_or(j, "repeats", 10);
   request.warmup = json_integer_or(j, "warmup", 1);
+  const auto timing = j.value("timing", json::object());
+  request.timing.min_samples = json_integer_or(timing, "min_samples", request.timing.min_samples);
+  request.timing.target = timing.value("target", request.timing.target);
+  request.timing.budget_seconds = timing.value("budget_seconds", request.timing.budget_seconds);
+  request.timing.max_samples = json_integer_or(timing, "max_samples", request.timing.max_samples);
   request.process_settings = j.value("process_settings", FlagSet{});
   request.cells = j.at("cells").get<std::vector<Cell>>();
   return request;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plan/plan.h"
+#include "timing/timing.h"
 #include "verdict/observation.h"
 
 namespace repro_audit {
@@ -20,6 +21,7 @@ struct WorkerRequest {
   int process = 0;
   int repeats = 10;
   int warmup = 1;
+  TimingRule timing;  // when a cell's timing-only runs stop
   FlagSet process_settings;
   std::vector<Cell> cells;
 };

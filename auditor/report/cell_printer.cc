@@ -51,7 +51,10 @@ void print_cell_details(const CellReport& cell, std::ostream& out) {
   if (cell.contradiction)
     out << fmt::format("  contradiction ({}): {}\n", cell.contradiction->breaks_audit ? "fails the audit" : "note",
                        cell.contradiction->text);
-  out << fmt::format("  runs: {} in {} process(es); {} distinct digest(s)\n", v.runs, v.processes, v.distinct_digests);
+  out << fmt::format("  runs: {} in {} process(es); {} distinct digest(s){}\n", v.runs, v.processes, v.distinct_digests,
+                     v.stopped_early    ? "; stopped at the first divergence: the verdict was certain"
+                     : v.budget_limited ? "; fewer repeats: the cell's share of --budget was spent"
+                                        : "");
   if (runs_agreed(v.kind))
     out << fmt::format("  digest {}; 95% upper bound on the per-run divergence rate: {:.4f}\n", v.digest,
                        v.divergence_rate_bound);
@@ -60,9 +63,8 @@ void print_cell_details(const CellReport& cell, std::ostream& out) {
   for (const auto& line : model_details(v)) out << "  " << line << "\n";
   for (const auto& warning : v.warnings) out << "  warning: " << warning << "\n";
   if (v.timing.samples > 0)
-    out << fmt::format("  timing: median {}, p10 {}, p90 {} over {} runs{}\n", milliseconds(v.timing.median_ns),
-                       milliseconds(v.timing.p10_ns), milliseconds(v.timing.p90_ns), v.timing.samples,
-                       cell.cost_ratio ? fmt::format("; cost {:.2f}x the default profile", *cell.cost_ratio) : "");
+    out << "  timing: " << timing_summary(v.timing)
+        << (cell.cost ? "; cost " + cost_detail(*cell.cost) + " the default profile" : "") << "\n";
   print_kernels(cell, out);
 }
 

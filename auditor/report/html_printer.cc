@@ -29,7 +29,7 @@ std::string heatmap(const Report& report) {
       std::string classes = "cell " + verdict_css_class(cell->verdict);
       if (cell->contradiction && cell->contradiction->breaks_audit) classes += " contradiction";
       std::string text = verdict_mark(*cell);
-      if (cell->cost_ratio) text += fmt::format(" {:.1f}x", *cell->cost_ratio);
+      if (cell->cost) text += " " + cost_text(*cell->cost);
       html += fmt::format("<td class=\"{}\" title=\"{}\"><a href=\"#{}\">{}</a></td>", classes,
                           xml_escape(cell->cell.key + ": " + verdict_headline(*cell)), cell_anchor(report, *cell),
                           xml_escape(text));
@@ -52,10 +52,10 @@ std::string heatmap(const Report& report) {
 std::string cost_chart(const Report& report) {
   std::vector<ChartBar> bars;
   for (const auto& cell : report.cells) {
-    if (!cell.cost_ratio) continue;
-    const double ratio = *cell.cost_ratio;
-    // Within 5% of the default profile counts as even: timings wobble that much between runs.
-    const char* css_class = ratio > 1.05 ? "bar-slow" : ratio < 0.95 ? "bar-fast" : "bar-even";
+    if (!cell.cost) continue;
+    const double ratio = cell.cost->value;
+    // Only a ratio whose 95% interval excludes 1 is a cost (or a saving); the rest is noise.
+    const char* css_class = !cell.cost->measurable() ? "bar-even" : ratio > 1 ? "bar-slow" : "bar-fast";
     bars.push_back({cell.cell.probe + "/" + cell.cell.variant + " " + cell.cell.label, ratio, css_class});
   }
   if (bars.empty()) return "";

@@ -25,6 +25,8 @@ json cell_to_json(const CellReport& report) {
   j["runs"] = v.runs;
   j["processes"] = v.processes;
   j["distinct_digests"] = v.distinct_digests;
+  if (v.stopped_early) j["stopped_early"] = true;
+  if (v.budget_limited) j["budget_limited"] = true;
   j["documented"] = report.documented;
   if (!v.digest.empty()) j["digest"] = v.digest;
   if (runs_agreed(v.kind)) j["divergence_rate_bound"] = v.divergence_rate_bound;
@@ -40,7 +42,10 @@ json cell_to_json(const CellReport& report) {
   if (!v.warnings.empty()) j["warnings"] = v.warnings;
   if (v.timing.samples > 0) j["timing"] = v.timing;
   if (v.per_op_timing.samples > 0) j["per_op_timing"] = v.per_op_timing;
-  if (report.cost_ratio) j["cost_ratio"] = *report.cost_ratio;
+  if (report.cost) {
+    j["cost_ratio"] = report.cost->value;
+    j["cost_ratio_interval"] = {report.cost->low, report.cost->high};
+  }
   j["kernels_varied"] = v.kernels_varied;
   if (!v.kernel_digest.empty()) j["kernel_digest"] = v.kernel_digest;
   if (report.contradiction)
@@ -61,6 +66,8 @@ CellReport cell_from_json(const json& j) {
   v.runs = json_integer_or(j, "runs", 0);
   v.processes = json_integer_or(j, "processes", 0);
   v.distinct_digests = json_integer_or(j, "distinct_digests", 0);
+  v.stopped_early = j.value("stopped_early", false);
+  v.budget_limited = j.value("budget_limited", false);
   v.digest = j.value("digest", "");
   v.digests_agree = runs_agreed(v.kind) || j.value("digests_agree", false);
   v.divergence_rate_bound = j.value("divergence_rate_bound", 1.0);
@@ -78,7 +85,6 @@ CellReport cell_from_json(const json& j) {
   v.kernels_varied = j.value("kernels_varied", false);
   v.kernel_digest = j.value("kernel_digest", "");
   report.documented = j.value("documented", "");
-  if (j.contains("cost_ratio")) report.cost_ratio = j.at("cost_ratio").get<double>();
   if (j.contains("contradiction")) {
     const auto& c = j.at("contradiction");
     report.contradiction = Contradiction{c.value("expected", ""), c.value("text", ""), c.value("breaks_audit", false)};
@@ -139,27 +145,6 @@ void migrate_rule1_keys(Report& report, const std::string& source) {
                                   it->second, cell.key, key));
     cell.key = std::move(key);
   }
-}
-
-json shard_to_json(const ShardInfo& shard) {
-  return {{"index", shard.index},
-          {"count", shard.count},
-          {"source", shard.source},
-          {"balance", shard.balance},
-          {"plan", shard.plan}};
-}
-
-ShardInfo shard_from_json(const json& j) {
-  ShardInfo shard;
-  shard.index = json_integer_or(j, "index", 0);
-  shard.count = json_integer_or(j, "count", 0);
-  if (shard.count < 1 || shard.index < 1 || shard.index > shard.count)
-    throw json::other_error::create(
-        501, fmt::format("shard {}/{} is not K/N with 1 <= K <= N", shard.index, shard.count), &j);
-  shard.source = j.value("source", "");
-  shard.balance = j.value("balance", "");
-  shard.plan = j.value("plan", std::vector<std::string>{});
-  return shard;
 }
 
 json merge_to_json(const MergeInfo& merge) {
@@ -249,6 +234,9 @@ Report report_from_parsed(ParsedReport&& parsed, const std::string& source) {
     if (parsed.cell_error) throw UserError(fmt::format("{}: malformed report: {}", source, *parsed.cell_error));
     report.cells = std::move(parsed.cells);
     if (rule1_keys) migrate_rule1_keys(report, source);
+    // Costs are derived from the timings, like the notes: a report of a version that kept no
+    // intervals gets its ratios' intervals from p10..p90 (timing/timing.h).
+    fill_cost_ratios(report.cells);
     report.notes = find_setting_notes(report.cells);
     report.portability = find_portability(report.cells);
     return report;
@@ -283,6 +271,33 @@ Report parse_report(const std::string& text, const std::string& source) {
 
 Report load_report_file(const std::string& path) {
   return parse_report(read_input_file(path, "report", kMaxReportBytes), path);
+}
+
+std::vector<ReportFile> load_report_files(const std::vector<std::string>& paths) {
+  std::vector<ReportFile> reports;
+  for (const auto& path : paths) reports.push_back({path, load_report_file(path)});
+  return reports;
+}
+
+json shard_to_json(const ShardInfo& shard) {
+  return {{"index", shard.index},
+          {"count", shard.count},
+          {"source", shard.source},
+          {"balance", shard.balance},
+          {"plan", shard.plan}};
+}
+
+ShardInfo shard_from_json(const json& j) {
+  ShardInfo shard;
+  shard.index = json_integer_or(j, "index", 0);
+  shard.count = json_integer_or(j, "count", 0);
+  if (shard.count < 1 || shard.index < 1 || shard.index > shard.count)
+    throw json::other_error::create(
+        501, fmt::format("shard {}/{} is not K/N with 1 <= K <= N", shard.index, shard.count), &j);
+  shard.source = j.value("source", "");
+  shard.balance = j.value("balance", "");
+  shard.plan = j.value("plan", std::vector<std::string>{});
+  return shard;
 }
 
 }  // namespace repro_audit

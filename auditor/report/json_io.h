@@ -28,4 +28,16 @@ Report report_from_json(const nlohmann::json& json, const std::string& source);
 Report parse_report(const std::string& text, const std::string& source);
 Report load_report_file(const std::string& path);
 
+// A report with the file it came from (merge and fleet name their inputs by file).
+struct ReportFile {
+  std::string file;
+  Report report;
+};
+std::vector<ReportFile> load_report_files(const std::vector<std::string>& paths);
+
+// A report's `shard`; a journal header keeps the same form. from_json throws json::exception when
+// the shard is not K/N with 1 <= K <= N.
+nlohmann::json shard_to_json(const ShardInfo& shard);
+ShardInfo shard_from_json(const nlohmann::json& json);
+
 }  // namespace repro_audit

@@ -30,7 +30,7 @@ std::string matrix_section(const Report& report) {
     md += fmt::format("| {} |", markdown_code(row.name, true));
     for (const auto* cell : row.cells) {
       std::string text = cell ? verdict_mark(*cell) : "";
-      if (cell && cell->cost_ratio) text += fmt::format(" {:.1f}x", *cell->cost_ratio);
+      if (cell && cell->cost) text += " " + cost_text(*cell->cost);
       md += fmt::format(" {} |", markdown_text(text));
     }
     const auto level = portability.find(row.name);

@@ -38,11 +38,6 @@ std::string settings_with_role(const FlagSet& settings, PortabilityRole role, bo
   return fmt::format("{}", fmt::join(parts, ","));
 }
 
-bool diverged(const Verdict& verdict) {
-  return verdict.kind == VerdictKind::nondeterministic ||
-         (verdict.kind == VerdictKind::warns && !verdict.digests_agree);
-}
-
 bool has_digests(const Verdict& verdict) {
   return runs_agreed(verdict.kind) || verdict.kind == VerdictKind::nondeterministic ||
          verdict.kind == VerdictKind::warns;
@@ -111,7 +106,7 @@ Portability judge_portability(const std::vector<const CellReport*>& members) {
   result.variant = first.variant;
   result.device = first.device;
   for (const auto* member : members)
-    if (diverged(member->verdict)) {
+    if (runs_diverged(member->verdict)) {
       const bool within = member->verdict.divergence_scope != "across-processes";
       result.level = within ? PortabilityLevel::nondeterministic : PortabilityLevel::run_to_run;
       result.limit = fmt::format("{} under {}", within ? "runs in one process disagree" : "processes disagree",

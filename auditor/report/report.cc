@@ -10,26 +10,23 @@
 #include <unordered_map>
 
 namespace repro_audit {
-namespace {
 
 void fill_cost_ratios(std::vector<CellReport>& cells) {
   // The default profile's flag set for a cell: the defaults, with the cell's process settings and seed.
-  std::map<std::string, std::int64_t> default_medians;
+  std::map<std::string, const Timing*> default_timings;
   auto reference_key = [](const Cell& cell) {
     FlagSet overrides = process_settings(cell.settings);
-    overrides["seed"] = cell.settings.at("seed");
+    if (const auto seed = cell.settings.find("seed"); seed != cell.settings.end()) overrides["seed"] = seed->second;
     return cell_key(cell.probe, cell.variant, cell.device, make_flag_set(overrides, cell.device));
   };
   for (const auto& report : cells)
-    if (report.verdict.timing.samples > 0) default_medians[report.cell.key] = report.verdict.timing.median_ns;
+    if (report.verdict.timing.samples > 0) default_timings[report.cell.key] = &report.verdict.timing;
   for (auto& report : cells) {
-    auto it = default_medians.find(reference_key(report.cell));
-    if (it != default_medians.end() && it->second > 0 && report.verdict.timing.samples > 0)
-      report.cost_ratio = static_cast<double>(report.verdict.timing.median_ns) / static_cast<double>(it->second);
+    auto it = default_timings.find(reference_key(report.cell));
+    report.cost.reset();
+    if (it != default_timings.end()) report.cost = cost_ratio(report.verdict.timing, *it->second);
   }
 }
-
-}  // namespace
 
 // Two deterministic cells of a variant whose bits differ and whose settings differ in one setting
 // only: that setting changes the bits. Comparing every pair of cells was quadratic; instead each cell

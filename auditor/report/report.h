@@ -24,7 +24,8 @@ struct CellReport {
   Verdict verdict;
   std::string documented;  // what PyTorch documents for the probe on this device
   std::optional<Contradiction> contradiction;
-  std::optional<double> cost_ratio;  // median over the default profile's median, same device and threads
+  // Median over the default profile's median (same device and threads), with its 95% interval.
+  std::optional<CostRatio> cost;
   std::vector<ProcessObservation> observations;
 };
 
@@ -84,6 +85,9 @@ Report build_report(const Plan& plan, const std::map<std::string, std::vector<Pr
                     const std::function<Documented(const Cell&)>& documented_of);
 
 std::vector<SettingNote> find_setting_notes(const std::vector<CellReport>& cells);
+
+// Each cell's cost against the cell of the default profile with its process settings and seed.
+void fill_cost_ratios(std::vector<CellReport>& cells);
 
 // Exit-code rule: a contradiction that breaks the audit (default), or any failing cell (`any`).
 bool audit_failed(const Report& report, FailOn fail_on);

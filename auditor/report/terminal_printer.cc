@@ -32,10 +32,7 @@ const char* color_of(const CellReport& cell) {
   return is_failing(cell.verdict) ? "\033[33m" : "\033[32m";
 }
 
-std::string cost_text(const CellReport& cell) {
-  if (!cell.cost_ratio) return "";
-  return fmt::format(" {:.1f}x", *cell.cost_ratio);
-}
+std::string cost_of(const CellReport& cell) { return cell.cost ? " " + cost_text(*cell.cost) : ""; }
 
 }  // namespace
 
@@ -94,8 +91,8 @@ void print_matrix(const Report& report, std::ostream& out, const TerminalOptions
     for (const auto& row : rows) {
       auto it = by_position.find({row, column});
       if (it != by_position.end())
-        width = std::max(width,
-                         display_width(verdict_mark(*it->second) + (options.show_cost ? cost_text(*it->second) : "")));
+        width =
+            std::max(width, display_width(verdict_mark(*it->second) + (options.show_cost ? cost_of(*it->second) : "")));
     }
     widths.push_back(width);
   }
@@ -113,7 +110,7 @@ void print_matrix(const Report& report, std::ostream& out, const TerminalOptions
     for (std::size_t i = 0; i < report.columns.size(); ++i) {
       auto it = by_position.find({row, report.columns[i]});
       std::string text = it == by_position.end() ? "" : verdict_mark(*it->second);
-      if (it != by_position.end() && options.show_cost) text += cost_text(*it->second);
+      if (it != by_position.end() && options.show_cost) text += cost_of(*it->second);
       const auto padded = pad(text, widths[i]);
       if (options.color && it != by_position.end())
         out << "  " << color_of(*it->second) << padded << "\033[0m";

@@ -143,13 +143,24 @@ std::string format_duration(std::int64_t nanoseconds) {
   return three_digits(ns / 1e9, "s");
 }
 
+std::string timing_summary(const Timing& timing) {
+  std::string interval = timing.samples < 6 ? "no 95% interval under 6 samples" : "no 95% interval kept";
+  if (timing.has_interval())
+    interval = fmt::format("95% interval {}-{}, ±{:.1f}%{}", format_duration(timing.ci_low_ns),
+                           format_duration(timing.ci_high_ns), 100 * timing.relative_half_width(),
+                           timing.target_reached ? "" : ", target not met");
+  return fmt::format("median {} ({}; p10 {}, p90 {}; {} samples)", format_duration(timing.median_ns), interval,
+                     format_duration(timing.p10_ns), format_duration(timing.p90_ns), timing.samples);
+}
+
 std::string short_digest(const std::string& digest) { return digest.substr(0, 12); }
 
 std::string verdict_headline(const CellReport& cell) {
   const auto& v = cell.verdict;
   std::string text = to_string(v.kind);
   if (v.kind == VerdictKind::nondeterministic || (v.kind == VerdictKind::warns && !v.digests_agree)) {
-    text += fmt::format(": {} distinct digests in {} runs", v.distinct_digests, v.runs);
+    text += fmt::format(": {} distinct digests in {} runs{}", v.distinct_digests, v.runs,
+                        v.stopped_early ? " (stopped at the first divergence)" : "");
     if (!v.divergence_scope.empty()) text += fmt::format(" ({})", v.divergence_scope);
   } else if (v.kind == VerdictKind::deterministic) {
     text += fmt::format(": {} runs agree", v.runs);
@@ -186,10 +197,8 @@ std::vector<std::string> verdict_details(const CellReport& cell) {
   if (cell.contradiction)
     lines.push_back(fmt::format("{} (documented: {}): {}", cell.contradiction->breaks_audit ? "contradiction" : "note",
                                 cell.documented, cell.contradiction->text));
-  if (v.timing.samples > 0)
-    lines.push_back(fmt::format("median {} (p10 {}, p90 {}, {} samples)", format_duration(v.timing.median_ns),
-                                format_duration(v.timing.p10_ns), format_duration(v.timing.p90_ns), v.timing.samples));
-  if (cell.cost_ratio) lines.push_back(fmt::format("cost {:.2f}x the default profile", *cell.cost_ratio));
+  if (v.timing.samples > 0) lines.push_back(timing_summary(v.timing));
+  if (cell.cost) lines.push_back("cost " + cost_detail(*cell.cost) + " the default profile");
   if (v.kernels_varied) lines.push_back("kernel selection varied between runs");
   for (const auto& observation : cell.observations)
     if (!observation.trace_unavailable.empty()) {
@@ -292,7 +301,10 @@ std::vector<LegendEntry> verdict_legend(bool with_cost) {
       {"!", "contradicts the documentation (fails)", "contradiction"},
       {"?", "contradicts it (note)", ""},
   };
-  if (with_cost) legend.push_back({"Nx", "cost against the default profile", ""});
+  if (with_cost) {
+    legend.push_back({"Nx", "cost against the default profile", ""});
+    legend.push_back({"~1.0x", "no measurable cost: the 95% interval of the ratio contains 1", ""});
+  }
   return legend;
 }
 

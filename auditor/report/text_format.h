@@ -12,6 +12,10 @@ namespace repro_audit {
 // "850 ns", "12.3 µs", "1.20 ms", "2.50 s": three significant digits, enough to tell cells apart.
 std::string format_duration(std::int64_t nanoseconds);
 
+// "median 1.20 ms (95% interval 1.19-1.21 ms, ±0.8%; p10 1.18 ms, p90 1.30 ms; 40 samples)", with
+// "target not met" when the timing rule ran out of budget first.
+std::string timing_summary(const Timing& timing);
+
 // The first 12 hex digits: enough to tell digests apart by eye in a table.
 std::string short_digest(const std::string& digest);
 

@@ -122,7 +122,7 @@ class BatchRunner {
 
 WorkerRequest batch_request(const Batch& batch, const std::vector<Cell>& cells, int process,
                             const SupervisorOptions& options) {
-  return {options.device, process, options.repeats, options.warmup, batch.process_settings, cells};
+  return {options.device, process, options.repeats, options.warmup, options.timing, batch.process_settings, cells};
 }
 
 std::map<std::string, std::string> worker_environment(const FlagSet& process_settings) {

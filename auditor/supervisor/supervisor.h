@@ -23,6 +23,7 @@ struct SupervisorOptions {
   int repeats = 10;
   int warmup = 1;
   int processes = 2;
+  TimingRule timing;  // when each cell's timing-only runs stop
   // A worker loads libtorch (and on a GPU machine creates a context) before its first cell.
   std::chrono::milliseconds startup_allowance = std::chrono::seconds(60);
   std::chrono::milliseconds terminate_grace = std::chrono::seconds(3);  // between TERM and KILL

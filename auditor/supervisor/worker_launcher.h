@@ -33,17 +33,21 @@ class WorkerLauncher {
                                         const std::map<std::string, std::string>& environment) = 0;
 };
 
-// Starts `executable worker` processes, their stderr kept in unlinked files in `temporary_folder`.
+// Starts `executable worker` processes (or another internal subcommand), their stderr kept in
+// unlinked files in `temporary_folder`.
 class ProcessLauncher : public WorkerLauncher {
  public:
-  ProcessLauncher(std::string executable, std::string temporary_folder)
-      : executable_(std::move(executable)), temporary_folder_(std::move(temporary_folder)) {}
+  ProcessLauncher(std::string executable, std::string temporary_folder, std::string subcommand = "worker")
+      : executable_(std::move(executable)),
+        temporary_folder_(std::move(temporary_folder)),
+        subcommand_(std::move(subcommand)) {}
   std::unique_ptr<Worker> start(const std::string& request,
                                 const std::map<std::string, std::string>& environment) override;
 
  private:
   std::string executable_;
   std::string temporary_folder_;
+  std::string subcommand_;
 };
 
 }  // namespace repro_audit

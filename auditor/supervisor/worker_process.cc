@@ -173,7 +173,7 @@ std::string WorkerProcess::log_tail(std::size_t max_bytes) const {
 
 std::unique_ptr<Worker> ProcessLauncher::start(const std::string& request,
                                                const std::map<std::string, std::string>& environment) {
-  return std::make_unique<WorkerProcess>(std::vector<std::string>{executable_, "worker"}, environment, request,
+  return std::make_unique<WorkerProcess>(std::vector<std::string>{executable_, subcommand_}, environment, request,
                                          temporary_folder_);
 }
 

@@ -115,6 +115,10 @@ struct ProcessObservation {
   std::string per_op_unavailable;
   std::vector<Divergence> output_differences;
   std::optional<Divergence> origin_difference;
+  // Timing-only runs after the determinism runs (not digested), until the timing rule was met.
+  std::vector<std::int64_t> timing_ns;
+  bool stopped_early = false;   // the runs stopped at the first digest that differed: the verdict was certain
+  bool budget_limited = false;  // the runs stopped when the cell's share of --budget was spent
 };
 
 // At most this many per-op records are kept per run, and this many distinct sequences per process.

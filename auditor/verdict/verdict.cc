@@ -101,24 +101,6 @@ void judge_kernels(const std::vector<ProcessObservation>& observations, Verdict&
 
 }  // namespace
 
-Timing timing_of(const std::vector<std::int64_t>& samples_ns) {
-  Timing timing;
-  if (samples_ns.empty()) return timing;
-  auto sorted = samples_ns;
-  std::sort(sorted.begin(), sorted.end());
-  // Nearest rank: the smallest sample with at least q of the samples at or below it.
-  auto rank = [&](double q) {
-    const auto index = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
-    return sorted[std::clamp<std::size_t>(index, 1, sorted.size()) - 1];
-  };
-  timing.median_ns =
-      sorted.size() % 2 ? sorted[sorted.size() / 2] : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
-  timing.p10_ns = rank(0.10);
-  timing.p90_ns = rank(0.90);
-  timing.samples = static_cast<int>(sorted.size());
-  return timing;
-}
-
 double divergence_rate_bound(int runs) {
   if (runs < 2) return 1.0;
   return 1.0 - std::pow(0.05, 1.0 / (runs - 1));
@@ -151,6 +133,9 @@ Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observati
       if (!run.warmup) (run.per_op ? per_op_times : times).push_back(run.time_ns);
       ++verdict.runs;
     }
+    times.insert(times.end(), observation.timing_ns.begin(), observation.timing_ns.end());
+    verdict.stopped_early = verdict.stopped_early || observation.stopped_early;
+    verdict.budget_limited = verdict.budget_limited || observation.budget_limited;
     within = within || own.size() > 1;
     verdict.warnings.insert(verdict.warnings.end(), observation.warnings.begin(), observation.warnings.end());
   }
@@ -206,6 +191,11 @@ bool is_failing(const Verdict& verdict) {
 
 bool runs_agreed(VerdictKind kind) {
   return kind == VerdictKind::deterministic || kind == VerdictKind::invariant || kind == VerdictKind::varies;
+}
+
+bool runs_diverged(const Verdict& verdict) {
+  return verdict.kind == VerdictKind::nondeterministic ||
+         (verdict.kind == VerdictKind::warns && !verdict.digests_agree);
 }
 
 bool is_skipped(const Verdict& verdict) { return verdict.kind == VerdictKind::unsupported; }

@@ -6,19 +6,13 @@
 
 #include "config/catalogue.h"
 #include "plan/plan.h"
+#include "timing/timing.h"
 #include "verdict/observation.h"
 #include "verdict/origin.h"
 
 namespace repro_audit {
 
 // VerdictKind, its to_string and verdict_from_string: config/catalogue.h.
-
-struct Timing {
-  std::int64_t median_ns = 0;
-  std::int64_t p10_ns = 0;
-  std::int64_t p90_ns = 0;
-  int samples = 0;
-};
 
 // How a training run's divergence grew: after SGD step `step`, the largest difference of the loss
 // and of the parameters between runs of one process (-1: not measured, the runs were in different
@@ -41,7 +35,9 @@ struct Verdict {
   double divergence_rate_bound = 1.0;  // 95% upper bound on the per-run divergence rate
   std::string message;
   std::vector<std::string> warnings;
-  Timing timing;
+  Timing timing;                // every timed run: the determinism runs after warm-up and the timing-only runs
+  bool stopped_early = false;   // a process stopped its runs at the first divergence: the verdict was certain
+  bool budget_limited = false;  // a process ran fewer repeats: the cell's share of --budget was spent
   bool kernels_varied = false;
   std::string kernel_digest;  // when every run launched the same sequence
   // varies: each perturbation whose result differs from the reference, measured where a worker did.
@@ -55,8 +51,6 @@ struct Verdict {
   Timing per_op_timing;  // model cells: the runs that digested every op (`timing` is of the others)
 };
 
-Timing timing_of(const std::vector<std::int64_t>& samples_ns);
-
 // 1 - 0.05^(1/(n-1)): with n identical runs, the per-run divergence rate is below this with 95%.
 double divergence_rate_bound(int runs);
 
@@ -66,6 +60,8 @@ Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observati
 bool is_failing(const Verdict& verdict);
 // Every run gave the same bits: deterministic, or an invariance probe's invariant or varies.
 bool runs_agreed(VerdictKind kind);
+// The runs gave different bits: nondeterministic, or warn-only mode's runs whose digests differ.
+bool runs_diverged(const Verdict& verdict);
 bool is_skipped(const Verdict& verdict);
 
 // Where the observation contradicts what the probe documents for these settings.

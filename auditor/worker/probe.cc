@@ -17,20 +17,6 @@ std::vector<ProbeDefinition>& registry() {
   return probes;
 }
 
-const char* long_name(DType dtype) {
-  switch (dtype) {
-    case DType::f16:
-      return "float16";
-    case DType::bf16:
-      return "bfloat16";
-    case DType::f32:
-      return "float32";
-    case DType::f64:
-      return "float64";
-  }
-  return "?";
-}
-
 }  // namespace
 
 ProbeContext::ProbeContext(const at::Device& device, std::uint64_t seed, VariantInfo variant)
@@ -58,6 +44,13 @@ at::Tensor ProbeContext::made(const at::Tensor& cpu_tensor) {
                        digest_canonical(c10::toString(canonical.scalar_type()), canonical.sizes().vec(),
                                         canonical.data_ptr(), canonical.nbytes()));
   return to_device(cpu_tensor);
+}
+
+const at::Tensor& ProbeContext::input(const std::string& name, const at::Tensor& tensor) {
+  for (const auto& [known, _] : named_)
+    if (known == name) throw std::invalid_argument(fmt::format("input '{}' is named twice", name));
+  named_.emplace_back(name, tensor.detach().to(at::kCPU));
+  return tensor;
 }
 
 std::string ProbeContext::input_digest() const { return inputs_.empty() ? "" : combine_digests(inputs_); }
@@ -103,6 +96,11 @@ Variant::Variant(std::string name, std::string description) {
 Variant::Variant(DType dtype, std::string description)
     : Variant(to_string(dtype), description.empty() ? long_name(dtype) : std::move(description)) {
   info_.dtype = dtype;
+}
+
+Variant& Variant::expects_cost(double ratio) {
+  info_.expected_cost = ratio;
+  return *this;
 }
 
 Variant& Variant::dtype(DType dtype) {
@@ -178,6 +176,26 @@ ProbeBuilder& ProbeBuilder::prepare(PrepareFunction prepare) {
   return *this;
 }
 
+ProbeBuilder& ProbeBuilder::python(std::string code) {
+  definition_.info.python.code = std::move(code);
+  return *this;
+}
+
+ProbeBuilder& ProbeBuilder::no_python(std::string reason) {
+  definition_.info.python.none_reason = std::move(reason);
+  return *this;
+}
+
+ProbeBuilder& ProbeBuilder::python_differs(std::string reason) {
+  definition_.info.python.differs_reason = std::move(reason);
+  return *this;
+}
+
+ProbeBuilder& ProbeBuilder::python_path(std::string note, std::string check) {
+  definition_.info.python.paths.push_back({std::move(note), std::move(check)});
+  return *this;
+}
+
 ProbeDefinition ProbeBuilder::build() const {
   const auto& info = definition_.info;
   const auto fail = [&](const std::string& what) {
@@ -194,6 +212,8 @@ ProbeDefinition ProbeBuilder::build() const {
   std::set<std::string> names;
   for (const auto& variant : info.variants)
     if (!names.insert(variant.name).second) fail(fmt::format("variant '{}' is declared twice", variant.name));
+  if (info.python.code.empty() == info.python.none_reason.empty())
+    fail("declare its Python form with .python(...), or why it has none with .no_python(...), not both");
   return definition_;
 }
 

@@ -42,6 +42,10 @@ class ProbeContext {
   at::Tensor randint(std::int64_t high, at::IntArrayRef sizes);
   at::Tensor to_device(const at::Tensor& cpu_tensor) const { return cpu_tensor.to(device_); }
   at::Generator& generator() { return generator_; }
+  // Names a tensor the op reads, for the Python form of the probe (`repro` saves it, on the CPU, as
+  // inputs.pt): every tensor the Python code uses must be named here. Returns `tensor`.
+  const at::Tensor& input(const std::string& name, const at::Tensor& tensor);
+  const std::vector<std::pair<std::string, at::Tensor>>& named_inputs() const { return named_; }
   // Digest of every input made through randn/rand/randint, in order: ATen's random kernels are
   // vectorised per CPU capability, so another capability can mean other inputs, not only another op.
   std::string input_digest() const;
@@ -49,6 +53,7 @@ class ProbeContext {
  private:
   at::Tensor made(const at::Tensor& cpu_tensor);
   std::vector<std::pair<std::string, std::string>> inputs_;
+  std::vector<std::pair<std::string, at::Tensor>> named_;
   at::Device device_;
   VariantInfo variant_;
   at::Generator generator_;
@@ -74,6 +79,7 @@ class Variant {
   // What PyTorch documents for this variant where it differs from the probe, by device kind.
   Variant& documented(std::map<std::string, Documented> documented);
   Variant& weight(double milliseconds);  // overrides the probe's weight
+  Variant& expects_cost(double ratio);   // a timing control: strict's median over default's
   // Exists only on CUDA (e.g. the cuDNN path); `reason` is what other devices report.
   Variant& cuda_only(std::string reason);
 
@@ -106,6 +112,14 @@ class ProbeBuilder {
   // logical result under each perturbation of this kind.
   ProbeBuilder& invariance(Invariance invariance);
   ProbeBuilder& prepare(PrepareFunction prepare);
+  // Its op in Python (catalogue.h, PythonForm): one short template beside the C++ form.
+  ProbeBuilder& python(std::string code);
+  // No Python form, and why (e.g. a fault control that crashes on purpose).
+  ProbeBuilder& no_python(std::string reason);
+  // The Python form cannot give the probe's bits, and why: parity compares its verdict only.
+  ProbeBuilder& python_differs(std::string reason);
+  // A path Python users take that this probe does not, with its check (catalogue.h, PythonPath).
+  ProbeBuilder& python_path(std::string note, std::string check);
 
   // Throws std::invalid_argument naming the probe when it has no variant, a variant name twice or
   // no prepare function (from a static initialiser: the program stops at start with the message).

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 
 #include <cstdio>
@@ -143,6 +144,46 @@ struct Prepared {
   Invariance invariance = Invariance::none;
 };
 
+// One run as the determinism runs make it (seeded, synchronized, traced, timed), without a digest.
+std::int64_t timed_run(const RunFunction& run, const at::Device& device, std::uint64_t seed, Tracer& tracer,
+                       RunTimer& timer) {
+  at::manual_seed(seed);
+  synchronize(device);
+  tracer.begin_run();
+  timer.start();
+  { const auto outputs = run(); }
+  const auto elapsed_ns = timer.stop_ns();
+  synchronize(device);
+  tracer.end_run();
+  return elapsed_ns;
+}
+
+// Timing-only runs after the determinism runs, until the timing rule is met (timing/timing.h). The
+// rule is checked at geometrically spaced sample counts, so checking costs nothing next to the runs.
+// Reaching the minimum number of samples never takes longer than the determinism runs took: a slow op
+// audited with few repeats is not run for minutes to fill an interval.
+void time_until_done(const RunFunction& run, const TimingRule& rule, const at::Device& device, std::uint64_t seed,
+                     Tracer& tracer, RunTimer& timer, ProcessObservation& observation) {
+  std::vector<std::int64_t> samples;
+  double determinism_seconds = 0;
+  for (const auto& done : observation.runs) {
+    determinism_seconds += static_cast<double>(done.time_ns) / 1e9;
+    if (!done.warmup && !done.per_op) samples.push_back(done.time_ns);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  std::size_t next_check = 0;
+  while (true) {
+    const auto spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (spent >= rule.budget_seconds &&
+        (static_cast<int>(samples.size()) >= rule.min_samples || spent >= determinism_seconds))
+      break;
+    if (samples.size() >= next_check && timing_done(samples, rule, spent)) break;
+    if (samples.size() >= next_check) next_check = samples.size() + std::max<std::size_t>(1, samples.size() / 8);
+    samples.push_back(timed_run(run, device, seed, tracer, timer));
+    observation.timing_ns.push_back(samples.back());
+  }
+}
+
 Prepared prepare_cell(const Cell& cell, const at::Device& device, std::uint64_t seed, Tracer& tracer,
                       ProcessObservation& observation, PerOpState& per_op) {
   if (cell.model) {
@@ -184,6 +225,11 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
   // apart: the model's own time, and what the per-op digests cost.
   const int plain_runs = per_op.recorder ? std::max(1, (request.repeats + 1) / 2) : 0;
   const int total = request.warmup + request.repeats + plain_runs;
+  // A probe's runs stop at the first digest that differs from run 0's: the verdict is certain, and more
+  // runs add nothing to it. Model cells and invariance probes keep every run for what they measure.
+  const bool may_stop_early = !cell.model && prepared.invariance == Invariance::none;
+  const auto started = std::chrono::steady_clock::now();
+  const auto spent = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
   for (int index = 0; index < total; ++index) {
     const bool recording = per_op.recorder && index < request.warmup + request.repeats;
     at::manual_seed(seed);  // ops that draw random numbers (fractional pooling) draw the same ones
@@ -222,7 +268,29 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
       }
     }
     observation.runs.push_back(std::move(digested.run));
+    if (may_stop_early && index > 0 && index + 1 < total &&
+        observation.runs.back().digest != observation.runs.front().digest) {
+      observation.stopped_early = true;
+      break;
+    }
+    // Under --budget: at least kMinimumRepeats after warm-up, then no more once the share is spent.
+    if (cell.budget_seconds > 0 && !per_op.recorder && index + 1 < total &&
+        index + 1 >= request.warmup + kMinimumRepeats && spent() >= cell.budget_seconds) {
+      observation.budget_limited = true;
+      break;
+    }
   }
+  if (cell.model) return;
+  auto rule = request.timing;
+  if (request.process > 0) {  // one process's timing-only runs time the cell; the others add digests
+    rule.budget_seconds = 0;
+    rule.min_samples = 0;
+  }
+  if (cell.budget_seconds > 0) {  // timing-only runs only from what is left of the share, however few
+    rule.budget_seconds = std::min(rule.budget_seconds, std::max(0.0, cell.budget_seconds - spent()));
+    rule.min_samples = 0;
+  }
+  time_until_done(prepared.run, rule, device, seed, tracer, timer, observation);
 }
 
 }  // namespace
@@ -249,6 +317,8 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
     observation.op_sequences.clear();
     observation.output_differences.clear();
     observation.origin_difference.reset();
+    observation.timing_ns.clear();
+    observation.stopped_early = false;
     observation.status = ObservationStatus::exception;
     observation.message = error_text(error);
   }

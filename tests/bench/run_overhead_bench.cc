@@ -6,10 +6,13 @@
 //   library   RecordFunction plus oneDNN/MKL verbose capture (make_tracer("cpu")), as the worker runs
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
+#include <xxhash.h>
 
 #include <algorithm>
 
 #include "config/settings.h"
+#include "hash/digest.h"
+#include "hash/tensor_digest.h"
 #include "trace/library_verbose_tracer.h"
 #include "trace/record_function_tracer.h"
 #include "trace/steady_clock_timer.h"
@@ -111,6 +114,36 @@ void tiny_matmul(benchmark::State& state) {
   tracer->end_run();
 }
 BENCHMARK(tiny_matmul)->Arg(0)->Arg(1)->ArgName("library");
+
+// Digest throughput on one 64 MiB buffer: raw XXH3-128, the canonical form (dtype, rank and sizes
+// first), and a float32 tensor as the worker digests it (canonical_tensor, then the canonical form).
+constexpr std::int64_t kDigestElements = std::int64_t{16} << 20;  // float32: 64 MiB
+
+void digest_raw_xxh3(benchmark::State& state) {
+  const auto tensor = at::rand({kDigestElements});
+  for (auto _ : state) benchmark::DoNotOptimize(XXH3_128bits(tensor.data_ptr(), tensor.nbytes()));
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(tensor.nbytes()));
+}
+BENCHMARK(digest_raw_xxh3)->Unit(benchmark::kMillisecond);
+
+void digest_canonical_form(benchmark::State& state) {
+  const auto tensor = at::rand({kDigestElements});
+  for (auto _ : state)
+    benchmark::DoNotOptimize(digest_canonical("float", {kDigestElements}, tensor.data_ptr(), tensor.nbytes()));
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(tensor.nbytes()));
+}
+BENCHMARK(digest_canonical_form)->Unit(benchmark::kMillisecond);
+
+void digest_tensor(benchmark::State& state) {
+  const auto tensor = at::rand({kDigestElements});
+  for (auto _ : state) {
+    const auto canonical = canonical_tensor(tensor);
+    benchmark::DoNotOptimize(digest_canonical(c10::toString(canonical.scalar_type()), canonical.sizes().vec(),
+                                              canonical.data_ptr(), canonical.nbytes()));
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(tensor.nbytes()));
+}
+BENCHMARK(digest_tensor)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace repro_audit

@@ -100,7 +100,7 @@ TEST_F(Browser, TheHtmlReportRendersOfflineWithoutErrorsAndKeepsKernelNamesAsTex
 }
 
 TEST_F(Browser, TheFleetHeatmapRendersOfflineWithoutErrorsAndKeepsHostNamesAsText) {
-  std::vector<FleetInput> inputs;
+  std::vector<ReportFile> inputs;
   for (const char* host : {"gpu-1", "gpu-2", "cpu<3>&x"}) {
     auto report = testing::sample_report();
     report.host = host;

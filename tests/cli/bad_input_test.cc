@@ -126,3 +126,27 @@ TEST_F(BadInput, EnvironmentMistakesAreExitTwoWithThePathAndTheReason) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace testing_cli;
+
+class Budget : public CliTest {};
+
+TEST_F(Budget, ABudgetIsSharedAndSaidAndABadOneIsRefused) {
+  const auto report = path("budget.json");
+  const auto result = run(
+      "run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 50 --budget 1s --json " + report);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("budget 1s: "), std::string::npos) << result.output;
+  const auto cell = nlohmann::json::parse(slurp(report)).at("cells").at(0);
+  EXPECT_GT(cell.at("budget_seconds").get<double>(), 0.0);
+  for (const auto* bad : {"abc", "0", "2x", "1.5d"}) {
+    const auto refused = run(std::string("run --device cpu --probe sum/f32 --budget ") + bad);
+    EXPECT_EQ(refused.exit_code, 2) << bad << "\n" << refused.output;
+    EXPECT_NE(refused.output.find("expected a positive duration such as 90s, 2m or 1h"), std::string::npos)
+        << refused.output;
+  }
+}
+
+}  // namespace

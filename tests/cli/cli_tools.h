@@ -27,15 +27,19 @@ struct Result {
 
 inline std::string binary() { return REPRO_AUDIT_BINARY; }
 
-// `prefix` goes before the binary, e.g. "TERM=dumb" or "env -u TMPDIR".
-inline Result run(const std::string& arguments, const std::string& prefix = "") {
-  const std::string command = prefix + (prefix.empty() ? "" : " ") + binary() + " " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
+// A shell command's exit code and its stdout and stderr.
+inline Result shell(const std::string& command) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   std::string output;
   char buffer[4096];
   while (auto n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// `prefix` goes before the binary, e.g. "TERM=dumb" or "env -u TMPDIR".
+inline Result run(const std::string& arguments, const std::string& prefix = "") {
+  return shell(prefix + (prefix.empty() ? "" : " ") + binary() + " " + arguments);
 }
 
 inline std::string slurp(const fs::path& path) {

@@ -58,7 +58,7 @@ class Auditing : public ::testing::Test {
 TEST_F(Auditing, AnInterruptedAuditResumesWithoutRunningAFinishedCellAgain) {
   auto first = options();
   int finished = 0;
-  first.on_cell = [&](const Cell&, int) { ++finished; };
+  first.on_cell = [&](const Cell&, const ProcessObservation&) { ++finished; };
   first.stop_requested = [&] { return finished >= 3; };
   const auto interrupted = run_audit(config_, catalogue_, first);
   EXPECT_FALSE(interrupted.report.complete);
@@ -88,7 +88,7 @@ TEST_F(Auditing, AShardRunsItsCellsAndAResumedShardRunsTheSameOnes) {
   first.timings["sum/f32@cpu|threads=1"] = 90'000'000;  // heavy: alone in its shard
   first.timings_source = "earlier.json";
   int finished = 0;
-  first.on_cell = [&](const Cell&, int) { ++finished; };
+  first.on_cell = [&](const Cell&, const ProcessObservation&) { ++finished; };
   first.stop_requested = [&] { return finished >= 1; };
   const auto interrupted = run_audit(config_, catalogue_, first);
   EXPECT_FALSE(interrupted.report.complete);

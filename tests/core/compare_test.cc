@@ -133,6 +133,37 @@ TEST(Compare, SlowerNeedsBothTheThresholdAndTheSpread) {
   EXPECT_EQ(classes(before, deterministic("d1", Timing{})), std::vector<Change>{Change::same});
 }
 
+TEST(Compare, SlowerNeedsTheWholeSpreadBeyondTheThreshold) {
+  const auto before = deterministic("d1", timing(1000000, 950000, 1050000));
+  // +20% median, the new p10 only 5% above the old p90: drift between audits, not a regression.
+  EXPECT_EQ(classes(before, deterministic("d1", timing(1200000, 1100000, 1300000))), std::vector<Change>{Change::same});
+  // Narrow medians' intervals do not make it one: they say nothing of the drift between two audits.
+  auto narrow = timing(1200000, 1100000, 1300000);
+  narrow.ci_low_ns = 1190000;
+  narrow.ci_high_ns = 1210000;
+  EXPECT_EQ(classes(before, deterministic("d1", narrow)), std::vector<Change>{Change::same});
+  // The new p10 more than 10% above the old p90.
+  EXPECT_EQ(classes(before, deterministic("d1", timing(1300000, 1160000, 1400000))),
+            std::vector<Change>{Change::slower});
+}
+
+TEST(Compare, TimingsOfTwoPlatformsAreComparedOnlyOnRequest) {
+  auto before = report_of({deterministic("d1", timing(1000000, 950000, 1050000))});
+  auto after = report_of({deterministic("d1", timing(1500000, 1400000, 1600000))});
+  after.environment["torch"] = "2.15.0";  // another platform
+  const auto held = baseline_from_report(before, "before.yaml"), now = baseline_from_report(after, "after.json");
+  const auto plain = compare_snapshots(held, now, {0.10});
+  ASSERT_TRUE(plain.platform_changed);
+  EXPECT_FALSE(plain.timing_compared);
+  EXPECT_EQ(plain.cells.at(0).changes, std::vector<Change>{Change::same});
+  EXPECT_EQ(plain.timing_note,
+            "Timings not compared: the platforms differ (--compare-timing-across-platforms compares them).");
+  const auto asked = compare_snapshots(held, now, {0.10, true});
+  EXPECT_TRUE(asked.timing_compared);
+  EXPECT_EQ(asked.cells.at(0).changes, std::vector<Change>{Change::slower});
+  EXPECT_NE(asked.timing_note.find("Timings compared across platforms on request"), std::string::npos);
+}
+
 TEST(Compare, FasterIsSlowerWithTheSnapshotsSwapped) {
   const Timing slow = timing(1500000, 1400000, 1600000), fast = timing(1000000, 950000, 1050000);
   EXPECT_TRUE(is_slower(fast, slow, 0.10));

@@ -29,7 +29,7 @@ nlohmann::json gpu_environment(const std::string& gpu, int driver, const std::st
 // Per host: the digest of sum/f32 (portable), of matmul/f32 (split by driver), of conv/f32 (split
 // by GPU model, B's driver aside), of index_add/f32 (nondeterministic on one host), of cumsum/f32
 // (differs between the two hosts of one platform).
-FleetInput host(const std::string& name, const nlohmann::json& environment, const std::string& matmul,
+ReportFile host(const std::string& name, const nlohmann::json& environment, const std::string& matmul,
                 const std::string& conv, bool racy, const std::string& cumsum, bool with_pooling = true) {
   std::vector<CellReport> cells = {
       cell("sum", "f32", "default threads=1", VerdictKind::deterministic, kA),
@@ -46,7 +46,7 @@ FleetInput host(const std::string& name, const nlohmann::json& environment, cons
   return {name + ".json", report};
 }
 
-std::vector<FleetInput> fleet_of_three_platforms() {
+std::vector<ReportFile> fleet_of_three_platforms() {
   const auto a = gpu_environment("NVIDIA A100-SXM4-80GB", 12080, "2.14.1");
   const auto b = gpu_environment("NVIDIA A100-SXM4-80GB", 13000, "2.14.1");
   const auto c = gpu_environment("NVIDIA H100 80GB HBM3", 13000, "2.15.0");

@@ -85,14 +85,14 @@ Report shard_report(const Audit& audit, int index, int count, const std::string&
   return report;
 }
 
-std::vector<MergeInput> shards(const Audit& audit, int count, const std::string& host = "node-a") {
-  std::vector<MergeInput> inputs;
+std::vector<ReportFile> shards(const Audit& audit, int count, const std::string& host = "node-a") {
+  std::vector<ReportFile> inputs;
   for (int index = 1; index <= count; ++index)
     inputs.push_back({fmt::format("{}-shard-{}.json", host, index), shard_report(audit, index, count, host)});
   return inputs;
 }
 
-std::string refusal(const std::vector<MergeInput>& inputs, const MergeOptions& options = {}) {
+std::string refusal(const std::vector<ReportFile>& inputs, const MergeOptions& options = {}) {
   try {
     merge_reports(inputs, options);
   } catch (const UserError& error) {
@@ -115,7 +115,7 @@ TEST(Merge, ShardsMergeIntoTheUnshardedReport) {
       EXPECT_EQ(a.verdict.digest, b.verdict.digest) << b.cell.key;
       EXPECT_EQ(a.verdict.processes, b.verdict.processes) << b.cell.key;
       EXPECT_EQ(a.verdict.timing.median_ns, b.verdict.timing.median_ns) << b.cell.key;
-      EXPECT_EQ(a.cost_ratio, b.cost_ratio) << b.cell.key;  // its reference may be in another shard
+      EXPECT_EQ(a.cost, b.cost) << b.cell.key;  // its reference may be in another shard
       EXPECT_EQ(a.documented, b.documented) << b.cell.key;
       EXPECT_EQ(a.contradiction.has_value(), b.contradiction.has_value()) << b.cell.key;
     }

@@ -110,13 +110,18 @@ inline Report sample_report() {
   auto sum_default = cell("sum", "f32", "default threads=1", VerdictKind::deterministic,
                           "a1b2c3d4e5f60718293a4b5c6d7e8f90", timing(1000000, 950000, 1100000));
   sum_default.verdict.kernel_digest = "0123456789abcdef0123456789abcdef";
-  sum_default.cost_ratio = 1.0;
+  sum_default.verdict.timing.ci_low_ns = 990000;  // the median's 95% interval, as workers now keep it
+  sum_default.verdict.timing.ci_high_ns = 1010000;
+  sum_default.verdict.timing.target_reached = true;
+  sum_default.cost = cost_ratio(sum_default.verdict.timing, sum_default.verdict.timing);
   sum_default.observations = {
       traced_process(0, sum_default.verdict.digest, sum_default.verdict.kernel_digest, sum_kernels, 1000000),
       traced_process(1, sum_default.verdict.digest, sum_default.verdict.kernel_digest, sum_kernels, 1000000)};
   auto sum_strict = cell("sum", "f32", "strict threads=1", VerdictKind::deterministic,
                          "a1b2c3d4e5f60718293a4b5c6d7e8f90", timing(1200000, 1150000, 1300000));
-  sum_strict.cost_ratio = 1.2;
+  sum_strict.verdict.timing.ci_low_ns = 1180000;
+  sum_strict.verdict.timing.ci_high_ns = 1220000;
+  sum_strict.cost = cost_ratio(sum_strict.verdict.timing, sum_default.verdict.timing);
 
   auto index_default = cell("index_put_accumulate", "f32", "default threads=1", VerdictKind::nondeterministic, "",
                             timing(2000000, 1900000, 2200000));
@@ -124,7 +129,7 @@ inline Report sample_report() {
   index_default.verdict.divergence_scope = "within-process";
   index_default.verdict.divergence = Divergence{"out", 1, 3, 100, 0.5, 2};
   index_default.verdict.kernels_varied = true;
-  index_default.cost_ratio = 1.0;
+  index_default.cost = cost_ratio(index_default.verdict.timing, index_default.verdict.timing);
   index_default.observations = {
       traced_process(0, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "11111111111111111111111111111111",
                      {"aten::index_put_", "at::native::atomic_add<double>"}, 2000000),

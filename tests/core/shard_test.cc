@@ -173,3 +173,24 @@ TEST(Shard, UnsupportedCellsCostNothing) {
 
 }  // namespace
 }  // namespace repro_audit
+
+namespace repro_audit {
+namespace {
+
+TEST(Budget, SharesTheBudgetByExpectedCostAfterTheWorkerStarts) {
+  std::vector<Cell> cells(3);
+  const double left = share_budget(cells, {1.0, 1.0, 8.0}, 2, 4, 100.0);
+  EXPECT_DOUBLE_EQ(left, 0.9 * 100.0 - 4 * kWorkerStartSeconds);
+  // Per process: a cell of cost 8 gets 8 tenths of what is left, over 2 processes.
+  EXPECT_DOUBLE_EQ(cells[2].budget_seconds, left * 0.8 / 2);
+  EXPECT_DOUBLE_EQ(cells[0].budget_seconds, left * 0.1 / 2);
+  double shared = 0;
+  for (const auto& cell : cells) shared += cell.budget_seconds * 2;
+  EXPECT_NEAR(shared, left, 1e-9);
+  // A budget smaller than the worker starts still leaves every cell a few milliseconds.
+  share_budget(cells, {1.0, 1.0, 8.0}, 2, 400, 1.0);
+  for (const auto& cell : cells) EXPECT_GE(cell.budget_seconds, 0.01);
+}
+
+}  // namespace
+}  // namespace repro_audit

@@ -135,10 +135,18 @@ TEST_F(Models, TrainingNamesTheDivergedGradientsAndHowSgdStepsGrowTheDifference)
   auto model = spec("scatter.pt", "x:f32[1024,64]");
   model.train = true;
   model.steps = 2;
-  const auto verdict = judge_racing_cell(model, {{"threads", "2"}}, 4);
+  // The race must reach the forward pass for the loss to differ; on a busy machine the runs may race
+  // in the backward pass only: tried again (at most 3 audits).
+  auto verdict = judge_racing_cell(model, {{"threads", "2"}}, 4);
+  const auto loss_diverged = [&] {
+    const auto& outputs = verdict.diverged_outputs;
+    return std::find(outputs.begin(), outputs.end(), "loss") != outputs.end();
+  };
+  for (int attempt = 1; attempt < 3 && !loss_diverged(); ++attempt)
+    verdict = judge_racing_cell(model, {{"threads", "2"}}, 4);
   ASSERT_EQ(verdict.kind, VerdictKind::nondeterministic);
   const auto& diverged = verdict.diverged_outputs;
-  EXPECT_NE(std::find(diverged.begin(), diverged.end(), "loss"), diverged.end());
+  EXPECT_TRUE(loss_diverged());
   EXPECT_NE(std::find(diverged.begin(), diverged.end(), "grad.head.weight"), diverged.end());
   // fc1 and fc2 come before the scatter: the backward of a gather is deterministic, so theirs agree.
   EXPECT_EQ(std::find(diverged.begin(), diverged.end(), "grad.fc1.weight"), diverged.end());

@@ -5,6 +5,7 @@
 #include "test_tools.h"
 
 #include "config/settings.h"
+#include "timing/timing.h"
 #include "verdict/verdict.h"
 #include "worker/probe.h"
 #include "worker/settings_apply.h"
@@ -24,6 +25,26 @@ Verdict judge_in_process(const Cell& cell, int repeats) {
   return judge(cell, {testing::run_untraced(cell, request)});
 }
 
+// A cell whose share of --budget is spent at once still runs kMinimumRepeats after its warm-up, says
+// that the budget limited it, and takes no timing-only runs.
+TEST(Budget, ASpentShareStopsTheRunsAfterTheMinimum) {
+  WorkerRequest request;
+  request.repeats = 20;
+  request.warmup = 1;
+  auto cell = make_cell("sum", "f32", {{"threads", "1"}});
+  cell.budget_seconds = 1e-6;
+  apply_process_settings(process_settings(cell.settings));
+  const auto observation = testing::run_untraced(cell, request);
+  EXPECT_EQ(observation.runs.size(), static_cast<std::size_t>(1 + kMinimumRepeats));
+  EXPECT_TRUE(observation.budget_limited);
+  EXPECT_TRUE(observation.timing_ns.empty());
+  EXPECT_TRUE(judge(cell, {observation}).budget_limited);
+  cell.budget_seconds = 0;  // no budget: every repeat, then timing-only runs up to the minimum samples
+  const auto unlimited = testing::run_untraced(cell, request);
+  EXPECT_EQ(unlimited.runs.size(), 21u);
+  EXPECT_FALSE(unlimited.budget_limited);
+}
+
 TEST(Inputs, TheContextDigestsTheInputsItMakesTheSameWayEveryTime) {
   WorkerRequest request;
   request.repeats = 1;
@@ -39,11 +60,18 @@ TEST(Inputs, TheContextDigestsTheInputsItMakesTheSameWayEveryTime) {
 }
 
 // With 2 threads the CPU kernel adds with atomics; 30 runs that all agree would be a near-impossible
-// coincidence here (each run differs with probability near 1 on this machine).
+// coincidence here (each run differs with probability near 1 on this machine). The runs stop at the
+// first digest that differs: two digests make the verdict certain.
 TEST(IndexPutAccumulate, DivergesByDefaultWithTwoThreads) {
   const auto verdict = judge_in_process(make_cell("index_put_accumulate", "f32", {{"threads", "2"}}), 30);
   EXPECT_EQ(verdict.kind, VerdictKind::nondeterministic);
-  EXPECT_GE(verdict.distinct_digests, 3);
+  EXPECT_EQ(verdict.distinct_digests, 2);
+  EXPECT_TRUE(verdict.stopped_early);
+  EXPECT_LT(verdict.runs, 31);
+  // Every repeat is a timing sample (the warm-up is not); short of the minimum, timing-only runs go on
+  // after the stop. The first difference may come late, after the minimum is already reached.
+  EXPECT_GE(verdict.timing.samples, verdict.runs - 1);
+  if (verdict.runs - 1 < TimingRule{}.min_samples) EXPECT_GT(verdict.timing.samples, verdict.runs - 1);
   ASSERT_TRUE(verdict.divergence);
   EXPECT_EQ(verdict.divergence->output, "output");
   EXPECT_GT(verdict.divergence->differing_elements, 0);
@@ -95,6 +123,7 @@ const bool alternating_registered =
     register_probe(ProbeBuilder("test.alternating")
                        .variant(Variant(DType::f32))
                        .on_request_only()
+                       .no_python("a test probe")
                        .prepare([](ProbeContext&) -> RunFunction {
                          auto calls = std::make_shared<int>(0);
                          return [calls] {
@@ -129,6 +158,7 @@ const bool unpool_registered = register_probe(
     ProbeBuilder("test.unpool")
         .variant(Variant(DType::f32))
         .on_request_only()
+        .no_python("a test probe")
         .prepare([](ProbeContext& context) -> RunFunction {
           const auto [pooled, indices] = at::max_pool2d_with_indices(context.randn({1, 2, 8, 8}), {2, 2});
           return [pooled, indices] { return Outputs{{"output", at::max_unpool2d(pooled, indices, {8, 8})}}; };

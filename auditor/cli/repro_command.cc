@@ -1,0 +1,72 @@
+// `repro REPORT CELL_PATTERN... -o DIR`: a standalone Python reproduction of each matching cell.
+#include <fnmatch.h>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "audit/audit.h"
+#include "cli/commands.h"
+#include "config/user_error.h"
+#include "repro/export.h"
+#include "report/cell_printer.h"
+#include "report/json_io.h"
+#include "supervisor/worker_launcher.h"
+#include "worker/probe.h"
+
+namespace repro_audit {
+namespace {
+
+// A pattern with * ? or [ is a shell pattern over the whole key; otherwise as `show`: the key, or
+// every key that contains it.
+std::vector<const CellReport*> matching(const Report& report, const std::string& pattern) {
+  if (pattern.find_first_of("*?[") == std::string::npos) return match_cells(report, pattern);
+  std::vector<const CellReport*> found;
+  for (const auto& cell : report.cells)
+    if (::fnmatch(pattern.c_str(), cell.cell.key.c_str(), 0) == 0) found.push_back(&cell);
+  return found;
+}
+
+}  // namespace
+
+Command add_repro_command(CLI::App& app) {
+  auto* repro = app.add_subcommand(
+      "repro", "Write a standalone Python script (with its inputs and a README) that reproduces each matching cell");
+  auto report_path = std::make_shared<std::string>();
+  auto patterns = std::make_shared<std::vector<std::string>>();
+  auto output = std::make_shared<std::string>();
+  repro->add_option("report", *report_path, "A report written by `run --json` or `model --json`")->required();
+  repro->add_option("cells", *patterns, "Cell keys, parts of keys, or shell patterns such as 'index_add/*'")
+      ->required();
+  repro->add_option("-o,--output", *output, "The folder to write into, one subfolder per cell")->required();
+  return {repro, [report_path, patterns, output] {
+            const auto report = load_report_file(*report_path);
+            std::vector<const CellReport*> cells;
+            for (const auto& pattern : *patterns) {
+              const auto found = matching(report, pattern);
+              if (found.empty()) throw UserError(*report_path + ": no cell key matches '" + pattern + "'");
+              for (const auto* cell : found)
+                if (std::find(cells.begin(), cells.end(), cell) == cells.end()) cells.push_back(cell);
+            }
+            ProcessLauncher launcher(own_executable(), temporary_folder(), "export-inputs");
+            const auto exported = export_repros(report, cells, registered_catalogue(), *output, launcher);
+            int written = 0;
+            for (const auto& cell : exported) {
+              if (cell.folder.empty()) {
+                std::cout << fmt::format("skipped  {}: {}\n", cell.key, cell.skipped);
+                continue;
+              }
+              ++written;
+              std::cout << fmt::format("wrote    {}/repro.py\n", cell.folder);
+              if (!cell.warning.empty()) std::cerr << fmt::format("warning: {}: {}\n", cell.key, cell.warning);
+            }
+            std::cout << fmt::format("{} of {} cell(s) exported to {}; run one with `python {}/repro.py`\n", written,
+                                     exported.size(), *output,
+                                     written > 0 ? std::find_if(exported.begin(), exported.end(),
+                                                                [](const ExportedCell& c) { return !c.folder.empty(); })
+                                                       ->folder
+                                                 : std::string("<cell>"));
+            return written > 0 ? 0 : 1;
+          }};
+}
+
+}  // namespace repro_audit

@@ -1,0 +1,196 @@
+#include "repro/export.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "config/atomic_file.h"
+#include "config/config_json.h"
+#include "protocol/worker_protocol.h"
+#include "repro/python_script.h"
+#include "verdict/origin.h"
+#include "supervisor/supervisor.h"
+
+namespace repro_audit {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Making inputs is quick; a probe whose prepare hangs must not hang the export.
+constexpr auto kExportTimeLimit = std::chrono::seconds(300);
+
+struct Pending {
+  const CellReport* cell;
+  ExportedCell* result;
+};
+
+std::string skip_reason(const CellReport& cell, const ProbeInfo* probe) {
+  if (cell.verdict.kind == VerdictKind::unsupported)
+    return "not run on " + cell.cell.device + ": " + cell.verdict.message;
+  if (cell.cell.model) return "";
+  if (!probe) return "this build has no probe '" + cell.cell.probe + "'";
+  if (!probe->find_variant(cell.cell.variant)) return "this build's probe has no variant '" + cell.cell.variant + "'";
+  if (probe->python.code.empty()) return "the probe has no Python form: " + probe->python.none_reason;
+  if (cell.verdict.kind == VerdictKind::unsupported)
+    return "not run on " + cell.cell.device + ": " + cell.verdict.message;
+  return "";
+}
+
+std::string report_input_digest(const CellReport& cell) {
+  for (const auto& observation : cell.observations)
+    if (!observation.input_digest.empty()) return observation.input_digest;
+  return "";
+}
+
+std::vector<ReproInput> inputs_of(const nlohmann::json& described) {
+  std::vector<ReproInput> inputs;
+  for (const auto& input : described)
+    inputs.push_back({input.at("name"), input.at("dtype"), input.at("sizes").get<std::vector<std::int64_t>>()});
+  return inputs;
+}
+
+void write_script(const fs::path& path, const std::string& text) {
+  write_file_atomically(path.string(), text);
+  ::chmod(path.c_str(), 0755);
+}
+
+// Where a model cell's divergence starts, in its first process's first op sequence: the op's place in
+// the order ops began, which the export's own run counts to; -1 when there is none to export.
+std::int64_t origin_start(const CellReport& cell) {
+  const auto& origin = cell.verdict.origin;
+  if (!cell.cell.model || !origin || cell.observations.empty() || cell.observations.front().op_sequences.empty())
+    return -1;
+  const auto& ops = cell.observations.front().op_sequences.front().ops;
+  if (origin->position < 0 || origin->position >= static_cast<int>(ops.size())) return -1;
+  return ops[static_cast<std::size_t>(origin->position)].start;
+}
+
+void write_model_cell(const Report& report, const Pending& pending, ReproCell& repro, const nlohmann::json& answer) {
+  const auto folder = fs::path(pending.result->folder);
+  const auto& cell = *pending.cell;
+  ModelExport exported;
+  write_script(folder / "repro.py", model_script(repro, answer.value("named", std::vector<std::string>{})));
+  if (answer.contains("origin")) {
+    const auto& origin = answer.at("origin");
+    exported.origin = CapturedOrigin{origin.at("name"), origin.at("overload"), origin.at("arguments"),
+                                     inputs_of(origin.at("tensors")), describe_origin_op(*cell.verdict.origin)};
+    write_script(folder / "origin" / "repro.py", origin_script(repro, *exported.origin));
+  }
+  exported.origin_error = answer.value("origin_error", "");
+  if (!cell.verdict.origin) exported.origin_error = "the report names no origin for this cell";
+  write_file_atomically((folder / "README.md").string(), model_readme(repro, report, exported));
+}
+
+void write_cell(const Report& report, const Pending& pending, const ProbeInfo* probe, const nlohmann::json& answer) {
+  ReproCell repro;
+  repro.cell = pending.cell;
+  repro.probe = probe;
+  repro.variant = probe ? probe->find_variant(pending.cell->cell.variant) : nullptr;
+  repro.input_digest = answer.value("input_digest", "");
+  repro.warmup = report.config.value("warmup", 1);
+  repro.torch_version = report.environment.value("torch", "");
+  repro.inputs = inputs_of(answer.at("inputs"));
+  const auto folder = fs::path(pending.result->folder);
+  if (pending.cell->cell.model) {
+    write_model_cell(report, pending, repro, answer);
+  } else {
+    write_script(folder / "repro.py", python_script(repro));
+    write_file_atomically((folder / "README.md").string(), repro_readme(repro, report));
+  }
+  const auto audited = report_input_digest(*pending.cell);
+  if (!audited.empty() && audited != repro.input_digest)
+    pending.result->warning = fmt::format(
+        "the inputs made here (digest {}) differ from the audit's ({}): ATen's random kernels differ between "
+        "CPU capabilities and torch versions; the script uses the inputs made here",
+        repro.input_digest, audited);
+}
+
+// One export-inputs process for cells that share process settings.
+void export_group(const Report& report, const Catalogue& catalogue, const FlagSet& process_settings,
+                  const std::vector<Pending>& group, WorkerLauncher& launcher) {
+  WorkerRequest request;
+  request.device = "cpu";
+  request.process_settings = process_settings;
+  nlohmann::json directories = nlohmann::json::array(), origins = nlohmann::json::array();
+  for (const auto& pending : group) {
+    request.cells.push_back(pending.cell->cell);
+    directories.push_back(pending.result->folder);
+    origins.push_back(origin_start(*pending.cell));
+  }
+  const nlohmann::json message = {
+      {"request", request_to_json(request)}, {"directories", directories}, {"origins", origins}};
+  auto process = launcher.start(message.dump(), worker_environment(process_settings));
+  std::map<std::string, nlohmann::json> answers;
+  const auto deadline = std::chrono::steady_clock::now() + kExportTimeLimit;
+  std::string line;
+  while (true) {
+    const auto status = process->read_line(line, deadline);
+    if (status == Worker::ReadStatus::deadline) {
+      process->terminate(std::chrono::seconds(3));
+      break;
+    }
+    if (status == Worker::ReadStatus::end_of_output) break;
+    try {
+      auto answer = nlohmann::json::parse(line);
+      const auto key = answer.at("key").get<std::string>();
+      answers[key] = std::move(answer);
+    } catch (const nlohmann::json::exception&) {
+      // a library printing to stdout: not an answer
+    }
+  }
+  const auto ended = process->wait();
+  for (const auto& pending : group) {
+    const auto it = answers.find(pending.cell->cell.key);
+    std::string error;
+    if (it == answers.end())
+      error =
+          fmt::format("the process making the inputs ended ({}) before this cell: {}", ended, process->log_tail(400));
+    else if (it->second.contains("error"))
+      error = "making its inputs failed: " + it->second.at("error").get<std::string>();
+    if (error.empty()) {
+      write_cell(report, pending, find_probe(catalogue, pending.cell->cell.probe), it->second);
+      continue;
+    }
+    pending.result->skipped = error;
+    std::error_code ignored;
+    fs::remove_all(pending.result->folder, ignored);
+    pending.result->folder.clear();
+  }
+}
+
+}  // namespace
+
+std::vector<ExportedCell> export_repros(const Report& report, const std::vector<const CellReport*>& cells,
+                                        const Catalogue& catalogue, const std::string& output_folder,
+                                        WorkerLauncher& launcher) {
+  std::vector<ExportedCell> results(cells.size());
+  std::map<FlagSet, std::vector<Pending>> groups;
+  // A report keeps its models' specs in its config; a model cell gets its own back.
+  const auto models = report.config.value("models", std::vector<ModelSpec>{});
+  std::deque<CellReport> with_model;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (is_model_probe(cells[i]->cell.probe) && !cells[i]->cell.model)
+      for (const auto& model : models)
+        if (model_probe_name(model) == cells[i]->cell.probe) {
+          with_model.push_back(*cells[i]);
+          with_model.back().cell.model = model;
+        }
+    const auto& cell =
+        with_model.empty() || with_model.back().cell.key != cells[i]->cell.key ? *cells[i] : with_model.back();
+    results[i].key = cell.cell.key;
+    results[i].skipped = skip_reason(cell, find_probe(catalogue, cell.cell.probe));
+    if (!results[i].skipped.empty()) continue;
+    results[i].folder = (fs::path(output_folder) / folder_name_of(cell.cell.key)).string();
+    fs::create_directories(results[i].folder);
+    groups[process_settings(cell.cell.settings)].push_back({&cell, &results[i]});
+  }
+  for (const auto& [settings, group] : groups) export_group(report, catalogue, settings, group, launcher);
+  return results;
+}
+
+}  // namespace repro_audit

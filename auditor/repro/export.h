@@ -1,0 +1,25 @@
+#pragma once
+// `repro-audit repro`: writes, per cell of a report, a folder with repro.py, inputs.pt and README.md
+// (repro/python_script.h). The inputs are made by `repro-audit export-inputs` processes started with
+// each cell's process settings, as the audit's workers were.
+#include <string>
+#include <vector>
+
+#include "config/catalogue.h"
+#include "report/report.h"
+#include "supervisor/worker_launcher.h"
+
+namespace repro_audit {
+
+struct ExportedCell {
+  std::string key;
+  std::string folder;   // where its files are; "" when nothing was written
+  std::string skipped;  // why nothing was written
+  std::string warning;  // written, with a caveat (e.g. the inputs made here differ from the audit's)
+};
+
+std::vector<ExportedCell> export_repros(const Report& report, const std::vector<const CellReport*>& cells,
+                                        const Catalogue& catalogue, const std::string& output_folder,
+                                        WorkerLauncher& launcher);
+
+}  // namespace repro_audit

@@ -1,0 +1,55 @@
+#pragma once
+// Parity: does each probe run the op a Python user runs? Every exported cell's repro.py is run with a
+// given Python, and its digests (or, where the probe declares why they cannot match, its verdict) are
+// compared with the C++ worker's. The probes' declared Python paths are checked too. Used by
+// `selftest --python` and by the test suite.
+#include <string>
+#include <vector>
+
+#include "config/catalogue.h"
+#include "report/report.h"
+#include "supervisor/worker_launcher.h"
+
+namespace repro_audit {
+
+struct ParityCell {
+  std::string key;
+  std::string probe;
+  // equal: the same digests; verdict: the same verdict (the probe declares its digests differ);
+  // mismatch; skipped (no Python form, nothing to compare).
+  std::string status;
+  std::string detail;
+};
+
+struct ParityPath {
+  std::string probe;
+  std::string note;
+  bool holds = false;
+  std::string detail;
+};
+
+struct ParityResult {
+  std::string python_torch;  // torch.__version__ of the Python used
+  std::vector<ParityCell> cells;
+  std::vector<ParityPath> paths;
+  int failures() const;
+};
+
+// The script's --json output against the report's cell.
+ParityCell compare_with_script(const CellReport& cell, const ProbeInfo& probe, const std::string& script_output);
+
+struct ParityOptions {
+  std::string python;  // the interpreter to run repro.py with
+  std::string folder;  // where the exports go
+  std::string executable;
+  std::string temporary_folder;
+  int runs = 2;
+  unsigned jobs = 1;  // scripts run at once
+};
+
+// Exports every cell of `report`, runs each script, checks every probe's declared Python paths.
+ParityResult run_parity(const Report& report, const Catalogue& catalogue, const ParityOptions& options);
+
+std::string parity_text(const ParityResult& result);
+
+}  // namespace repro_audit

@@ -1,0 +1,70 @@
+#pragma once
+// Timing statistics: a cell's median with its 95% confidence interval, the rule that decides when a
+// cell has been timed enough, and cost ratios with their intervals. Distribution-free throughout: the
+// median's interval comes from order statistics (a binomial argument), never from a normal model.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace repro_audit {
+
+struct Timing {
+  std::int64_t median_ns = 0;
+  std::int64_t p10_ns = 0;
+  std::int64_t p90_ns = 0;
+  int samples = 0;
+  // The median's 95% confidence interval; both 0 when not known (fewer than 6 samples, or a report
+  // or baseline of a version that did not keep one).
+  std::int64_t ci_low_ns = 0;
+  std::int64_t ci_high_ns = 0;
+  bool target_reached = false;  // the interval's relative half-width met the timing target
+  bool has_interval() const { return ci_high_ns > 0; }
+  // Half the interval's width over the median; 1 when there is no interval.
+  double relative_half_width() const;
+};
+
+// The 0-based ranks [low, high] in the sorted samples of the median's interval with at least
+// `confidence` coverage: the largest l with 2 P(Bin(n, 1/2) < l) <= 1 - confidence, and n - 1 - l.
+// None below 6 samples: even [min, max] covers the median with less than 95% then.
+std::optional<std::pair<std::size_t, std::size_t>> median_interval_ranks(std::size_t samples, double confidence = 0.95);
+
+// Median, p10, p90 (nearest rank) and the median's 95% interval; `target_reached` against `target`.
+Timing timing_of(const std::vector<std::int64_t>& samples_ns, double target = 0.01);
+
+// When a cell has been timed enough (as nvbench decides): at least `min_samples`, then until the
+// median's interval is within `target` of it (relative half-width), or `budget_seconds` of timing are
+// spent, or `max_samples` are taken.
+struct TimingRule {
+  int min_samples = 10;
+  double target = 0.01;
+  double budget_seconds = 0.03;  // per cell: the default suite has hundreds of cells
+  int max_samples = 2000;
+};
+bool timing_done(const std::vector<std::int64_t>& samples_ns, const TimingRule& rule, double spent_seconds);
+
+// The interval a comparison trusts: the median's 95% interval, or p10..p90 where none was kept.
+struct TimeInterval {
+  double low = 0;
+  double high = 0;
+};
+TimeInterval interval_of(const Timing& timing);
+
+// A cell's median over a reference's (strict over default), with a conservative 95% interval: the
+// quotient of the two medians' intervals, [low / reference high, high / reference low].
+struct CostRatio {
+  double value = 1;
+  double low = 1;
+  double high = 1;
+  // The interval excludes 1: a cost (or a saving) the timer can tell from noise.
+  bool measurable() const { return low > 1.0 || high < 1.0; }
+  bool operator==(const CostRatio&) const = default;
+};
+std::optional<CostRatio> cost_ratio(const Timing& timing, const Timing& reference);
+
+// "1.3x", or "~1.0x" when the interval contains 1 (no measurable cost).
+std::string cost_text(const CostRatio& ratio);
+// "1.30x (95% interval 1.26-1.34x)", or "~1.0x (1.03x, 95% interval 0.97-1.09x: no measurable cost)".
+std::string cost_detail(const CostRatio& ratio);
+
+}  // namespace repro_audit

@@ -1,0 +1,149 @@
+#include "worker/input_export.h"
+
+#include <c10/util/Exception.h>
+#include <torch/serialize.h>
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "config/atomic_file.h"
+#include "protocol/worker_protocol.h"
+#include "worker/model_inputs.h"
+#include "worker/model_runner.h"
+#include "worker/origin_capture.h"
+#include "worker/probe.h"
+#include "worker/settings_apply.h"
+
+namespace repro_audit {
+namespace {
+
+std::string error_text(const std::exception& error) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&error);
+  return c10_error ? c10_error->what_without_backtrace() : error.what();
+}
+
+// Tensors as a tuple, in order (repro.py names them): torch.load reads it with weights_only; a typed
+// dict would need an allow-listed type tag.
+void save_tensors(const std::vector<at::Tensor>& tensors, const std::filesystem::path& path) {
+  std::vector<c10::IValue> values(tensors.begin(), tensors.end());
+  const auto bytes = torch::pickle_save(c10::ivalue::Tuple::create(std::move(values)));
+  std::filesystem::create_directories(path.parent_path());
+  write_file_atomically(path.string(), std::string(bytes.begin(), bytes.end()));
+}
+
+nlohmann::json described(const std::string& name, const at::Tensor& tensor) {
+  return {{"name", name}, {"dtype", c10::toString(tensor.scalar_type())}, {"sizes", tensor.sizes().vec()}};
+}
+
+// A model cell: its inputs as the worker made or read them and, with `origin_start` >= 0, the
+// arguments of the op where its divergence starts, from one run like the audit's first.
+nlohmann::json export_model_cell(const Cell& cell, const std::string& directory, std::int64_t origin_start) {
+  nlohmann::json answer = {{"key", cell.key}};
+  const auto seed = std::stoull(cell.settings.at("seed"));
+  VariantInfo variant;
+  variant.name = cell.variant;
+  try {
+    apply_cell_settings(cell.settings);
+    ProbeContext context(at::Device(at::kCPU), seed, variant);
+    const auto inputs = load_model_inputs(*cell.model, context);
+    std::vector<at::Tensor> tensors;
+    answer["inputs"] = nlohmann::json::array();
+    answer["named"] = nlohmann::json::array();
+    const auto add = [&](const std::string& name, const c10::IValue& value) {
+      if (!value.isTensor()) throw std::invalid_argument("an input that is not a tensor: " + name);
+      tensors.push_back(value.toTensor().detach().to(at::kCPU));
+      answer["inputs"].push_back(described(name, tensors.back()));
+    };
+    for (std::size_t i = 0; i < inputs.positional.size(); ++i) add(fmt::format("input{}", i), inputs.positional[i]);
+    for (const auto& [name, value] : inputs.named) {
+      add(name, value);
+      answer["named"].push_back(name);
+    }
+    save_tensors(tensors, std::filesystem::path(directory) / "inputs.pt");
+    answer["input_digest"] = context.input_digest();
+    if (origin_start < 0) return answer;
+    ProbeContext run_context(at::Device(at::kCPU), seed, variant);
+    const auto prepared = prepare_model(*cell.model, run_context);
+    OriginCapture capture(origin_start);
+    at::manual_seed(seed);
+    prepared.run();
+    const auto op = capture.captured();
+    if (!op) {
+      answer["origin_error"] = fmt::format("the run began fewer than {} ops", origin_start + 1);
+    } else if (!op->unreproducible.empty()) {
+      answer["origin_error"] = fmt::format("{}: {}", op->name, op->unreproducible);
+    } else {
+      save_tensors(op->tensors, std::filesystem::path(directory) / "origin" / "inputs.pt");
+      nlohmann::json described_tensors = nlohmann::json::array();
+      for (std::size_t i = 0; i < op->tensors.size(); ++i)
+        described_tensors.push_back(described(fmt::format("T[{}]", i), op->tensors[i]));
+      answer["origin"] = {
+          {"name", op->name}, {"overload", op->overload}, {"arguments", op->arguments}, {"tensors", described_tensors}};
+    }
+  } catch (const std::exception& error) {
+    answer["error"] = error_text(error);
+  }
+  return answer;
+}
+
+nlohmann::json export_cell(const Cell& cell, const std::string& directory) {
+  nlohmann::json answer = {{"key", cell.key}};
+  const auto* probe = find_registered_probe(cell.probe);
+  const auto* variant = probe ? probe->info.find_variant(cell.variant) : nullptr;
+  if (!variant) {
+    answer["error"] = "this build has no probe variant " + cell.probe + "/" + cell.variant;
+    return answer;
+  }
+  // Made on the CPU, as every probe makes them before moving them: the same inputs for every device.
+  ProbeContext context(at::Device(at::kCPU), std::stoull(cell.settings.at("seed")), *variant);
+  try {
+    apply_cell_settings(cell.settings);
+    probe->prepare(context);
+  } catch (const std::exception& error) {
+    answer["error"] = error_text(error);
+    return answer;
+  }
+  std::vector<at::Tensor> tensors;
+  answer["inputs"] = nlohmann::json::array();
+  for (const auto& [name, tensor] : context.named_inputs()) {
+    tensors.push_back(tensor);
+    answer["inputs"].push_back(described(name, tensor));
+  }
+  save_tensors(tensors, std::filesystem::path(directory) / "inputs.pt");
+  answer["input_digest"] = context.input_digest();
+  return answer;
+}
+
+}  // namespace
+
+int export_inputs_main() {
+  nlohmann::json request;
+  WorkerRequest cells;
+  std::vector<std::string> directories;
+  std::vector<std::int64_t> origins;
+  try {
+    request = nlohmann::json::parse(std::cin);
+    cells = request_from_json(request.at("request"));
+    directories = request.at("directories").get<std::vector<std::string>>();
+    origins = request.value("origins", std::vector<std::int64_t>(directories.size(), -1));
+  } catch (const nlohmann::json::exception& error) {
+    std::cerr << "export-inputs: bad request: " << error.what() << "\n";
+    return 2;
+  }
+  if (directories.size() != cells.cells.size() || origins.size() != cells.cells.size()) {
+    std::cerr << "export-inputs: one directory per cell is needed\n";
+    return 2;
+  }
+  apply_process_settings(cells.process_settings);
+  for (std::size_t i = 0; i < cells.cells.size(); ++i)
+    std::cout << (cells.cells[i].model ? export_model_cell(cells.cells[i], directories[i], origins[i])
+                                       : export_cell(cells.cells[i], directories[i]))
+                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+              << std::endl;
+  return 0;
+}
+
+}  // namespace repro_audit

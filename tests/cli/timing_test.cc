@@ -1,0 +1,71 @@
+// Tests whose verdicts rest on timings: CTest runs them alone (RUN_SERIAL), never beside another
+// test's load, which would be a cost the timer rightly sees.
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "cli_tools.h"
+
+namespace {
+
+using namespace testing_cli;
+using nlohmann::json;
+
+class Timing : public CliTest {};
+
+const json& cell_of(const json& report, const std::string& key) {
+  for (const auto& cell : report.at("cells"))
+    if (cell.at("key") == key) return cell;
+  throw std::runtime_error("no cell " + key);
+}
+
+// The timing control does 1.3x the work under strict in one variant and the same work in the other:
+// the first is a cost whose interval excludes 1, the second no measurable cost, shown as ~1.0x.
+TEST_F(Timing, TheControlsCostIsSeenAndItsAbsenceIsNot) {
+  const auto report_path = path("report.json");
+  const auto result =
+      run("run --device cpu --probe control.timed_cost --profile default --profile strict "
+          "--axis threads=1 --repeats 10 --json " +
+          report_path);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(
+      std::regex_search(result.output, std::regex(R"(control\.timed_cost/cost-1\.3x +\S+ ~1\.0x +\S+ 1\.[234]x)")))
+      << result.output;
+  EXPECT_TRUE(std::regex_search(result.output, std::regex(R"(control\.timed_cost/cost-1\.0x +\S+ ~1\.0x +\S+ ~1\.0x)")))
+      << result.output;
+  const auto report = json::parse(slurp(report_path));
+  const auto& costly = cell_of(report, "control.timed_cost/cost-1.3x@cpu|deterministic_algorithms=on,threads=1");
+  const auto interval = costly.at("cost_ratio_interval").get<std::vector<double>>();
+  EXPECT_GT(interval.at(0), 1.0);
+  EXPECT_NEAR(costly.at("cost_ratio").get<double>(), 1.3, 0.15);
+  EXPECT_TRUE(costly.at("timing").contains("ci_low_ns"));
+  const auto& even = cell_of(report, "control.timed_cost/cost-1.0x@cpu|deterministic_algorithms=on,threads=1");
+  const auto even_interval = even.at("cost_ratio_interval").get<std::vector<double>>();
+  EXPECT_LE(even_interval.at(0), 1.0);
+  EXPECT_GE(even_interval.at(1), 1.0);
+  // The same bits under both profiles: the extra work changes the time, not the output.
+  EXPECT_EQ(costly.at("digest"), cell_of(report, "control.timed_cost/cost-1.3x@cpu|threads=1").at("digest"));
+}
+
+TEST_F(Timing, SelftestCatchesTheRacyControlEveryFaultControlAndTheTimedCost) {
+  const auto result = run("selftest --device cpu");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("selftest passed"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(
+      result.output,
+      std::regex("control\\.racy_accumulate/f32 +strict threads=2 +nondeterministic +nondeterministic *\n")))
+      << result.output;
+  for (const auto* line :
+       {R"(control\.segfault/default +default threads=2 +crashed +crashed)",
+        R"(control\.abort/default +default threads=2 +crashed +crashed)",
+        R"(control\.hang/default +default threads=2 +timeout +timeout)",
+        R"(control\.throw/default +default threads=2 +error +error)",
+        R"(control\.alloc_storm/default +default threads=2 +error +error)",
+        R"(control\.ordered_accumulate/f32 +strict threads=2 +deterministic +deterministic)",
+        R"(control\.batch_variant_row_sum/f32 +strict threads=2 +varies +varies)",
+        R"(control\.batch_invariant_row_sum/f32 +strict threads=2 +invariant +invariant)",
+        R"(control\.timed_cost/cost-1\.3x +strict threads=2 +deterministic +deterministic +cost 1\.)",
+        R"(control\.timed_cost/cost-1\.0x +strict threads=2 +deterministic +deterministic +cost ~1\.0x)"})
+    EXPECT_TRUE(std::regex_search(result.output, std::regex(line))) << line << "\n" << result.output;
+}
+
+}  // namespace
