@@ -260,6 +260,10 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   supervisor.warmup = config.warmup;
   supervisor.processes = config.processes;
   supervisor.timing = options.timing;
+  // Workers beside each other on one GPU would share its memory and queues: on a GPU, one at a time
+  // unless asked.
+  supervisor.jobs = options.jobs == 0 && device_kind(device.device) != "cpu" ? 1 : options.jobs;
+  supervisor.cores = options.cores;
   supervisor.stop_requested = options.stop_requested;
   nlohmann::json environment;
   // The platform is the user's own environment: a worker started with e.g. ATEN_CPU_CAPABILITY changed

@@ -43,6 +43,10 @@ struct AuditOptions {
   TimingRule timing;  // when each cell's timing-only runs stop (timing/timing.h)
   // > 0: the audit's time budget in seconds (--budget), shared among the cells by expected cost.
   double budget_seconds = 0;
+  // Workers side by side for the processes after the first (supervisor/supervisor.h); 0: the cores
+  // divided by each cell's threads on the CPU, one at a time on a GPU.
+  int jobs = 1;
+  int cores = 1;
 };
 
 struct AuditResult {

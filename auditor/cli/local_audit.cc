@@ -1,6 +1,10 @@
 #include "cli/local_audit.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <iostream>
+#include <thread>
 
 #include "cli/interruption.h"
 #include "worker/device.h"
@@ -8,10 +12,18 @@
 
 namespace repro_audit {
 
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 AuditOptions local_audit_options() {
   AuditOptions options;
   options.resolve_device = resolve_device;
   options.environment = environment_fingerprint;
+  options.cores = usable_cores();
   return options;
 }
 

@@ -10,7 +10,7 @@
 #include "repro/export.h"
 #include "report/cell_printer.h"
 #include "report/json_io.h"
-#include "supervisor/worker_launcher.h"
+#include "supervisor/worker_process.h"
 #include "worker/probe.h"
 
 namespace repro_audit {

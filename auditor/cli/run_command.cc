@@ -140,6 +140,7 @@ std::string resume_hint(const RunArguments& arguments, const std::string& journa
   if (arguments.no_cost) words.push_back("--no-cost");
   if (arguments.quiet) words.push_back("--quiet");
   if (!arguments.budget.empty()) words.insert(words.end(), {"--budget", arguments.budget});
+  if (arguments.jobs) words.insert(words.end(), {"--jobs", std::to_string(*arguments.jobs)});
   return resume_command(words);
 }
 
@@ -240,6 +241,10 @@ void add_audit_options(CLI::App* run, RunArguments& arguments) {
   run->add_option("--budget", arguments.budget,
                   "Time budget of the audit, e.g. 2m, 90s, 1h: slow cells get fewer repeats, never fewer than " +
                       std::to_string(kMinimumRepeats) + " per process");
+  run->add_option("--jobs", arguments.jobs,
+                  "Workers side by side for the processes after the first, which only add digests (default: the "
+                  "cores divided by the cell's threads; on a GPU, 1). The first process runs alone: it times")
+      ->check(CLI::Range(1, 1024));
   run->add_option(
       "--journal", arguments.journal,
       "Folder journaling each finished cell (default: a new one under $XDG_STATE_HOME/repro-audit/journals, "
@@ -271,6 +276,7 @@ int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue,
   AuditOptions options = command_line_audit_options(arguments.journal, arguments.resume);
   set_shard_options(arguments, options);
   if (!arguments.budget.empty()) options.budget_seconds = budget_seconds(arguments.budget);
+  options.jobs = arguments.jobs.value_or(0);
   const auto mode = arguments.quiet                      ? Progress::Mode::quiet
                     : is_capable_terminal(STDERR_FILENO) ? Progress::Mode::live
                                                          : Progress::Mode::final_line;

@@ -74,6 +74,7 @@ void to_json(json& j, const ProcessObservation& value) {
   if (!value.timing_ns.empty()) j["timing_ns"] = value.timing_ns;
   if (value.stopped_early) j["stopped_early"] = true;
   if (value.budget_limited) j["budget_limited"] = true;
+  if (value.untimed) j["untimed"] = true;
 }
 void from_json(const json& j, ProcessObservation& value) {
   value.process = json_integer_or(j, "process", 0);
@@ -104,6 +105,7 @@ void from_json(const json& j, ProcessObservation& value) {
   value.timing_ns = j.value("timing_ns", std::vector<std::int64_t>{});
   value.stopped_early = j.value("stopped_early", false);
   value.budget_limited = j.value("budget_limited", false);
+  value.untimed = j.value("untimed", false);
 }
 
 void to_json(json& j, const OpRecord& value) {

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
+#include <mutex>
+#include <thread>
 
 #include "config/settings.h"
 #include "protocol/worker_protocol.h"
@@ -23,8 +26,12 @@ ProcessObservation ended_observation(int process, ObservationStatus status, cons
 
 class BatchRunner {
  public:
-  BatchRunner(const Batch& batch, int process, const SupervisorOptions& options, Observations& observations)
-      : batch_(batch), process_(process), options_(options), observations_(observations) {
+  // `lock` guards `observations` and the callbacks when runners work side by side; `untimed` marks
+  // the observations of a worker that ran beside others.
+  BatchRunner(const Batch& batch, int process, const SupervisorOptions& options, Observations& observations,
+              std::mutex& lock, bool untimed = false)
+      : batch_(batch), process_(process), options_(options), observations_(observations), lock_(lock),
+        untimed_(untimed) {
     for (const auto& cell : batch.cells)
       if (!options.finished.count({cell.key, process})) remaining_.push_back(cell);
   }
@@ -41,6 +48,8 @@ class BatchRunner {
  private:
   void finish(const Cell& cell, ProcessObservation observation) {
     observation.process = process_;
+    observation.untimed = untimed_;
+    const std::lock_guard hold(lock_);
     if (options_.on_cell) options_.on_cell(cell, observation);
     observations_[cell.key].push_back(std::move(observation));
     remaining_.erase(
@@ -79,6 +88,7 @@ class BatchRunner {
       const auto event = parse_event(line);
       if (!event) continue;  // not a protocol line
       if (event->kind == WorkerEvent::Kind::environment && options_.on_environment) {
+        const std::lock_guard hold(lock_);
         options_.on_environment(event->environment, batch_.process_settings);
       } else if (event->kind == WorkerEvent::Kind::start) {
         in_flight = find_remaining(event->key);
@@ -114,6 +124,8 @@ class BatchRunner {
   int process_;
   const SupervisorOptions& options_;
   Observations& observations_;
+  std::mutex& lock_;
+  bool untimed_;
   std::vector<Cell> remaining_;
   bool interrupted_ = false;
 };
@@ -134,15 +146,117 @@ std::map<std::string, std::string> worker_environment(const FlagSet& process_set
 
 bool is_interruption_signal(int signal) { return signal == SIGINT || signal == SIGHUP; }
 
+int cell_threads(const Cell& cell, int cores) {
+  const auto it = cell.settings.find("threads");
+  if (it == cell.settings.end()) return std::max(1, cores);
+  try {
+    return std::max(1, std::stoi(it->second));  // 0 is no thread pool: one thread
+  } catch (const std::exception&) {
+    return std::max(1, cores);
+  }
+}
+
+std::vector<ParallelGroup> parallel_groups(const std::vector<Batch>& batches, int processes, int jobs, int cores) {
+  std::vector<ParallelGroup> groups;
+  for (const auto& batch : batches) {
+    std::map<int, std::vector<Cell>> by_threads;
+    for (const auto& cell : batch.cells) by_threads[cell_threads(cell, cores)].push_back(cell);
+    for (int process = 1; process < processes; ++process)
+      for (const auto& [threads, cells] : by_threads) {
+        const int workers =
+            std::clamp(jobs > 0 ? jobs : std::max(1, cores / threads), 1, static_cast<int>(cells.size()));
+        ParallelGroup group{process, std::vector<Batch>(workers, Batch{batch.process_settings, {}})};
+        // A variant's cells stay together (a worker draws its inputs once for them), each run of them
+        // to the part with the fewest cells so far.
+        for (std::size_t i = 0; i < cells.size();) {
+          std::size_t end = i + 1;
+          while (end < cells.size() && cells[end].probe == cells[i].probe && cells[end].variant == cells[i].variant)
+            ++end;
+          auto& part = *std::min_element(group.parts.begin(), group.parts.end(), [](const Batch& a, const Batch& b) {
+            return a.cells.size() < b.cells.size();
+          });
+          part.cells.insert(part.cells.end(), cells.begin() + static_cast<long>(i), cells.begin() + static_cast<long>(end));
+          i = end;
+        }
+        groups.push_back(std::move(group));
+      }
+  }
+  return groups;
+}
+
+namespace {
+
+// Whether a batch still has a cell for this process.
+bool has_work(const Batch& batch, int process, const SupervisorOptions& options) {
+  return std::any_of(batch.cells.begin(), batch.cells.end(),
+                     [&](const Cell& cell) { return !options.finished.count({cell.key, process}); });
+}
+
+// Libtorch takes a worker ~0.5 s to load: the workers the audit will need are started together, up to
+// a few, and have loaded before the first cell runs (nothing is timed while they load).
+constexpr std::size_t kWorkersAhead = 8;
+
+void start_ahead(const std::vector<std::pair<const Batch*, int>>& units, const SupervisorOptions& options) {
+  std::vector<std::map<std::string, std::string>> environments;
+  for (const auto& [batch, process] : units)
+    if (environments.size() < kWorkersAhead && has_work(*batch, process, options))
+      environments.push_back(worker_environment(batch->process_settings));
+  if (!environments.empty()) options.launcher->prestart(environments, Clock::now() + options.startup_allowance);
+}
+
+}  // namespace
+
 SupervisedRuns run_batches(const std::vector<Batch>& batches, const SupervisorOptions& options) {
   SupervisedRuns result;
-  // Batch by batch, so an interrupted audit has whole cells (every process) to report.
+  std::mutex lock;
+  const auto groups = options.jobs == 1 || options.processes < 2
+                          ? std::vector<ParallelGroup>{}
+                          : parallel_groups(batches, options.processes, options.jobs, options.cores);
+  std::vector<std::pair<const Batch*, int>> units;
   for (const auto& batch : batches)
-    for (int process = 0; process < options.processes; ++process)
-      if (!BatchRunner(batch, process, options, result.observations).run()) {
+    for (int process = 0; process < (groups.empty() ? options.processes : 1); ++process) units.emplace_back(&batch, process);
+  for (const auto& group : groups)
+    for (const auto& part : group.parts) units.emplace_back(&part, group.process);
+  start_ahead(units, options);
+  if (options.jobs == 1 || options.processes < 2) {
+    // Batch by batch, so an interrupted audit has whole cells (every process) to report.
+    for (const auto& batch : batches)
+      for (int process = 0; process < options.processes; ++process)
+        if (!BatchRunner(batch, process, options, result.observations, lock).run()) {
+          result.interrupted = true;
+          return result;
+        }
+    return result;
+  }
+  // The first process of every batch alone, timed; then the other processes' digests, side by side
+  // where the cores allow. An interruption leaves whole cells only for what finished both phases; the
+  // journal keeps the rest for --resume.
+  for (const auto& batch : batches)
+    if (!BatchRunner(batch, 0, options, result.observations, lock).run()) {
+      result.interrupted = true;
+      return result;
+    }
+  for (const auto& group : groups) {
+    if (group.parts.size() == 1) {  // alone: its runs are timings like the first process's
+      if (!BatchRunner(group.parts.front(), group.process, options, result.observations, lock).run()) {
         result.interrupted = true;
         return result;
       }
+      continue;
+    }
+    std::vector<char> finished(group.parts.size(), 0);
+    {
+      std::vector<std::jthread> threads;
+      for (std::size_t i = 0; i < group.parts.size(); ++i)
+        threads.emplace_back([&, i] {
+          finished[i] = BatchRunner(group.parts[i], group.process, options, result.observations, lock, true).run();
+        });
+    }
+    if (std::find(finished.begin(), finished.end(), 0) != finished.end()) {
+      result.interrupted = true;
+      return result;
+    }
+  }
   return result;
 }
 

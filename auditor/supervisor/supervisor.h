@@ -24,6 +24,11 @@ struct SupervisorOptions {
   int warmup = 1;
   int processes = 2;
   TimingRule timing;  // when each cell's timing-only runs stop
+  // How many workers may run side by side for the processes after the first, whose runs only add
+  // digests; 0: the cores divided by the cells' threads. The first process always runs alone: its
+  // runs are the cell's timings. 1: every worker alone, batch by batch.
+  int jobs = 1;
+  int cores = 1;  // what `jobs` 0 divides
   // A worker loads libtorch (and on a GPU machine creates a context) before its first cell.
   std::chrono::milliseconds startup_allowance = std::chrono::seconds(60);
   std::chrono::milliseconds terminate_grace = std::chrono::seconds(3);  // between TERM and KILL
@@ -53,6 +58,19 @@ struct SupervisedRuns {
 };
 
 SupervisedRuns run_batches(const std::vector<Batch>& batches, const SupervisorOptions& options);
+
+// The work of the processes after the first, as groups of cells that may run side by side: per batch
+// and process, the cells of one thread count split into as many parts as workers may run together
+// (`jobs`, or the cores divided by those threads), a variant's cells in one part. Each part is a batch
+// of its own.
+struct ParallelGroup {
+  int process = 1;
+  std::vector<Batch> parts;
+};
+std::vector<ParallelGroup> parallel_groups(const std::vector<Batch>& batches, int processes, int jobs, int cores);
+
+// The threads a cell's runs use: its `threads` setting, else every core.
+int cell_threads(const Cell& cell, int cores);
 
 // A worker ended by one of these signals was interrupted by a person, not crashed by its cell.
 bool is_interruption_signal(int signal);

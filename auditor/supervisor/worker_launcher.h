@@ -1,11 +1,12 @@
 #pragma once
 // How the supervisor starts and talks to workers, behind an interface: the real one spawns
-// `repro-audit worker` processes; tests script fake workers to check crash blame, time limits,
+// `repro-audit worker` processes (ProcessLauncher, supervisor/worker_process.h); tests script fake workers to check crash blame, time limits,
 // interruptions and resume in milliseconds.
 #include <chrono>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace repro_audit {
 
@@ -31,23 +32,15 @@ class WorkerLauncher {
   // override the supervisor's, an empty value removes the variable.
   virtual std::unique_ptr<Worker> start(const std::string& request,
                                         const std::map<std::string, std::string>& environment) = 0;
+  // Starts a worker per entry ahead of its request, so their loading overlaps, and waits until each
+  // has loaded (said its first line) or `deadline` passes; start() with the same environment then
+  // hands one of them its request. Nothing runs meanwhile that they could slow. Default: nothing.
+  virtual void prestart(const std::vector<std::map<std::string, std::string>>& environments,
+                        std::chrono::steady_clock::time_point deadline) {
+    (void)environments;
+    (void)deadline;
+  }
 };
 
-// Starts `executable worker` processes (or another internal subcommand), their stderr kept in
-// unlinked files in `temporary_folder`.
-class ProcessLauncher : public WorkerLauncher {
- public:
-  ProcessLauncher(std::string executable, std::string temporary_folder, std::string subcommand = "worker")
-      : executable_(std::move(executable)),
-        temporary_folder_(std::move(temporary_folder)),
-        subcommand_(std::move(subcommand)) {}
-  std::unique_ptr<Worker> start(const std::string& request,
-                                const std::map<std::string, std::string>& environment) override;
-
- private:
-  std::string executable_;
-  std::string temporary_folder_;
-  std::string subcommand_;
-};
 
 }  // namespace repro_audit

@@ -56,8 +56,8 @@ std::string signal_name(int signal) {
 }
 
 WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
-                             const std::map<std::string, std::string>& environment, const std::string& input,
-                             const std::string& temporary_folder)
+                             const std::map<std::string, std::string>& environment,
+                             const std::optional<std::string>& input, const std::string& temporary_folder)
     : log_fd_(anonymous_file(temporary_folder)) {
   int input_pipe[2], output_pipe[2];
   if (pipe2(input_pipe, O_CLOEXEC) != 0 || pipe2(output_pipe, O_CLOEXEC) != 0)
@@ -87,20 +87,49 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
     throw std::runtime_error(fmt::format("cannot start {}: {}", args[0], std::strerror(rc)));
   }
   output_fd_ = output_pipe[0];
+  input_fd_ = input_pipe[1];
+  if (input) send(*input);
+}
+
+void WorkerProcess::send(const std::string& input) {
+  if (input_fd_ < 0) return;
   // The batch is small (a few KiB); a worker that dies before reading it gives EPIPE, ignored here
   // because its death is reported by wait().
   std::size_t written = 0;
   while (written < input.size()) {
-    const auto n = ::write(input_pipe[1], input.data() + written, input.size() - written);
+    const auto n = ::write(input_fd_, input.data() + written, input.size() - written);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     written += static_cast<std::size_t>(n);
   }
-  ::close(input_pipe[1]);
+  ::close(input_fd_);
+  input_fd_ = -1;
+}
+
+bool WorkerProcess::has_line(std::chrono::steady_clock::time_point deadline) {
+  while (buffer_.find('\n') == std::string::npos)
+    if (std::chrono::steady_clock::now() >= deadline || !fill(deadline)) return false;
+  return true;
+}
+
+bool WorkerProcess::fill(std::chrono::steady_clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  if (left.count() <= 0) return true;
+  pollfd descriptor{output_fd_, POLLIN, 0};
+  const int ready = ::poll(&descriptor, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+  if (ready < 0 && errno != EINTR) return false;
+  if (ready <= 0) return true;
+  char chunk[65536];
+  const auto n = ::read(output_fd_, chunk, sizeof chunk);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+  if (n <= 0) return false;
+  buffer_.append(chunk, static_cast<std::size_t>(n));
+  return true;
 }
 
 WorkerProcess::~WorkerProcess() {
   if (!reaped_) terminate(std::chrono::milliseconds(200));
+  if (input_fd_ >= 0) ::close(input_fd_);
   if (output_fd_ >= 0) ::close(output_fd_);
   if (log_fd_ >= 0) ::close(log_fd_);
 }
@@ -113,18 +142,8 @@ WorkerProcess::ReadStatus WorkerProcess::read_line(std::string& line, std::chron
       buffer_.erase(0, newline + 1);
       return ReadStatus::line;
     }
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return ReadStatus::deadline;
-    pollfd descriptor{output_fd_, POLLIN, 0};
-    const int ready = ::poll(&descriptor, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
-    if (ready < 0 && errno != EINTR) return ReadStatus::end_of_output;
-    if (ready <= 0) continue;
-    char chunk[65536];
-    const auto n = ::read(output_fd_, chunk, sizeof chunk);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) return ReadStatus::end_of_output;
-    buffer_.append(chunk, static_cast<std::size_t>(n));
+    if (std::chrono::steady_clock::now() >= deadline) return ReadStatus::deadline;
+    if (!fill(deadline)) return ReadStatus::end_of_output;
   }
 }
 
@@ -171,10 +190,38 @@ std::string WorkerProcess::log_tail(std::size_t max_bytes) const {
   return log;
 }
 
+ProcessLauncher::~ProcessLauncher() = default;  // ends the workers never handed out
+
 std::unique_ptr<Worker> ProcessLauncher::start(const std::string& request,
                                                const std::map<std::string, std::string>& environment) {
+  {
+    const std::lock_guard hold(lock_);
+    for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
+      if (it->environment == environment) {
+        auto worker = std::move(it->worker);
+        waiting_.erase(it);
+        worker->send(request);
+        return worker;
+      }
+  }
   return std::make_unique<WorkerProcess>(std::vector<std::string>{executable_, subcommand_}, environment, request,
                                          temporary_folder_);
+}
+
+void ProcessLauncher::prestart(const std::vector<std::map<std::string, std::string>>& environments,
+                               std::chrono::steady_clock::time_point deadline) {
+  std::vector<WorkerProcess*> started;
+  {
+    const std::lock_guard hold(lock_);
+    for (const auto& environment : environments) {
+      auto worker = std::make_unique<WorkerProcess>(std::vector<std::string>{executable_, subcommand_}, environment,
+                                                    std::nullopt, temporary_folder_);
+      started.push_back(worker.get());
+      waiting_.push_back({environment, std::move(worker)});
+    }
+  }
+  // A worker that died or is slow is found out when its request is read: here it only stops waiting.
+  for (auto* worker : started) worker->has_line(deadline);
 }
 
 }  // namespace repro_audit

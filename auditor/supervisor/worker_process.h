@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,8 +21,9 @@ class WorkerProcess : public Worker {
  public:
   // `environment` entries override the parent's; an empty value removes the variable. The log file
   // is created (and at once unlinked) in `temporary_folder`.
+  // Without `input` the child starts and waits for it: send() gives it later (a worker started ahead).
   WorkerProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& environment,
-                const std::string& input, const std::string& temporary_folder);
+                const std::optional<std::string>& input, const std::string& temporary_folder);
   ~WorkerProcess() override;
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -31,14 +34,49 @@ class WorkerProcess : public Worker {
   int signal() const override { return signal_; }
   std::string log_tail(std::size_t max_bytes) const override;
 
+  // Writes the input and closes the child's stdin; once only.
+  void send(const std::string& input);
+  // Waits until a whole line has arrived (not taking it), the output ended, or the deadline passed;
+  // true for a line.
+  bool has_line(std::chrono::steady_clock::time_point deadline);
+
  private:
+  // Reads what is there into the buffer, waiting up to `deadline`; false at the end of the output.
+  bool fill(std::chrono::steady_clock::time_point deadline);
   pid_t pid_ = -1;
+  int input_fd_ = -1;
   int output_fd_ = -1;
   std::string buffer_;
   int log_fd_ = -1;
   bool reaped_ = false;
   int signal_ = 0;
   int exit_code_ = 0;
+};
+
+// Starts `executable worker` processes (or another internal subcommand), their stderr kept in
+// unlinked files in `temporary_folder`.
+class ProcessLauncher : public WorkerLauncher {
+ public:
+  ProcessLauncher(std::string executable, std::string temporary_folder, std::string subcommand = "worker")
+      : executable_(std::move(executable)),
+        temporary_folder_(std::move(temporary_folder)),
+        subcommand_(std::move(subcommand)) {}
+  ~ProcessLauncher() override;
+  std::unique_ptr<Worker> start(const std::string& request,
+                                const std::map<std::string, std::string>& environment) override;
+  void prestart(const std::vector<std::map<std::string, std::string>>& environments,
+                std::chrono::steady_clock::time_point deadline) override;
+
+ private:
+  struct Waiting {  // a worker started ahead, with its environment
+    std::map<std::string, std::string> environment;
+    std::unique_ptr<WorkerProcess> worker;
+  };
+  std::vector<Waiting> waiting_;
+  std::mutex lock_;  // start() is called from several threads (--jobs)
+  std::string executable_;
+  std::string temporary_folder_;
+  std::string subcommand_;
 };
 
 std::string signal_name(int signal);

@@ -119,6 +119,8 @@ struct ProcessObservation {
   std::vector<std::int64_t> timing_ns;
   bool stopped_early = false;   // the runs stopped at the first digest that differed: the verdict was certain
   bool budget_limited = false;  // the runs stopped when the cell's share of --budget was spent
+  // The worker ran beside other workers (--jobs): its digests count, its run times are not timings.
+  bool untimed = false;
 };
 
 // At most this many per-op records are kept per run, and this many distinct sequences per process.

@@ -130,7 +130,7 @@ Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observati
     for (const auto& run : observation.runs) {
       digests.insert(run.digest);
       own.insert(run.digest);
-      if (!run.warmup) (run.per_op ? per_op_times : times).push_back(run.time_ns);
+      if (!run.warmup && !observation.untimed) (run.per_op ? per_op_times : times).push_back(run.time_ns);
       ++verdict.runs;
     }
     times.insert(times.end(), observation.timing_ns.begin(), observation.timing_ns.end());

@@ -19,8 +19,25 @@ std::vector<ProbeDefinition>& registry() {
 
 }  // namespace
 
-ProbeContext::ProbeContext(const at::Device& device, std::uint64_t seed, VariantInfo variant)
-    : device_(device), variant_(std::move(variant)), generator_(at::make_generator<at::CPUGeneratorImpl>(seed)) {}
+InputCache::Entry* InputCache::find(const std::string& key) {
+  for (auto& entry : entries_)
+    if (entry.key == key) return &entry;
+  return nullptr;
+}
+
+void InputCache::keep(Entry entry) {
+  if (auto* known = find(entry.key)) {
+    *known = std::move(entry);
+    return;
+  }
+  entries_.push_back(std::move(entry));
+}
+
+ProbeContext::ProbeContext(const at::Device& device, std::uint64_t seed, VariantInfo variant, InputCache* cache)
+    : cache_(cache),
+      device_(device),
+      variant_(std::move(variant)),
+      generator_(at::make_generator<at::CPUGeneratorImpl>(seed)) {}
 
 at::ScalarType ProbeContext::dtype() const {
   if (!variant_.dtype)
@@ -38,12 +55,37 @@ const std::string& ProbeContext::parameter(const std::string& name) const {
                                           names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
 }
 
-at::Tensor ProbeContext::made(const at::Tensor& cpu_tensor) {
-  const auto canonical = canonical_tensor(cpu_tensor);
-  inputs_.emplace_back(std::to_string(inputs_.size()),
-                       digest_canonical(c10::toString(canonical.scalar_type()), canonical.sizes().vec(),
-                                        canonical.data_ptr(), canonical.nbytes()));
+namespace {
+
+std::string canonical_digest(const at::Tensor& tensor) {
+  const auto canonical = canonical_tensor(tensor);
+  return digest_canonical(c10::toString(canonical.scalar_type()), canonical.sizes().vec(), canonical.data_ptr(),
+                          canonical.nbytes());
+}
+
+}  // namespace
+
+at::Tensor ProbeContext::made(const at::Tensor& cpu_tensor, std::string digest) {
+  inputs_.emplace_back(std::to_string(inputs_.size()), digest.empty() ? canonical_digest(cpu_tensor) : digest);
   return to_device(cpu_tensor);
+}
+
+at::Tensor ProbeContext::drawn(const std::string& request, const std::function<at::Tensor()>& draw) {
+  if (!cache_) return made(draw());
+  const auto state = generator_.get_state();
+  const auto key = request + " " + canonical_digest(state);
+  if (auto* entry = cache_->find(key)) {
+    auto digest = canonical_digest(entry->tensor);
+    if (digest == entry->digest) {
+      generator_.set_state(entry->state_after);
+      cache_->note_hit();
+      return made(entry->tensor, std::move(digest));
+    }
+  }
+  auto tensor = draw();
+  auto digest = canonical_digest(tensor);
+  cache_->keep({key, tensor, digest, generator_.get_state()});
+  return made(tensor, std::move(digest));
 }
 
 const at::Tensor& ProbeContext::input(const std::string& name, const at::Tensor& tensor) {
@@ -56,15 +98,21 @@ const at::Tensor& ProbeContext::input(const std::string& name, const at::Tensor&
 std::string ProbeContext::input_digest() const { return inputs_.empty() ? "" : combine_digests(inputs_); }
 
 at::Tensor ProbeContext::randn(at::IntArrayRef sizes, at::ScalarType dtype) {
-  return made(at::randn(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype));
+  return drawn(fmt::format("randn {} {}", sizes, c10::toString(dtype)), [&] {
+    return at::randn(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype);
+  });
 }
 
 at::Tensor ProbeContext::rand(at::IntArrayRef sizes, at::ScalarType dtype) {
-  return made(at::rand(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype));
+  return drawn(fmt::format("rand {} {}", sizes, c10::toString(dtype)), [&] {
+    return at::rand(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype);
+  });
 }
 
 at::Tensor ProbeContext::randint(std::int64_t high, at::IntArrayRef sizes) {
-  return made(at::randint(high, sizes, generator_, at::TensorOptions().dtype(at::kLong)));
+  return drawn(fmt::format("randint {} {}", high, sizes), [&] {
+    return at::randint(high, sizes, generator_, at::TensorOptions().dtype(at::kLong));
+  });
 }
 
 at::ScalarType scalar_type_of(DType dtype) {

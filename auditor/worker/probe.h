@@ -23,9 +23,34 @@ class Unsupported : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Random inputs a worker made, for the next cells of the same variant (the same op under other
+// in-process flags): drawn from the same generator state they are the same values, so the next cell
+// takes them instead of drawing again. An entry is found by what was asked (kind, sizes, dtype) and
+// the generator's whole state before the draw, sets the state the draw left, and is handed out only
+// while its digest is unchanged (a probe that changed its input in place made it another tensor).
+class InputCache {
+ public:
+  struct Entry {
+    std::string key;  // what was asked, and the digest of the generator's state before
+    at::Tensor tensor;
+    std::string digest;      // of the tensor's canonical bytes when made
+    at::Tensor state_after;  // the generator's state after the draw
+  };
+  Entry* find(const std::string& key);
+  void keep(Entry entry);
+  void clear() { entries_.clear(); }
+  void note_hit() { ++hits_; }
+  std::size_t hits() const { return hits_; }  // inputs handed out again
+
+ private:
+  std::vector<Entry> entries_;
+  std::size_t hits_ = 0;
+};
+
 class ProbeContext {
  public:
-  ProbeContext(const at::Device& device, std::uint64_t seed, VariantInfo variant);
+  // `cache`, when given, outlives the context: its inputs are shared with later cells (see InputCache).
+  ProbeContext(const at::Device& device, std::uint64_t seed, VariantInfo variant, InputCache* cache = nullptr);
 
   const std::string& variant() const { return variant_.name; }
   const at::Device& device() const { return device_; }
@@ -51,7 +76,10 @@ class ProbeContext {
   std::string input_digest() const;
 
  private:
-  at::Tensor made(const at::Tensor& cpu_tensor);
+  at::Tensor made(const at::Tensor& cpu_tensor, std::string digest = "");
+  // The cached draw for this request and generator state, or `draw()` kept for the next cell.
+  at::Tensor drawn(const std::string& request, const std::function<at::Tensor()>& draw);
+  InputCache* cache_;
   std::vector<std::pair<std::string, std::string>> inputs_;
   std::vector<std::pair<std::string, at::Tensor>> named_;
   at::Device device_;

@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <fmt/format.h>
+#include <tuple>
 #include <unordered_map>
 #include <iostream>
 
@@ -18,6 +19,7 @@
 #include "hash/tensor_digest.h"
 #include "protocol/observation_json.h"
 #include "trace/tracer_factory.h"
+#include "worker/digest_pipeline.h"
 #include "worker/environment.h"
 #include "worker/model_runner.h"
 #include "worker/op_recorder.h"
@@ -46,30 +48,13 @@ void synchronize(const at::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
 
-struct Digested {
-  RunObservation run;
-  std::vector<at::Tensor> canonical;
-};
-
-Digested digest_outputs(const Outputs& outputs) {
-  Digested result;
-  for (const auto& [name, tensor] : outputs) {
-    result.canonical.push_back(canonical_tensor(tensor));
-    const auto& cpu = result.canonical.back();
-    result.run.outputs.emplace_back(
-        name, digest_canonical(c10::toString(cpu.scalar_type()), cpu.sizes().vec(), cpu.data_ptr(), cpu.nbytes()));
-  }
-  result.run.digest = combine_digests(result.run.outputs);
-  return result;
-}
-
 // An invariance probe's outputs that differ from its reference (output 0), measured against it.
-void measure_variations(const Outputs& outputs, const Digested& digested, ProcessObservation& observation) {
+void measure_variations(const Digested& digested, ProcessObservation& observation) {
   const auto& names = digested.run.outputs;
   for (std::size_t i = 1; i < names.size(); ++i)
     if (names[i].second != names.front().second)
       observation.variations.push_back(
-          compare_tensors(outputs[i].first, 0, digested.canonical.front(), digested.canonical[i]));
+          compare_tensors(digested.names[i], 0, digested.canonical.front(), digested.canonical[i]));
 }
 
 void keep_sequence(ProcessObservation& observation, const std::string& digest, std::vector<KernelRecord>&& kernels) {
@@ -125,11 +110,11 @@ void keep_ops(ProcessObservation& observation, RunObservation& run, RecordedRun&
 }
 
 // Every output of a model run that differs from run 0, with its largest difference over the runs.
-void measure_output_differences(const Outputs& outputs, const Digested& digested, const RunObservation& first,
+void measure_output_differences(const Digested& digested, const RunObservation& first,
                                 const std::vector<at::Tensor>& reference, int index, ProcessObservation& observation) {
-  for (std::size_t i = 0; i < outputs.size() && i < reference.size() && i < first.outputs.size(); ++i) {
+  for (std::size_t i = 0; i < digested.names.size() && i < reference.size() && i < first.outputs.size(); ++i) {
     if (digested.run.outputs[i].second == first.outputs[i].second) continue;
-    auto measured = compare_tensors(outputs[i].first, index, reference[i], digested.canonical[i]);
+    auto measured = compare_tensors(digested.names[i], index, reference[i], digested.canonical[i]);
     auto it = std::find_if(observation.output_differences.begin(), observation.output_differences.end(),
                            [&](const Divergence& d) { return d.output == measured.output; });
     if (it == observation.output_differences.end())
@@ -185,7 +170,7 @@ void time_until_done(const RunFunction& run, const TimingRule& rule, const at::D
 }
 
 Prepared prepare_cell(const Cell& cell, const at::Device& device, std::uint64_t seed, Tracer& tracer,
-                      ProcessObservation& observation, PerOpState& per_op) {
+                      ProcessObservation& observation, PerOpState& per_op, InputCache* inputs) {
   if (cell.model) {
     VariantInfo variant;
     variant.name = cell.variant;
@@ -208,18 +193,18 @@ Prepared prepare_cell(const Cell& cell, const at::Device& device, std::uint64_t 
   if (std::find(variant->devices.begin(), variant->devices.end(), kind) == variant->devices.end())
     throw Unsupported(variant->unsupported_reason.empty() ? std::string("no implementation on ") + kind
                                                           : variant->unsupported_reason);
-  ProbeContext context(device, seed, *variant);
+  ProbeContext context(device, seed, *variant, inputs);
   auto run = probe->prepare(context);
   observation.input_digest = context.input_digest();
   return {run, probe->info.invariance};
 }
 
 void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
-             ProcessObservation& observation) {
+             ProcessObservation& observation, InputCache* inputs, OutputCopier* given_copier) {
   const at::Device device(request.device);
   const auto seed = static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed")));
   PerOpState per_op;
-  const auto prepared = prepare_cell(cell, device, seed, tracer, observation, per_op);
+  const auto prepared = prepare_cell(cell, device, seed, tracer, observation, per_op, inputs);
   std::vector<at::Tensor> reference;
   // With per-op records, the runs that digest every op are followed by runs that do not, timed
   // apart: the model's own time, and what the per-op digests cost.
@@ -230,39 +215,36 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
   const bool may_stop_early = !cell.model && prepared.invariance == Invariance::none;
   const auto started = std::chrono::steady_clock::now();
   const auto spent = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
-  for (int index = 0; index < total; ++index) {
-    const bool recording = per_op.recorder && index < request.warmup + request.repeats;
-    at::manual_seed(seed);  // ops that draw random numbers (fractional pooling) draw the same ones
-    synchronize(device);
-    tracer.begin_run();
-    if (recording) per_op.recorder->begin_run(index == 0 || !observation.origin_difference ? kKeptOutputBytes : 0);
-    timer.start();
-    const auto outputs = prepared.run();
-    const auto elapsed_ns = timer.stop_ns();
+  // What a run leaves besides its outputs, until its digest is taken.
+  struct Ran {
+    int index = 0;
+    std::int64_t elapsed_ns = 0;
     RecordedRun recorded;
-    if (recording) recorded = per_op.recorder->end_run();
-    synchronize(device);
-    auto kernels = tracer.end_run();
-    auto digested = digest_outputs(outputs);
+    std::vector<KernelRecord> kernels;
+    bool recording = false;
+  };
+  // A run's digest, what it shows, and whether the runs stop after it.
+  const auto account = [&](Digested digested, Ran ran) {
+    const int index = ran.index;
     digested.run.warmup = index < request.warmup;
-    digested.run.time_ns = elapsed_ns;
-    if (recording) keep_ops(observation, digested.run, std::move(recorded), index, per_op, kernels);
+    digested.run.time_ns = ran.elapsed_ns;
+    if (ran.recording) keep_ops(observation, digested.run, std::move(ran.recorded), index, per_op, ran.kernels);
     if (observation.trace_unavailable.empty()) {
-      digested.run.kernel_digest = kernel_sequence_digest(kernels);
-      keep_sequence(observation, digested.run.kernel_digest, std::move(kernels));
+      digested.run.kernel_digest = kernel_sequence_digest(ran.kernels);
+      keep_sequence(observation, digested.run.kernel_digest, std::move(ran.kernels));
     }
     if (index == 0) {
       reference = digested.canonical;
       if (cell.model)
         for (auto& tensor : reference) tensor = tensor.clone();  // a model's output may alias its parameters
-      if (prepared.invariance != Invariance::none) measure_variations(outputs, digested, observation);
+      if (prepared.invariance != Invariance::none) measure_variations(digested, observation);
     } else {
-      if (cell.model)
-        measure_output_differences(outputs, digested, observation.runs.front(), reference, index, observation);
+      if (cell.model) measure_output_differences(digested, observation.runs.front(), reference, index, observation);
       if (!observation.divergence && digested.run.digest != observation.runs.front().digest) {
         for (std::size_t i = 0; i < digested.canonical.size(); ++i)
           if (digested.run.outputs[i].second != observation.runs.front().outputs[i].second) {
-            observation.divergence = compare_tensors(outputs[i].first, index, reference[i], digested.canonical[i]);
+            observation.divergence =
+                compare_tensors(digested.names[i], index, reference[i], digested.canonical[i]);
             break;
           }
       }
@@ -271,15 +253,44 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
     if (may_stop_early && index > 0 && index + 1 < total &&
         observation.runs.back().digest != observation.runs.front().digest) {
       observation.stopped_early = true;
-      break;
+      return true;
     }
     // Under --budget: at least kMinimumRepeats after warm-up, then no more once the share is spent.
     if (cell.budget_seconds > 0 && !per_op.recorder && index + 1 < total &&
         index + 1 >= request.warmup + kMinimumRepeats && spent() >= cell.budget_seconds) {
       observation.budget_limited = true;
-      break;
+      return true;
     }
+    return false;
+  };
+  // On a GPU, run i's digest is taken after run i+1 is launched (worker/digest_pipeline.h); a model's
+  // outputs may alias what its next run restores, so its runs are digested one by one.
+  const auto own_copier = given_copier ? nullptr : make_output_copier(device);
+  auto& copier = given_copier ? *given_copier : *own_copier;
+  DigestPipeline<Ran> pipeline(copier, cell.model ? 0 : copier.depth());
+  bool stop = false;
+  for (int index = 0; index < total && !stop; ++index) {
+    Ran ran;
+    ran.index = index;
+    ran.recording = per_op.recorder && index < request.warmup + request.repeats;
+    at::manual_seed(seed);  // ops that draw random numbers (fractional pooling) draw the same ones
+    synchronize(device);
+    tracer.begin_run();
+    if (ran.recording)
+      per_op.recorder->begin_run(index == 0 || !observation.origin_difference ? kKeptOutputBytes : 0);
+    timer.start();
+    const auto outputs = prepared.run();
+    // The previous run's digest while this one executes; the digest may stop the runs after this one.
+    if (pipeline.depth() > 0 && pipeline.has_pending() && std::apply(account, pipeline.collect())) stop = true;
+    ran.elapsed_ns = timer.stop_ns();
+    if (ran.recording) ran.recorded = per_op.recorder->end_run();
+    synchronize(device);
+    ran.kernels = tracer.end_run();
+    pipeline.submit(outputs, std::move(ran));
+    while (pipeline.over_depth())
+      if (std::apply(account, pipeline.collect())) stop = true;
   }
+  while (pipeline.has_pending()) std::apply(account, pipeline.collect());
   if (cell.model) return;
   auto rule = request.timing;
   if (request.process > 0) {  // one process's timing-only runs time the cell; the others add digests
@@ -295,7 +306,8 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
 
 }  // namespace
 
-ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer) {
+ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
+                            InputCache* inputs, OutputCopier* copier) {
   ProcessObservation observation;
   observation.process = request.process;
   observation.trace_unavailable = tracer.unavailable_reason();
@@ -303,7 +315,7 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
   c10::WarningUtils::WarningHandlerGuard guard(&collector);
   try {
     apply_cell_settings(cell.settings);
-    run_all(cell, request, tracer, timer, observation);
+    run_all(cell, request, tracer, timer, observation, inputs, copier);
   } catch (const Unsupported& unsupported) {
     observation = ProcessObservation{};
     observation.trace_unavailable = tracer.unavailable_reason();
@@ -328,17 +340,24 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
 }
 
 void run_worker(const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
-                const std::function<void(const nlohmann::json&)>& emit) {
+                const std::function<void(const nlohmann::json&)>& emit, bool environment_sent) {
   // Fingerprint first, so `threads` is libtorch's own default on this machine.
-  emit(environment_event(environment_fingerprint()));
+  if (!environment_sent) emit(environment_event(environment_fingerprint()));
   apply_process_settings(request.process_settings);
   ProcessObservation skipped;
   skipped.process = request.process;
   skipped.status = ObservationStatus::unsupported;
   skipped.message = unhonoured_process_setting(request.process_settings);
+  // A variant's cells are neighbours in the batch: its inputs are drawn once and kept until the next
+  // variant (or seed) comes.
+  InputCache inputs;
+  std::string inputs_of;
   for (const auto& cell : request.cells) {
+    const auto variant = cell.probe + "/" + cell.variant + " seed " + cell.settings.at("seed");
+    if (variant != inputs_of) inputs.clear();
+    inputs_of = variant;
     emit(start_event(cell.key));
-    emit(cell_event(cell.key, skipped.message.empty() ? run_cell(cell, request, tracer, timer) : skipped));
+    emit(cell_event(cell.key, skipped.message.empty() ? run_cell(cell, request, tracer, timer, &inputs) : skipped));
   }
   emit(done_event());
 }
@@ -371,6 +390,13 @@ int worker_main() {
   const int events_fd = ::dup(STDOUT_FILENO);
   ::dup2(STDERR_FILENO, STDOUT_FILENO);
   FILE* events = ::fdopen(events_fd, "w");
+  const auto emit = [&](const nlohmann::json& event) {
+    const auto line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    std::fwrite(line.data(), 1, line.size(), events);
+    std::fflush(events);
+  };
+  // Before the request: a worker started ahead of it says so that it has loaded.
+  emit(environment_event(environment_fingerprint()));
   nlohmann::json request_json;
   try {
     request_json = nlohmann::json::parse(std::cin);
@@ -387,11 +413,7 @@ int worker_main() {
   }
   const auto tracer = make_tracer(request.device);
   const auto timer = make_run_timer(request.device);
-  run_worker(request, *tracer, *timer, [&](const nlohmann::json& event) {
-    const auto line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    std::fwrite(line.data(), 1, line.size(), events);
-    std::fflush(events);
-  });
+  run_worker(request, *tracer, *timer, emit, true);
   return 0;
 }
 

@@ -14,13 +14,20 @@
 
 namespace repro_audit {
 
+class InputCache;    // worker/probe.h
+class OutputCopier;  // worker/digest_pipeline.h
+
 // Runs one cell: settings, inputs, warm-up and timed runs, digests, kernel sequences. Never throws
 // for a probe's failure: that becomes the observation's status.
-ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer);
+// `inputs`, when given, shares the random inputs of a variant's cells (worker/probe.h, InputCache);
+// `copier`, when given, replaces the device's (worker/digest_pipeline.h): tests order a fake stream.
+ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
+                            InputCache* inputs = nullptr, OutputCopier* copier = nullptr);
 
 // Runs every cell of the request, emitting `environment`, then `start` and `cell` per cell, then `done`.
+// `environment_sent`: the caller emitted it already (a worker says it before reading its request).
 void run_worker(const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
-                const std::function<void(const nlohmann::json&)>& emit);
+                const std::function<void(const nlohmann::json&)>& emit, bool environment_sent = false);
 
 // `repro-audit worker`: request on stdin, events on stdout. Returns the process exit code.
 int worker_main();

@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include <deque>
+#include <mutex>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -54,10 +56,12 @@ class FakeWorker : public Worker {
   bool terminated_ = false;
 };
 
-// Plays the queued scripts, then workers that finish every cell they are given.
+// Plays the queued scripts, then workers that finish every cell they are given. Workers may be
+// started from several threads at once (--jobs).
 class FakeLauncher : public WorkerLauncher {
  public:
   std::unique_ptr<Worker> start(const std::string& request, const std::map<std::string, std::string>&) override {
+    const std::lock_guard hold(lock_);
     requests.push_back(nlohmann::json::parse(request));
     if (!scripts.empty()) {
       auto script = std::move(scripts.front());
@@ -67,6 +71,10 @@ class FakeLauncher : public WorkerLauncher {
     Script good;
     for (const auto& cell : requests.back().at("cells")) {
       good.lines.push_back(start_line(cell.at("key")));
+      if (crash_on.erase(cell.at("key"))) {  // dies on this cell, once
+        good.signal = SIGSEGV;
+        break;
+      }
       good.lines.push_back(cell_line(cell.at("key")));
     }
     return std::make_unique<FakeWorker>(std::move(good));
@@ -78,7 +86,11 @@ class FakeLauncher : public WorkerLauncher {
     return keys;
   }
   std::deque<Script> scripts;
+  std::set<std::string> crash_on;  // after the scripts: a worker given one of these cells crashes on it, once
   std::vector<nlohmann::json> requests;
+
+ private:
+  std::mutex lock_;
 };
 
 }  // namespace repro_audit::testing

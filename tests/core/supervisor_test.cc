@@ -1,6 +1,8 @@
 // Crash blame, time limits, interruptions and resume of the supervisor, on scripted workers.
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "fake_workers.h"
 #include "supervisor/supervisor.h"
 
@@ -111,6 +113,102 @@ TEST_F(Supervising, AStopRequestEndsTheWorkerWithoutBlamingItsCell) {
   EXPECT_TRUE(result.interrupted);
   EXPECT_EQ(result.observations.size(), 1u);
   EXPECT_EQ(launcher_.requests.size(), 1u);
+}
+
+Cell threaded_cell(const std::string& key, const std::string& threads) {
+  auto cell = make_cell(key);
+  cell.settings = {{"threads", threads}};
+  return cell;
+}
+
+TEST(ParallelGroups, SplitTheLaterProcessesByThreadsAndCores) {
+  Batch batch;
+  batch.cells = {threaded_cell("a1", "1"), threaded_cell("b2", "2"), threaded_cell("c1", "1"),
+                 threaded_cell("d1", "1"), threaded_cell("e2", "2"), make_cell("f")};
+  const auto groups = parallel_groups({batch}, 3, 0, 2);
+  ASSERT_EQ(groups.size(), 4u);  // processes 1 and 2, each: one thread, two threads (and the unset: every core)
+  EXPECT_EQ(groups[0].process, 1);
+  EXPECT_EQ(groups[2].process, 2);
+  ASSERT_EQ(groups[0].parts.size(), 2u);  // 2 cores / 1 thread
+  EXPECT_EQ(groups[0].parts[0].cells.size(), 2u);
+  EXPECT_EQ(groups[0].parts[1].cells.size(), 1u);
+  ASSERT_EQ(groups[1].parts.size(), 1u);  // 2 cores / 2 threads; "f" uses every core
+  EXPECT_EQ(groups[1].parts[0].cells.size(), 3u);
+  // An explicit --jobs holds whatever the threads, but never more workers than cells.
+  const auto forced = parallel_groups({batch}, 2, 8, 2);
+  ASSERT_EQ(forced.size(), 2u);
+  EXPECT_EQ(forced[0].parts.size(), 3u);
+  EXPECT_EQ(forced[1].parts.size(), 3u);
+  EXPECT_TRUE(parallel_groups({batch}, 1, 0, 2).empty());  // one process: nothing beside it
+  EXPECT_EQ(cell_threads(threaded_cell("z", "0"), 8), 1);
+  EXPECT_EQ(cell_threads(make_cell("z"), 8), 8);
+}
+
+class SupervisingSideBySide : public ::testing::Test {
+ protected:
+  SupervisingSideBySide() {
+    batch_.cells = {threaded_cell("a", "1"), threaded_cell("b", "1"), threaded_cell("c", "1"),
+                    threaded_cell("d", "2")};
+    options_.launcher = &launcher_;
+    options_.processes = 2;
+    options_.jobs = 0;
+    options_.cores = 2;
+    options_.terminate_grace = 1ms;
+  }
+  Batch batch_;
+  FakeLauncher launcher_;
+  SupervisorOptions options_;
+};
+
+TEST_F(SupervisingSideBySide, TheFirstProcessRunsAloneAndTimesTheLaterOnesAddUntimedDigests) {
+  std::vector<std::pair<std::string, int>> finished;
+  options_.on_cell = [&](const Cell& cell, const ProcessObservation& observation) {
+    finished.emplace_back(cell.key, observation.process);
+  };
+  const auto result = run_batches({batch_}, options_);
+  EXPECT_FALSE(result.interrupted);
+  // Process 0 alone (one worker, every cell); process 1: two workers for the one-thread cells, one for d.
+  ASSERT_EQ(launcher_.requests.size(), 4u);
+  EXPECT_EQ(launcher_.requested_keys(0), (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(launcher_.requests[0].at("process"), 0);
+  EXPECT_EQ(launcher_.requested_keys(3), std::vector<std::string>{"d"});
+  for (const auto& key : {"a", "b", "c", "d"}) {
+    const auto& seen = result.observations.at(key);
+    ASSERT_EQ(seen.size(), 2u) << key;
+    EXPECT_EQ(seen[0].process, 0);
+    EXPECT_FALSE(seen[0].untimed) << key;
+    EXPECT_EQ(seen[1].process, 1);
+    EXPECT_EQ(seen[1].untimed, std::string(key) != "d") << key;  // d ran alone: its times are timings
+  }
+  ASSERT_EQ(finished.size(), 8u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(finished[i].second, 0);  // every first process first
+}
+
+TEST_F(SupervisingSideBySide, ACrashBesideAnotherWorkerBlamesItsOwnCell) {
+  launcher_.crash_on = {"b"};
+  launcher_.scripts.push_back({{start_line("a"), cell_line("a"), start_line("b"), cell_line("b"), start_line("c"),
+                                cell_line("c"), start_line("d"), cell_line("d")}});
+  const auto result = run_batches({batch_}, options_);
+  EXPECT_FALSE(result.interrupted);
+  EXPECT_EQ(to_string(result.observations.at("b").at(1).status), "crashed");
+  for (const auto& key : {"a", "c", "d"}) EXPECT_EQ(to_string(result.observations.at(key).at(1).status), "ok");
+}
+
+TEST_F(SupervisingSideBySide, AStopEndsEveryWorkerAndNoFurtherGroupStarts) {
+  std::atomic<bool> stop = false;
+  options_.stop_requested = [&] { return stop.load(); };
+  options_.on_cell = [&](const Cell&, const ProcessObservation& observation) {
+    if (observation.process == 1) stop = true;
+  };
+  const auto result = run_batches({batch_}, options_);
+  EXPECT_TRUE(result.interrupted);
+  // Every first process; then the worker of a and c stops after its first later cell at most, and the
+  // one of b may or may not finish b before it sees the stop.
+  EXPECT_EQ(result.observations.at("c").size(), 1u);
+  const auto later = result.observations.at("a").size() + result.observations.at("b").size() - 2;
+  EXPECT_GE(later, 1u);
+  EXPECT_LE(later, 2u);
+  EXPECT_EQ(result.observations.at("d").size(), 1u) << "the two-thread group started after the stop";
 }
 
 }  // namespace

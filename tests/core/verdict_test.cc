@@ -117,6 +117,20 @@ TEST(Verdict, TimingSkipsWarmupAndTakesPercentiles) {
   EXPECT_EQ(verdict.timing.samples, 2);  // the first run is warm-up
 }
 
+TEST(Verdict, AProcessThatRanBesideOthersGivesDigestsButNoTimings) {
+  auto beside = process(1, {"a", "a", "a"}, 9000);
+  beside.untimed = true;
+  const auto verdict = judge(cell_with("off"), {process(0, {"a", "a", "a"}, 1000), beside});
+  EXPECT_EQ(verdict.kind, VerdictKind::deterministic);
+  EXPECT_EQ(verdict.runs, 6);
+  EXPECT_EQ(verdict.timing.samples, 2);
+  EXPECT_LT(verdict.timing.median_ns, 2000);  // the 9000 ns runs beside others are not timings
+  auto diverged = beside;
+  diverged.runs.back().digest = std::string(32, 'f');
+  EXPECT_EQ(judge(cell_with("off"), {process(0, {"a", "a", "a"}, 1000), diverged}).kind,
+            VerdictKind::nondeterministic);
+}
+
 TEST(Contradiction, FollowsWhatIsDocumentedForTheSettings) {
   Verdict diverged;
   diverged.kind = VerdictKind::nondeterministic;

@@ -9,7 +9,7 @@
 #include <cstdio>
 
 #include "protocol/worker_protocol.h"
-#include "supervisor/worker_launcher.h"
+#include "supervisor/worker_process.h"
 #include "test_tools.h"
 #include "trace/tracer_factory.h"
 #include "worker/settings_apply.h"
