@@ -242,9 +242,10 @@ void add_audit_options(CLI::App* run, RunArguments& arguments) {
                   "Time budget of the audit, e.g. 2m, 90s, 1h: slow cells get fewer repeats, never fewer than " +
                       std::to_string(kMinimumRepeats) + " per process");
   run->add_option("--jobs", arguments.jobs,
-                  "Workers side by side for the processes after the first, which only add digests (default: the "
-                  "cores divided by the cell's threads; on a GPU, 1). The first process runs alone: it times")
-      ->check(CLI::Range(1, 1024));
+                  "Workers side by side for the processes after the first, which then only add digests (the first "
+                  "process runs alone: it times). 0: the cores divided by the cell's threads (1 on a GPU). Default: "
+                  "1, or 0 with --no-cost")
+      ->check(CLI::Range(0, 1024));
   run->add_option(
       "--journal", arguments.journal,
       "Folder journaling each finished cell (default: a new one under $XDG_STATE_HOME/repro-audit/journals, "
@@ -276,7 +277,10 @@ int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue,
   AuditOptions options = command_line_audit_options(arguments.journal, arguments.resume);
   set_shard_options(arguments, options);
   if (!arguments.budget.empty()) options.budget_seconds = budget_seconds(arguments.budget);
-  options.jobs = arguments.jobs.value_or(0);
+  // Side by side, the later processes' runs are untimed: the timings then come from one process, one
+  // stretch of time, and drift of the host between audits shows as costs and SLOWER (README, Timing).
+  // So by default only an audit that reports no costs runs its workers side by side.
+  options.jobs = arguments.jobs.value_or(arguments.no_cost ? 0 : 1);
   const auto mode = arguments.quiet                      ? Progress::Mode::quiet
                     : is_capable_terminal(STDERR_FILENO) ? Progress::Mode::live
                                                          : Progress::Mode::final_line;

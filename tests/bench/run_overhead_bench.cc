@@ -9,6 +9,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "config/settings.h"
 #include "hash/digest.h"
@@ -16,6 +17,8 @@
 #include "trace/library_verbose_tracer.h"
 #include "trace/record_function_tracer.h"
 #include "trace/steady_clock_timer.h"
+#include "worker/digest_pipeline.h"
+#include "worker/probe.h"
 #include "worker/settings_apply.h"
 #include "worker/worker.h"
 
@@ -81,6 +84,70 @@ BENCHMARK_CAPTURE(run_cells, matmul_traced, "matmul", "f32", Mode::traced)->Unit
 BENCHMARK_CAPTURE(run_cells, matmul_library, "matmul", "f32", Mode::library)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(run_cells, conv_traced, "conv", "f32", Mode::traced)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(run_cells, conv_library, "conv", "f32", Mode::library)->Unit(benchmark::kMillisecond);
+
+// The worker's own cost per run, as the worker runs (traced, timed, digested): the time a cell spends
+// outside its runs' timed spans, for a cell of 1 + 2N runs less one of 1 + N with the variant's inputs
+// drawn once (InputCache), so preparing cancels out; over N, per run. Process 1: no timing-only runs.
+// `overhead_pct` is that over the op's median (goal: under 1% for ops over 1 ms).
+void per_run_overhead(benchmark::State& state, const char* probe, const char* variant, bool traced) {
+  apply_process_settings({{"threads", "1"}});
+  const auto cell = make_cell(probe, variant);
+  std::unique_ptr<Tracer> tracer = traced ? make_library_verbose_tracer(make_record_function_tracer())
+                                          : std::make_unique<NullTracer>("off");
+  SteadyClockTimer timer;
+  InputCache inputs;
+  constexpr int kRuns = 20;
+  auto timed_cell = [&](int repeats, std::vector<std::int64_t>& run_ns) {
+    WorkerRequest request;
+    request.warmup = 1;
+    request.repeats = repeats;
+    request.process = 1;
+    const auto started = std::chrono::steady_clock::now();
+    const auto observation = run_cell(cell, request, *tracer, timer, &inputs);
+    auto outside = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - started).count();
+    for (const auto& run : observation.runs) {
+      outside -= static_cast<double>(run.time_ns);
+      if (!run.warmup) run_ns.push_back(run.time_ns);
+    }
+    return outside;
+  };
+  std::vector<std::int64_t> run_ns;
+  timed_cell(kRuns, run_ns);  // draws the inputs
+  run_ns.clear();
+  double extra_ns = 0;
+  for (auto _ : state) extra_ns += timed_cell(2 * kRuns, run_ns) - timed_cell(kRuns, run_ns);
+  std::sort(run_ns.begin(), run_ns.end());
+  const double median = run_ns.empty() ? 0 : static_cast<double>(run_ns[run_ns.size() / 2]);
+  const double overhead = extra_ns / static_cast<double>(kRuns * state.iterations());
+  // Of that overhead, the digest of the outputs (XXH3-128 over every output byte): one pass over the
+  // outputs the op wrote, which no determinism check can skip.
+  const auto* definition = find_registered_probe(probe);
+  ProbeContext context(at::kCPU, 0, *definition->info.find_variant(variant), &inputs);
+  const auto outputs = definition->prepare(context)();
+  std::vector<double> digest_ns;
+  for (int i = 0; i < 11; ++i) {
+    const auto started = std::chrono::steady_clock::now();
+    ImmediateCopier copier;
+    NamedTensors named(outputs.begin(), outputs.end());
+    std::vector<std::string> names;
+    for (const auto& [name, _] : named) names.push_back(name);
+    benchmark::DoNotOptimize(digest_canonical_outputs(names, copier.copy(named)->wait()));
+    digest_ns.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - started).count());
+  }
+  std::sort(digest_ns.begin(), digest_ns.end());
+  const double digest = digest_ns[digest_ns.size() / 2];
+  state.counters["op_median_ms"] = median / 1e6;
+  state.counters["overhead_ms"] = overhead / 1e6;
+  state.counters["overhead_pct"] = median > 0 ? overhead / median * 100 : 0;
+  state.counters["digest_pct"] = median > 0 ? digest / median * 100 : 0;
+}
+BENCHMARK_CAPTURE(per_run_overhead, matmul_f32, "matmul", "f32", true)->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK_CAPTURE(per_run_overhead, conv_f32, "conv", "f32", true)->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK_CAPTURE(per_run_overhead, index_add_f32, "index_add", "f32", true)->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK_CAPTURE(per_run_overhead, matmul_f32_untraced, "matmul", "f32", false)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5);
+BENCHMARK_CAPTURE(per_run_overhead, conv_f32_untraced, "conv", "f32", false)->Unit(benchmark::kMillisecond)->Iterations(5);
 
 // The RecordFunction callback alone: one tiny op per iteration, with and without the tracer.
 void tiny_op(benchmark::State& state) {

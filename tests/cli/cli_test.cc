@@ -1,4 +1,6 @@
 // Runs the real binary on real probes and checks exit codes and files.
+#include <map>
+
 #include "cli_tools.h"
 
 #include <nlohmann/json.hpp>
@@ -51,6 +53,31 @@ processes: 2
     }
   }
   EXPECT_TRUE(race_seen) << "index_put_accumulate/f32 under default with 2 threads agreed in 3 audits of 22 runs";
+}
+
+// --jobs 2: process 0 of every cell alone, then the second process's cells in two workers side by
+// side, whose runs count for the verdict but not for timing; --jobs 1 marks nothing untimed.
+TEST_F(Cli, JobsRunTheLaterProcessesSideBySideUntimedWithTheSameVerdicts) {
+  std::map<std::string, std::map<std::string, std::string>> verdicts;
+  for (const std::string jobs : {"1", "2"}) {
+    const auto report_path = path("jobs" + jobs + ".json");
+    const auto result = run("run --device cpu --probe sum/f32 --probe index_add/f32 --probe scatter_add/f32 "
+                            "--profile default --profile strict --axis threads=1 --repeats 3 --jobs " +
+                            jobs + " --json " + report_path);
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    const auto report = nlohmann::json::parse(slurp(report_path));
+    ASSERT_EQ(report.at("cells").size(), 6u);
+    for (const auto& cell : report.at("cells")) {
+      verdicts[jobs][cell.at("key")] = cell.at("verdict").get<std::string>();
+      const auto& observations = cell.at("observations");
+      ASSERT_EQ(observations.size(), 2u) << cell.at("key");
+      EXPECT_FALSE(observations.at(0).value("untimed", false)) << cell.at("key");
+      EXPECT_EQ(observations.at(1).value("untimed", false), jobs == "2") << cell.at("key");
+      EXPECT_GT(cell.at("timing").at("samples").get<int>(), 0) << cell.at("key");
+    }
+  }
+  EXPECT_EQ(verdicts["1"].size(), 6u);
+  EXPECT_EQ(verdicts["1"], verdicts["2"]);
 }
 
 TEST_F(Cli, BadConfigExitsTwoWithFileLineAndChoices) {
