@@ -28,10 +28,10 @@ struct RunArguments {
   std::string journal;
   std::string resume;
   bool no_cost = false;
-  bool quiet = false;  // no progress and no matrix: the summary only
-  std::string budget;  // --budget: "2m", "90s", "1h", "120" (seconds)
+  bool quiet = false;       // no progress and no matrix: the summary only
+  std::string budget;       // --budget: "2m", "90s", "1h", "120" (seconds)
   std::optional<int> jobs;  // --jobs: workers side by side after the first process (default: by cores)
-  std::string shard;   // K/N
+  std::string shard;        // K/N
   std::optional<int> shards;
   std::string shard_from = "scheduler";
   std::string timings;  // a report whose timings balance the shards

@@ -30,7 +30,11 @@ class BatchRunner {
   // the observations of a worker that ran beside others.
   BatchRunner(const Batch& batch, int process, const SupervisorOptions& options, Observations& observations,
               std::mutex& lock, bool untimed = false)
-      : batch_(batch), process_(process), options_(options), observations_(observations), lock_(lock),
+      : batch_(batch),
+        process_(process),
+        options_(options),
+        observations_(observations),
+        lock_(lock),
         untimed_(untimed) {
     for (const auto& cell : batch.cells)
       if (!options.finished.count({cell.key, process})) remaining_.push_back(cell);
@@ -175,7 +179,8 @@ std::vector<ParallelGroup> parallel_groups(const std::vector<Batch>& batches, in
           auto& part = *std::min_element(group.parts.begin(), group.parts.end(), [](const Batch& a, const Batch& b) {
             return a.cells.size() < b.cells.size();
           });
-          part.cells.insert(part.cells.end(), cells.begin() + static_cast<long>(i), cells.begin() + static_cast<long>(end));
+          part.cells.insert(part.cells.end(), cells.begin() + static_cast<long>(i),
+                            cells.begin() + static_cast<long>(end));
           i = end;
         }
         groups.push_back(std::move(group));
@@ -188,8 +193,9 @@ namespace {
 
 // Whether a batch still has a cell for this process.
 bool has_work(const Batch& batch, int process, const SupervisorOptions& options) {
-  return std::any_of(batch.cells.begin(), batch.cells.end(),
-                     [&](const Cell& cell) { return !options.finished.count({cell.key, process}); });
+  return std::any_of(batch.cells.begin(), batch.cells.end(), [&](const Cell& cell) {
+    return !options.finished.count({cell.key, process});
+  });
 }
 
 // Libtorch takes a worker ~0.5 s to load: the workers the audit will need are started together, up to
@@ -214,7 +220,8 @@ SupervisedRuns run_batches(const std::vector<Batch>& batches, const SupervisorOp
                           : parallel_groups(batches, options.processes, options.jobs, options.cores);
   std::vector<std::pair<const Batch*, int>> units;
   for (const auto& batch : batches)
-    for (int process = 0; process < (groups.empty() ? options.processes : 1); ++process) units.emplace_back(&batch, process);
+    for (int process = 0; process < (groups.empty() ? options.processes : 1); ++process)
+      units.emplace_back(&batch, process);
   for (const auto& group : groups)
     for (const auto& part : group.parts) units.emplace_back(&part, group.process);
   start_ahead(units, options);

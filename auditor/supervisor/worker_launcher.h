@@ -1,7 +1,7 @@
 #pragma once
 // How the supervisor starts and talks to workers, behind an interface: the real one spawns
-// `repro-audit worker` processes (ProcessLauncher, supervisor/worker_process.h); tests script fake workers to check crash blame, time limits,
-// interruptions and resume in milliseconds.
+// `repro-audit worker` processes (ProcessLauncher, supervisor/worker_process.h); tests script fake workers to check
+// crash blame, time limits, interruptions and resume in milliseconds.
 #include <chrono>
 #include <map>
 #include <memory>
@@ -41,6 +41,5 @@ class WorkerLauncher {
     (void)deadline;
   }
 };
-
 
 }  // namespace repro_audit

@@ -98,21 +98,18 @@ const at::Tensor& ProbeContext::input(const std::string& name, const at::Tensor&
 std::string ProbeContext::input_digest() const { return inputs_.empty() ? "" : combine_digests(inputs_); }
 
 at::Tensor ProbeContext::randn(at::IntArrayRef sizes, at::ScalarType dtype) {
-  return drawn(fmt::format("randn {} {}", sizes, c10::toString(dtype)), [&] {
-    return at::randn(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype);
-  });
+  return drawn(fmt::format("randn {} {}", sizes, c10::toString(dtype)),
+               [&] { return at::randn(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype); });
 }
 
 at::Tensor ProbeContext::rand(at::IntArrayRef sizes, at::ScalarType dtype) {
-  return drawn(fmt::format("rand {} {}", sizes, c10::toString(dtype)), [&] {
-    return at::rand(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype);
-  });
+  return drawn(fmt::format("rand {} {}", sizes, c10::toString(dtype)),
+               [&] { return at::rand(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype); });
 }
 
 at::Tensor ProbeContext::randint(std::int64_t high, at::IntArrayRef sizes) {
-  return drawn(fmt::format("randint {} {}", high, sizes), [&] {
-    return at::randint(high, sizes, generator_, at::TensorOptions().dtype(at::kLong));
-  });
+  return drawn(fmt::format("randint {} {}", high, sizes),
+               [&] { return at::randint(high, sizes, generator_, at::TensorOptions().dtype(at::kLong)); });
 }
 
 at::ScalarType scalar_type_of(DType dtype) {

@@ -243,8 +243,7 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
       if (!observation.divergence && digested.run.digest != observation.runs.front().digest) {
         for (std::size_t i = 0; i < digested.canonical.size(); ++i)
           if (digested.run.outputs[i].second != observation.runs.front().outputs[i].second) {
-            observation.divergence =
-                compare_tensors(digested.names[i], index, reference[i], digested.canonical[i]);
+            observation.divergence = compare_tensors(digested.names[i], index, reference[i], digested.canonical[i]);
             break;
           }
       }
@@ -276,8 +275,7 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
     at::manual_seed(seed);  // ops that draw random numbers (fractional pooling) draw the same ones
     synchronize(device);
     tracer.begin_run();
-    if (ran.recording)
-      per_op.recorder->begin_run(index == 0 || !observation.origin_difference ? kKeptOutputBytes : 0);
+    if (ran.recording) per_op.recorder->begin_run(index == 0 || !observation.origin_difference ? kKeptOutputBytes : 0);
     timer.start();
     const auto outputs = prepared.run();
     // The previous run's digest while this one executes; the digest may stop the runs after this one.

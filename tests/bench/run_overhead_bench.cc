@@ -92,8 +92,8 @@ BENCHMARK_CAPTURE(run_cells, conv_library, "conv", "f32", Mode::library)->Unit(b
 void per_run_overhead(benchmark::State& state, const char* probe, const char* variant, bool traced) {
   apply_process_settings({{"threads", "1"}});
   const auto cell = make_cell(probe, variant);
-  std::unique_ptr<Tracer> tracer = traced ? make_library_verbose_tracer(make_record_function_tracer())
-                                          : std::make_unique<NullTracer>("off");
+  std::unique_ptr<Tracer> tracer =
+      traced ? make_library_verbose_tracer(make_record_function_tracer()) : std::make_unique<NullTracer>("off");
   SteadyClockTimer timer;
   InputCache inputs;
   constexpr int kRuns = 20;
@@ -143,11 +143,15 @@ void per_run_overhead(benchmark::State& state, const char* probe, const char* va
 }
 BENCHMARK_CAPTURE(per_run_overhead, matmul_f32, "matmul", "f32", true)->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK_CAPTURE(per_run_overhead, conv_f32, "conv", "f32", true)->Unit(benchmark::kMillisecond)->Iterations(5);
-BENCHMARK_CAPTURE(per_run_overhead, index_add_f32, "index_add", "f32", true)->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK_CAPTURE(per_run_overhead, index_add_f32, "index_add", "f32", true)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5);
 BENCHMARK_CAPTURE(per_run_overhead, matmul_f32_untraced, "matmul", "f32", false)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(5);
-BENCHMARK_CAPTURE(per_run_overhead, conv_f32_untraced, "conv", "f32", false)->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK_CAPTURE(per_run_overhead, conv_f32_untraced, "conv", "f32", false)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5);
 
 // The RecordFunction callback alone: one tiny op per iteration, with and without the tracer.
 void tiny_op(benchmark::State& state) {

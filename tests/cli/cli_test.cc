@@ -61,9 +61,10 @@ TEST_F(Cli, JobsRunTheLaterProcessesSideBySideUntimedWithTheSameVerdicts) {
   std::map<std::string, std::map<std::string, std::string>> verdicts;
   for (const std::string jobs : {"1", "2"}) {
     const auto report_path = path("jobs" + jobs + ".json");
-    const auto result = run("run --device cpu --probe sum/f32 --probe index_add/f32 --probe scatter_add/f32 "
-                            "--profile default --profile strict --axis threads=1 --repeats 3 --jobs " +
-                            jobs + " --json " + report_path);
+    const auto result =
+        run("run --device cpu --probe sum/f32 --probe index_add/f32 --probe scatter_add/f32 "
+            "--profile default --profile strict --axis threads=1 --repeats 3 --jobs " +
+            jobs + " --json " + report_path);
     ASSERT_EQ(result.exit_code, 0) << result.output;
     const auto report = nlohmann::json::parse(slurp(report_path));
     ASSERT_EQ(report.at("cells").size(), 6u);

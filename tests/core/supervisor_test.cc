@@ -147,8 +147,7 @@ TEST(ParallelGroups, SplitTheLaterProcessesByThreadsAndCores) {
 class SupervisingSideBySide : public ::testing::Test {
  protected:
   SupervisingSideBySide() {
-    batch_.cells = {threaded_cell("a", "1"), threaded_cell("b", "1"), threaded_cell("c", "1"),
-                    threaded_cell("d", "2")};
+    batch_.cells = {threaded_cell("a", "1"), threaded_cell("b", "1"), threaded_cell("c", "1"), threaded_cell("d", "2")};
     options_.launcher = &launcher_;
     options_.processes = 2;
     options_.jobs = 0;
