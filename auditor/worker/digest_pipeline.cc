@@ -25,11 +25,8 @@ std::unique_ptr<HostCopy> ImmediateCopier::copy(const NamedTensors& outputs) {
 
 Digested digest_canonical_outputs(std::vector<std::string> names, std::vector<at::Tensor> canonical) {
   Digested result;
-  for (std::size_t i = 0; i < canonical.size(); ++i) {
-    const auto& cpu = canonical[i];
-    result.run.outputs.emplace_back(
-        names[i], digest_canonical(c10::toString(cpu.scalar_type()), cpu.sizes().vec(), cpu.data_ptr(), cpu.nbytes()));
-  }
+  for (std::size_t i = 0; i < canonical.size(); ++i)
+    result.run.outputs.emplace_back(names[i], digest_tensor(canonical[i]));
   result.run.digest = combine_digests(result.run.outputs);
   result.canonical = std::move(canonical);
   result.names = std::move(names);

@@ -55,27 +55,17 @@ const std::string& ProbeContext::parameter(const std::string& name) const {
                                           names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
 }
 
-namespace {
-
-std::string canonical_digest(const at::Tensor& tensor) {
-  const auto canonical = canonical_tensor(tensor);
-  return digest_canonical(c10::toString(canonical.scalar_type()), canonical.sizes().vec(), canonical.data_ptr(),
-                          canonical.nbytes());
-}
-
-}  // namespace
-
 at::Tensor ProbeContext::made(const at::Tensor& cpu_tensor, std::string digest) {
-  inputs_.emplace_back(std::to_string(inputs_.size()), digest.empty() ? canonical_digest(cpu_tensor) : digest);
+  inputs_.emplace_back(std::to_string(inputs_.size()), digest.empty() ? digest_tensor(cpu_tensor) : digest);
   return to_device(cpu_tensor);
 }
 
 at::Tensor ProbeContext::drawn(const std::string& request, const std::function<at::Tensor()>& draw) {
   if (!cache_) return made(draw());
   const auto state = generator_.get_state();
-  const auto key = request + " " + canonical_digest(state);
+  const auto key = request + " " + digest_tensor(state);
   if (auto* entry = cache_->find(key)) {
-    auto digest = canonical_digest(entry->tensor);
+    auto digest = digest_tensor(entry->tensor);
     if (digest == entry->digest) {
       generator_.set_state(entry->state_after);
       cache_->note_hit();
@@ -83,7 +73,7 @@ at::Tensor ProbeContext::drawn(const std::string& request, const std::function<a
     }
   }
   auto tensor = draw();
-  auto digest = canonical_digest(tensor);
+  auto digest = digest_tensor(tensor);
   cache_->keep({key, tensor, digest, generator_.get_state()});
   return made(tensor, std::move(digest));
 }

@@ -1,0 +1,72 @@
+// `repro-audit worker`: the process a supervisor starts. It limits its own memory, says its
+// environment, reads one request on stdin and runs it, one JSON line per event on stdout.
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "protocol/worker_protocol.h"
+#include "trace/tracer_factory.h"
+#include "worker/environment.h"
+#include "worker/worker.h"
+
+namespace repro_audit {
+namespace {
+
+// A worker limits its own memory, so a runaway probe fails with an allocation error instead of
+// pulling the machine into swap or the OOM killer: three quarters of physical memory.
+void limit_memory() {
+  const auto pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return;
+  rlimit limit{};
+  ::getrlimit(RLIMIT_DATA, &limit);
+  const rlim_t wanted = static_cast<rlim_t>(pages) / 4 * 3 * static_cast<rlim_t>(page);
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < wanted) return;
+  limit.rlim_cur = wanted;
+  ::setrlimit(RLIMIT_DATA, &limit);
+}
+
+}  // namespace
+
+int worker_main() {
+  // The supervisor decides when a worker stops: Ctrl-C reaches the whole process group, and the
+  // supervisor ends its workers itself. If the supervisor dies (kill -9), its workers die with it.
+  ::signal(SIGINT, SIG_IGN);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1) return 3;  // the supervisor was gone before the line above took effect
+  limit_memory();
+  // Events go to the original stdout; anything else printing to stdout is sent to stderr instead.
+  const int events_fd = ::dup(STDOUT_FILENO);
+  ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  FILE* events = ::fdopen(events_fd, "w");
+  const auto emit = [&](const nlohmann::json& event) {
+    const auto line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    std::fwrite(line.data(), 1, line.size(), events);
+    std::fflush(events);
+  };
+  // Before the request: a worker started ahead of it says so that it has loaded.
+  emit(environment_event(environment_fingerprint()));
+  nlohmann::json request_json;
+  try {
+    request_json = nlohmann::json::parse(std::cin);
+  } catch (const nlohmann::json::exception& error) {
+    std::cerr << "worker: bad request: " << error.what() << "\n";
+    return 2;
+  }
+  WorkerRequest request;
+  try {
+    request = request_from_json(request_json);
+  } catch (const nlohmann::json::exception& error) {
+    std::cerr << "worker: bad request: " << error.what() << "\n";
+    return 2;
+  }
+  const auto tracer = make_tracer(request.device);
+  const auto timer = make_run_timer(request.device);
+  run_worker(request, *tracer, *timer, emit, true);
+  return 0;
+}
+
+}  // namespace repro_audit
