@@ -260,6 +260,8 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   supervisor.warmup = config.warmup;
   supervisor.processes = config.processes;
   supervisor.timing = options.timing;
+  // Under --budget every cell's share pays for its one timing round.
+  if (options.budget_seconds > 0) supervisor.timing.rounds = 1;
   // Workers beside each other on one GPU would share its memory and queues: on a GPU, one at a time
   // unless asked.
   supervisor.jobs = options.jobs == 0 && device_kind(device.device) != "cpu" ? 1 : options.jobs;
@@ -278,6 +280,16 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   auto supervised = run_batches(batches, supervisor);
   for (auto& [key, seen] : supervised.observations)
     for (auto& observation : seen) observations[key].push_back(std::move(observation));
+  // The later timing rounds, once every cell's determinism runs are done (timing/timing.h).
+  supervisor.on_round = [&](int round, const Batch& batch) {
+    if (options.on_round) options.on_round(round, supervisor.timing.rounds, batch.cells);
+  };
+  supervisor.on_timing_round = [&](const Cell& cell, const ProcessObservation& observation) {
+    journal.record(cell, observation);  // replaces the first process's entry
+    if (options.on_timing_round) options.on_timing_round(cell, observation);
+  };
+  if (!supervised.interrupted && supervisor.timing.rounds > 1)
+    supervised.interrupted = !run_timing_rounds(batches, supervisor, observations);
   for (auto& [key, seen] : observations)
     std::sort(seen.begin(), seen.end(), [](const auto& a, const auto& b) { return a.process < b.process; });
 

@@ -21,6 +21,9 @@ struct AuditOptions {
   // processes per cell; then every (cell, process) that finished, those taken from a journal first.
   std::function<void(const std::vector<Cell>&, const std::vector<double>& expected_seconds, int processes)> on_plan;
   std::function<void(const Cell&, const ProcessObservation&)> on_cell;
+  // The later timing rounds (timing/timing.h): a round starts on some cells; a cell got its samples.
+  std::function<void(int round, int rounds, const std::vector<Cell>& cells)> on_round;
+  std::function<void(const Cell&, const ProcessObservation&)> on_timing_round;
   std::function<void(const std::string& warning)> on_warning;
   std::function<bool()> stop_requested = [] { return false; };
   // Required: `auto`/`cuda` -> a concrete device, and the environment fingerprint used when no

@@ -42,6 +42,19 @@ void Progress::cell_finished(const Cell& cell, const ProcessObservation& observa
   if (mode_ == Mode::live) out_ << "\r\033[K" << line() << std::flush;
 }
 
+void Progress::round_started(int round, int rounds, std::size_t cells) {
+  if (round != round_) round_cells_ = round_done_ = 0;
+  round_ = round;
+  rounds_ = rounds;
+  round_cells_ += cells;
+  if (mode_ == Mode::live) out_ << "\r\033[K" << line() << std::flush;
+}
+
+void Progress::round_cell_finished() {
+  ++round_done_;
+  if (mode_ == Mode::live) out_ << "\r\033[K" << line() << std::flush;
+}
+
 std::string Progress::line() const {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   std::string eta = "ETA --";
@@ -49,6 +62,8 @@ std::string Progress::line() const {
   if (expected_done_ > 0 && expected_total_ > 0)
     eta = "ETA " + clock_text(elapsed * (expected_total_ - expected_done_) / expected_done_);
   if (cells_done_.size() == keys_.size()) eta = "done";
+  if (round_ > 0 && round_done_ < round_cells_)
+    eta = fmt::format("timing round {}/{} ({}/{} cells)", round_, rounds_, round_done_, round_cells_);
   return fmt::format("{}/{} cells, {} runs, {} elapsed, {}, {} failing so far", cells_done_.size(), keys_.size(), runs_,
                      clock_text(elapsed), eta, failing_.size());
 }

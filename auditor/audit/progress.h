@@ -22,10 +22,14 @@ class Progress {
 
   // A cell finished in one process (or was read from the journal).
   void cell_finished(const Cell& cell, const ProcessObservation& observation);
+  // A later timing round starts on a batch of `cells` cells; each then ends in round_cell_finished.
+  void round_started(int round, int rounds, std::size_t cells);
+  void round_cell_finished();
   // Clears the live line, or prints the final one.
   void finish();
 
-  // "12/40 cells, 240 runs, 0:31 elapsed, ETA 1:10, 2 failing so far"
+  // "12/40 cells, 240 runs, 0:31 elapsed, ETA 1:10, 2 failing so far", then in a later timing round
+  // "40/40 cells, 900 runs, 0:52 elapsed, timing round 2/3 (12/38 cells), 2 failing so far"
   std::string line() const;
 
  private:
@@ -40,6 +44,8 @@ class Progress {
   long long runs_ = 0;
   std::set<std::string> cells_done_, failing_;
   std::vector<int> processes_done_;
+  int round_ = 0, rounds_ = 0;
+  std::size_t round_cells_ = 0, round_done_ = 0;
 };
 
 // "1:05", "0:07", "1:02:03".

@@ -28,17 +28,19 @@ struct RunArguments {
   std::string journal;
   std::string resume;
   bool no_cost = false;
-  bool quiet = false;       // no progress and no matrix: the summary only
-  std::string budget;       // --budget: "2m", "90s", "1h", "120" (seconds)
-  std::optional<int> jobs;  // --jobs: workers side by side after the first process (default: by cores)
-  std::string shard;        // K/N
+  bool quiet = false;                // no progress and no matrix: the summary only
+  std::string budget;                // --budget: "2m", "90s", "1h", "120" (seconds)
+  std::optional<int> jobs;           // --jobs: workers side by side after the first process (default: by cores)
+  std::optional<int> timing_rounds;  // --timing-rounds (timing/timing.h)
+  std::string shard;                 // K/N
   std::optional<int> shards;
   std::string shard_from = "scheduler";
   std::string timings;  // a report whose timings balance the shards
 };
 
 // --profile, --axis, --matrix, --repeats, --processes, --device, --fail-on, the outputs,
-// --save-baseline, --no-cost, --journal, --resume, --shard, --shards, --shard-from, --timings.
+// --save-baseline, --no-cost, --budget, --jobs, --timing-rounds, --journal, --resume, --shard, --shards,
+// --shard-from, --timings.
 void add_audit_options(CLI::App* command, RunArguments& arguments);
 
 // The config from a file (or a journal, resuming) with the command line's overrides, validated.

@@ -141,6 +141,7 @@ std::string resume_hint(const RunArguments& arguments, const std::string& journa
   if (arguments.quiet) words.push_back("--quiet");
   if (!arguments.budget.empty()) words.insert(words.end(), {"--budget", arguments.budget});
   if (arguments.jobs) words.insert(words.end(), {"--jobs", std::to_string(*arguments.jobs)});
+  if (arguments.timing_rounds) words.insert(words.end(), {"--timing-rounds", std::to_string(*arguments.timing_rounds)});
   return resume_command(words);
 }
 
@@ -246,6 +247,11 @@ void add_audit_options(CLI::App* run, RunArguments& arguments) {
                   "process runs alone: it times). 0: the cores divided by the cell's threads (1 on a GPU). Default: "
                   "1, or 0 with --no-cost")
       ->check(CLI::Range(0, 1024));
+  run->add_option("--timing-rounds", arguments.timing_rounds,
+                  "Rounds a cell's timing is taken in: the first after its determinism runs, the others in passes "
+                  "over every cell at the end, each in a fresh worker, so the timings do not rest on one stretch of "
+                  "one process (default 3; 1 under --budget)")
+      ->check(CLI::Range(1, 20));
   run->add_option(
       "--journal", arguments.journal,
       "Folder journaling each finished cell (default: a new one under $XDG_STATE_HOME/repro-audit/journals, "
@@ -281,6 +287,9 @@ int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue,
   // stretch of time, and drift of the host between audits shows as costs and SLOWER (README, Timing).
   // So by default only an audit that reports no costs runs its workers side by side.
   options.jobs = arguments.jobs.value_or(arguments.no_cost ? 0 : 1);
+  options.timing.rounds = arguments.timing_rounds.value_or(options.budget_seconds > 0 ? 1 : options.timing.rounds);
+  if (options.budget_seconds > 0 && options.timing.rounds > 1)
+    throw UserError("--timing-rounds: under --budget a cell's share pays for one timing round only; leave it out");
   const auto mode = arguments.quiet                      ? Progress::Mode::quiet
                     : is_capable_terminal(STDERR_FILENO) ? Progress::Mode::live
                                                          : Progress::Mode::final_line;
@@ -290,6 +299,12 @@ int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue,
   };
   options.on_cell = [&](const Cell& cell, const ProcessObservation& observation) {
     if (progress) progress->cell_finished(cell, observation);
+  };
+  options.on_round = [&](int round, int rounds, const std::vector<Cell>& cells) {
+    if (progress) progress->round_started(round, rounds, cells.size());
+  };
+  options.on_timing_round = [&](const Cell&, const ProcessObservation&) {
+    if (progress) progress->round_cell_finished();
   };
   install_stop_handlers();
   const auto result = run_audit(config, catalogue, options);

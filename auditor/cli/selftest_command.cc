@@ -35,6 +35,7 @@ int python_parity(const std::string& python) {
   for (const auto& probe : catalogue)
     if (!probe.python.code.empty()) config.probes.push_back({probe.name, {}});
   AuditOptions options = local_audit_options();
+  options.timing.rounds = 1;  // digests, not timings
   options.stop_requested = stop_requested;
   std::cout << fmt::format("\nPython parity: {} probes on the CPU under strict, 1 thread, against {}\n",
                            config.probes.size(), python);

@@ -1,5 +1,7 @@
 #include "protocol/observation_json.h"
 
+#include <algorithm>
+
 #include "config/json_number.h"
 
 namespace repro_audit {
@@ -72,6 +74,7 @@ void to_json(json& j, const ProcessObservation& value) {
   if (!value.output_differences.empty()) j["output_differences"] = value.output_differences;
   if (value.origin_difference) j["origin_difference"] = *value.origin_difference;
   if (!value.timing_ns.empty()) j["timing_ns"] = value.timing_ns;
+  if (value.timing_rounds > 1) j["timing_rounds"] = value.timing_rounds;
   if (value.stopped_early) j["stopped_early"] = true;
   if (value.budget_limited) j["budget_limited"] = true;
   if (value.untimed) j["untimed"] = true;
@@ -103,6 +106,7 @@ void from_json(const json& j, ProcessObservation& value) {
   value.origin_difference.reset();
   if (j.contains("origin_difference")) value.origin_difference = j.at("origin_difference").get<Divergence>();
   value.timing_ns = j.value("timing_ns", std::vector<std::int64_t>{});
+  value.timing_rounds = std::max(1, json_integer_or(j, "timing_rounds", 1));
   value.stopped_early = j.value("stopped_early", false);
   value.budget_limited = j.value("budget_limited", false);
   value.untimed = j.value("untimed", false);

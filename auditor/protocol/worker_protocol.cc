@@ -15,7 +15,9 @@ json request_to_json(const WorkerRequest& request) {
            {{"min_samples", request.timing.min_samples},
             {"target", request.timing.target},
             {"budget_seconds", request.timing.budget_seconds},
-            {"max_samples", request.timing.max_samples}}},
+            {"max_samples", request.timing.max_samples},
+            {"rounds", request.timing.rounds}}},
+          {"timing_round", request.timing_round},
           {"process_settings", request.process_settings},
           {"cells", request.cells}};
 }
@@ -31,6 +33,8 @@ WorkerRequest request_from_json(const json& j) {
   request.timing.target = timing.value("target", request.timing.target);
   request.timing.budget_seconds = timing.value("budget_seconds", request.timing.budget_seconds);
   request.timing.max_samples = json_integer_or(timing, "max_samples", request.timing.max_samples);
+  request.timing.rounds = json_integer_or(timing, "rounds", 1);
+  request.timing_round = json_integer_or(j, "timing_round", 0);
   request.process_settings = j.value("process_settings", FlagSet{});
   request.cells = j.at("cells").get<std::vector<Cell>>();
   return request;

@@ -22,6 +22,9 @@ struct WorkerRequest {
   int repeats = 10;
   int warmup = 1;
   TimingRule timing;  // when a cell's timing-only runs stop
+  // 0: determinism runs and the first timing round; 2 and on: that timing round only (a warm-up,
+  // then timing-only runs for the round's budget).
+  int timing_round = 0;
   FlagSet process_settings;
   std::vector<Cell> cells;
 };

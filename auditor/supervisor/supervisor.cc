@@ -6,6 +6,7 @@
 #include <csignal>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "config/settings.h"
 #include "protocol/worker_protocol.h"
@@ -24,6 +25,14 @@ ProcessObservation ended_observation(int process, ObservationStatus status, cons
   return observation;
 }
 
+ProcessObservation* first_process(Observations& observations, const std::string& key) {
+  const auto it = observations.find(key);
+  if (it == observations.end()) return nullptr;
+  for (auto& observation : it->second)
+    if (observation.process == 0) return &observation;
+  return nullptr;
+}
+
 class BatchRunner {
  public:
   // `lock` guards `observations` and the callbacks when runners work side by side; `untimed` marks
@@ -40,6 +49,19 @@ class BatchRunner {
       if (!options.finished.count({cell.key, process})) remaining_.push_back(cell);
   }
 
+  // A later timing round of the batch's cells: each cell's samples go to its first process's
+  // observation, already in `observations`.
+  BatchRunner(const Batch& batch, int timing_round, const SupervisorOptions& options, Observations& observations,
+              std::mutex& lock, std::in_place_t)
+      : batch_(batch),
+        process_(0),
+        options_(options),
+        observations_(observations),
+        lock_(lock),
+        untimed_(false),
+        timing_round_(timing_round),
+        remaining_(batch.cells) {}
+
   // Starts workers until every remaining cell has an observation; false when interrupted.
   bool run() {
     while (!remaining_.empty() && !interrupted_) {
@@ -54,8 +76,15 @@ class BatchRunner {
     observation.process = process_;
     observation.untimed = untimed_;
     const std::lock_guard hold(lock_);
-    if (options_.on_cell) options_.on_cell(cell, observation);
-    observations_[cell.key].push_back(std::move(observation));
+    if (timing_round_ > 0) {
+      if (auto* first = first_process(observations_, cell.key)) {
+        add_timing_round(*first, observation, timing_round_);
+        if (options_.on_timing_round) options_.on_timing_round(cell, *first);
+      }
+    } else {
+      if (options_.on_cell) options_.on_cell(cell, observation);
+      observations_[cell.key].push_back(std::move(observation));
+    }
     remaining_.erase(
         std::find_if(remaining_.begin(), remaining_.end(), [&](const Cell& c) { return c.key == cell.key; }));
   }
@@ -67,9 +96,10 @@ class BatchRunner {
   }
 
   void run_worker() {
+    auto request = batch_request(batch_, remaining_, process_, options_);
+    request.timing_round = timing_round_;
     const auto worker =
-        options_.launcher->start(request_to_json(batch_request(batch_, remaining_, process_, options_)).dump() + "\n",
-                                 worker_environment(batch_.process_settings));
+        options_.launcher->start(request_to_json(request).dump() + "\n", worker_environment(batch_.process_settings));
     const Cell* in_flight = nullptr;
     auto deadline = Clock::now() + options_.startup_allowance;
     std::string line;
@@ -130,15 +160,61 @@ class BatchRunner {
   Observations& observations_;
   std::mutex& lock_;
   bool untimed_;
+  int timing_round_ = 0;
   std::vector<Cell> remaining_;
   bool interrupted_ = false;
 };
 
 }  // namespace
 
+void add_timing_round(ProcessObservation& first, const ProcessObservation& round_observation, int round) {
+  first.timing_rounds = std::max(first.timing_rounds, round);
+  if (round_observation.status != ObservationStatus::ok) {
+    // The determinism runs stand; the round's samples are lost, and the report says why.
+    first.warnings.push_back(fmt::format("timing round {} ended: {}: {}", round, to_string(round_observation.status),
+                                         round_observation.message));
+    return;
+  }
+  first.timing_ns.insert(first.timing_ns.end(), round_observation.timing_ns.begin(), round_observation.timing_ns.end());
+  if (!first.input_digest.empty() && !round_observation.input_digest.empty() &&
+      first.input_digest != round_observation.input_digest)
+    first.warnings.push_back(fmt::format("timing round {} drew other inputs (digest {}, not {})", round,
+                                         round_observation.input_digest, first.input_digest));
+}
+
+std::vector<Batch> timing_round_batches(const std::vector<Batch>& batches, const Observations& observations,
+                                        const TimingRule& rule, int round) {
+  std::vector<Batch> result;
+  for (const auto& batch : batches) {
+    Batch taking{batch.process_settings, {}};
+    for (const auto& cell : batch.cells) {
+      if (cell.model) continue;  // a model's runs are its timings: no timing-only runs
+      const auto it = observations.find(cell.key);
+      if (it == observations.end()) continue;
+      const auto first = std::find_if(it->second.begin(), it->second.end(),
+                                      [](const ProcessObservation& o) { return o.process == 0; });
+      if (first == it->second.end() || first->status != ObservationStatus::ok || first->untimed ||
+          first->runs.empty() || first->timing_rounds >= round)
+        continue;
+      std::vector<std::int64_t> samples = first->timing_ns;
+      for (const auto& run : first->runs)
+        if (!run.warmup && !run.per_op) samples.push_back(run.time_ns);
+      if (samples.empty() || static_cast<double>(timing_of(samples).median_ns) / 1e9 > rule.round_limit_seconds())
+        continue;
+      taking.cells.push_back(cell);
+    }
+    if (!taking.cells.empty()) result.push_back(std::move(taking));
+  }
+  if (round % 2 == 0) {  // even rounds walk the audit backwards: a cell's rounds lie far apart
+    std::reverse(result.begin(), result.end());
+    for (auto& batch : result) std::reverse(batch.cells.begin(), batch.cells.end());
+  }
+  return result;
+}
+
 WorkerRequest batch_request(const Batch& batch, const std::vector<Cell>& cells, int process,
                             const SupervisorOptions& options) {
-  return {options.device, process, options.repeats, options.warmup, options.timing, batch.process_settings, cells};
+  return {options.device, process, options.repeats, options.warmup, options.timing, 0, batch.process_settings, cells};
 }
 
 std::map<std::string, std::string> worker_environment(const FlagSet& process_settings) {
@@ -265,6 +341,23 @@ SupervisedRuns run_batches(const std::vector<Batch>& batches, const SupervisorOp
     }
   }
   return result;
+}
+
+bool run_timing_rounds(const std::vector<Batch>& batches, const SupervisorOptions& options,
+                       Observations& observations) {
+  std::mutex lock;
+  for (int round = 2; round <= options.timing.rounds; ++round) {
+    const auto round_batches = timing_round_batches(batches, observations, options.timing, round);
+    std::vector<std::map<std::string, std::string>> environments;
+    for (const auto& batch : round_batches)
+      if (environments.size() < kWorkersAhead) environments.push_back(worker_environment(batch.process_settings));
+    if (!environments.empty()) options.launcher->prestart(environments, Clock::now() + options.startup_allowance);
+    for (const auto& batch : round_batches) {
+      if (options.on_round) options.on_round(round, batch);
+      if (!BatchRunner(batch, round, options, observations, lock, std::in_place).run()) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace repro_audit

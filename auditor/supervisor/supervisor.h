@@ -35,6 +35,10 @@ struct SupervisorOptions {
   // (cell key, process index) pairs already finished, e.g. from a journal: not run again.
   std::set<std::pair<std::string, int>> finished;
   std::function<void(const Cell&, const ProcessObservation&)> on_cell;
+  // A later timing round starts on a batch of cells; a cell's first process gained that round's
+  // samples (the observation as it is now, to be kept in place of the one on_cell saw).
+  std::function<void(int round, const Batch&)> on_round;
+  std::function<void(const Cell&, const ProcessObservation&)> on_timing_round;
   // A worker's fingerprint, with the process settings it was started with (they may change what the
   // fingerprint sees, e.g. ATEN_CPU_CAPABILITY).
   std::function<void(const nlohmann::json&, const FlagSet& process_settings)> on_environment;
@@ -58,6 +62,22 @@ struct SupervisedRuns {
 };
 
 SupervisedRuns run_batches(const std::vector<Batch>& batches, const SupervisorOptions& options);
+
+// The later timing rounds (timing/timing.h), after every batch's determinism runs: for each round from
+// 2 to `options.timing.rounds`, a fresh worker per batch times the cells `timing_round_batches` picks,
+// and each cell's samples are added to its first process's observation in `observations`. Cells
+// that already have the round (from a journal) are not timed again. False when interrupted.
+bool run_timing_rounds(const std::vector<Batch>& batches, const SupervisorOptions& options, Observations& observations);
+
+// The cells a timing round times, per batch: those whose first process ran, timed and without
+// failing, that are no model, lack this round, and whose one run is within the round limit. Even
+// rounds walk the batches and their cells backwards, so a cell's rounds lie far apart in time.
+std::vector<Batch> timing_round_batches(const std::vector<Batch>& batches, const Observations& observations,
+                                        const TimingRule& rule, int round);
+
+// A round's observation of a cell into its first process's: its samples appended, the round counted;
+// a failed round leaves a warning instead, and so do inputs that differ from the first process's.
+void add_timing_round(ProcessObservation& first, const ProcessObservation& round_observation, int round);
 
 // The work of the processes after the first, as groups of cells that may run side by side: per batch
 // and process, the cells of one thread count split into as many parts as workers may run together

@@ -35,11 +35,21 @@ Timing timing_of(const std::vector<std::int64_t>& samples_ns, double target = 0.
 // When a cell has been timed enough (as nvbench decides): at least `min_samples`, then until the
 // median's interval is within `target` of it (relative half-width), or `budget_seconds` of timing are
 // spent, or `max_samples` are taken.
+//
+// The budget is shared by `rounds` timing rounds spread over the audit: the first right after the
+// cell's determinism runs, the others in passes over every timed cell once all determinism runs are
+// done, each in a fresh worker. A host's speed drifts over seconds and differs from process to
+// process; timings from one stretch of one process make two audits of one machine disagree.
 struct TimingRule {
   int min_samples = 10;
   double target = 0.01;
   double budget_seconds = 0.03;  // per cell: the default suite has hundreds of cells
   int max_samples = 2000;
+  int rounds = 3;
+  double round_budget() const { return budget_seconds / (rounds > 1 ? rounds : 1); }
+  // A cell whose one run takes longer than this is timed in the first round only: a later round
+  // would add one sample of it for the price of two runs (its warm-up and the sample).
+  double round_limit_seconds() const { return 2 * round_budget(); }
 };
 bool timing_done(const std::vector<std::int64_t>& samples_ns, const TimingRule& rule, double spent_seconds);
 

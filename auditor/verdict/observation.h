@@ -115,8 +115,10 @@ struct ProcessObservation {
   std::string per_op_unavailable;
   std::vector<Divergence> output_differences;
   std::optional<Divergence> origin_difference;
-  // Timing-only runs after the determinism runs (not digested), until the timing rule was met.
+  // Timing-only runs after the determinism runs (not digested), until the timing rule was met, then
+  // those of the later timing rounds (timing/timing.h), appended in order.
   std::vector<std::int64_t> timing_ns;
+  int timing_rounds = 1;        // how many timing rounds `timing_ns` holds; older files: 1
   bool stopped_early = false;   // the runs stopped at the first digest that differed: the verdict was certain
   bool budget_limited = false;  // the runs stopped when the cell's share of --budget was spent
   // The worker ran beside other workers (--jobs): its digests count, its run times are not timings.

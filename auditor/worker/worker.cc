@@ -284,7 +284,8 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
   while (pipeline.has_pending()) std::apply(account, pipeline.collect());
   if (cell.model) return;
   auto rule = request.timing;
-  if (request.process > 0) {  // one process's timing-only runs time the cell; the others add digests
+  rule.budget_seconds = rule.round_budget();  // the first of the timing rounds
+  if (request.process > 0) {                  // one process's timing-only runs time the cell; the others add digests
     rule.budget_seconds = 0;
     rule.min_samples = 0;
   }
@@ -293,6 +294,22 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
     rule.min_samples = 0;
   }
   time_until_done(prepared.run, rule, device, seed, tracer, timer, observation);
+}
+
+// A later timing round of a cell (timing/timing.h): its inputs drawn as before, the warm-up runs, then
+// timing-only runs for the round's share of the budget (at least one).
+void time_round(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
+                ProcessObservation& observation, InputCache* inputs) {
+  const at::Device device(request.device);
+  const auto seed = static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed")));
+  PerOpState per_op;
+  const auto prepared = prepare_cell(cell, device, seed, tracer, observation, per_op, inputs);
+  for (int i = 0; i < request.warmup; ++i) timed_run(prepared.run, device, seed, tracer, timer);
+  auto rule = request.timing;
+  rule.budget_seconds = rule.round_budget();
+  rule.min_samples = 0;
+  time_until_done(prepared.run, rule, device, seed, tracer, timer, observation);
+  observation.timing_rounds = request.timing_round;
 }
 
 }  // namespace
@@ -306,7 +323,10 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
   c10::WarningUtils::WarningHandlerGuard guard(&collector);
   try {
     apply_cell_settings(cell.settings);
-    run_all(cell, request, tracer, timer, observation, inputs, copier);
+    if (request.timing_round > 1)
+      time_round(cell, request, tracer, timer, observation, inputs);
+    else
+      run_all(cell, request, tracer, timer, observation, inputs, copier);
   } catch (const Unsupported& unsupported) {
     observation = ProcessObservation{};
     observation.trace_unavailable = tracer.unavailable_reason();

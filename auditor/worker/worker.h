@@ -18,7 +18,8 @@ class InputCache;    // worker/probe.h
 class OutputCopier;  // worker/digest_pipeline.h
 
 // Runs one cell: settings, inputs, warm-up and timed runs, digests, kernel sequences. Never throws
-// for a probe's failure: that becomes the observation's status.
+// for a probe's failure: that becomes the observation's status. With `request.timing_round` 2 or
+// more, only that timing round: the observation holds no runs, only `timing_ns` and `timing_rounds`.
 // `inputs`, when given, shares the random inputs of a variant's cells (worker/probe.h, InputCache);
 // `copier`, when given, replaces the device's (worker/digest_pipeline.h): tests order a fake stream.
 ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,

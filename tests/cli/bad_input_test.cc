@@ -141,6 +141,11 @@ TEST_F(Budget, ABudgetIsSharedAndSaidAndABadOneIsRefused) {
   EXPECT_NE(result.output.find("budget 1s: "), std::string::npos) << result.output;
   const auto cell = nlohmann::json::parse(slurp(report)).at("cells").at(0);
   EXPECT_GT(cell.at("budget_seconds").get<double>(), 0.0);
+  EXPECT_FALSE(cell.at("observations").at(0).contains("timing_rounds"));  // a budget pays for one round
+  const auto rounds = run("run --device cpu --probe sum/f32 --budget 1m --timing-rounds 3");
+  EXPECT_EQ(rounds.exit_code, 2) << rounds.output;
+  EXPECT_NE(rounds.output.find("--timing-rounds: under --budget"), std::string::npos) << rounds.output;
+  EXPECT_EQ(run("run --device cpu --probe sum/f32 --timing-rounds 0").exit_code, 2);
   for (const auto* bad : {"abc", "0", "2x", "1.5d"}) {
     const auto refused = run(std::string("run --device cpu --probe sum/f32 --budget ") + bad);
     EXPECT_EQ(refused.exit_code, 2) << bad << "\n" << refused.output;

@@ -42,6 +42,9 @@ TEST_F(Timing, TheControlsCostIsSeenAndItsAbsenceIsNot) {
   const auto even_interval = even.at("cost_ratio_interval").get<std::vector<double>>();
   EXPECT_LE(even_interval.at(0), 1.0);
   EXPECT_GE(even_interval.at(1), 1.0);
+  // Timed in the default three rounds: the first process's observation holds them all.
+  for (const auto& cell : report.at("cells"))
+    EXPECT_EQ(cell.at("observations").at(0).value("timing_rounds", 1), 3) << cell.at("key");
   // The same bits under both profiles: the extra work changes the time, not the output.
   EXPECT_EQ(costly.at("digest"), cell_of(report, "control.timed_cost/cost-1.3x@cpu|threads=1").at("digest"));
 }

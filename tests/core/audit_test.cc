@@ -39,6 +39,7 @@ class Auditing : public ::testing::Test {
     result.launcher = &launcher_;
     result.resolve_device = [](const std::string&) { return ResolvedDevice{"cpu", ""}; };
     result.environment = [] { return nlohmann::json{{"torch", "test"}}; };
+    result.timing.rounds = 1;  // the later timing rounds have tests of their own
     return result;
   }
 
@@ -156,6 +157,94 @@ TEST_F(Auditing, AnAuditWhoseDeviceIsUnavailableSkipsEveryCellAndStartsNoWorker)
   EXPECT_TRUE(launcher_.requests.empty());
   EXPECT_EQ(nothing_audited_reason(result.report), "every one of the 6 cells was skipped: no CUDA device");
   EXPECT_EQ(result.report.environment.at("torch"), "test");
+}
+
+TEST_F(Auditing, LaterTimingRoundsAddSamplesToTheFirstProcessAndTheJournal) {
+  auto audit = options();
+  audit.timing.rounds = 3;
+  std::vector<int> rounds;
+  int timed = 0;
+  audit.on_round = [&](int round, int total, const std::vector<Cell>& cells) {
+    rounds.push_back(round);
+    EXPECT_EQ(total, 3);
+    EXPECT_EQ(cells.size(), 6u);
+  };
+  audit.on_timing_round = [&](const Cell&, const ProcessObservation&) { ++timed; };
+  const auto result = run_audit(config_, catalogue_, audit);
+  ASSERT_TRUE(result.report.complete);
+  EXPECT_EQ(rounds, (std::vector<int>{2, 3}));
+  EXPECT_EQ(timed, 12);
+  // One determinism worker per process, then one per round, told its round.
+  ASSERT_EQ(launcher_.requests.size(), 4u);
+  EXPECT_EQ(launcher_.requests[2].at("timing_round"), 2);
+  EXPECT_EQ(launcher_.requests[3].at("timing_round"), 3);
+  for (const auto& cell : result.report.cells) {
+    ASSERT_EQ(cell.observations.size(), 2u) << cell.cell.key;
+    const auto& first = cell.observations[0];
+    EXPECT_EQ(first.timing_rounds, 3) << cell.cell.key;
+    EXPECT_EQ(first.timing_ns, (std::vector<std::int64_t>{900, 1100, 900, 1100})) << cell.cell.key;
+    EXPECT_EQ(cell.observations[1].timing_rounds, 1) << cell.cell.key;
+    // 2 runs per process (1000 ns) and the rounds' 4 samples.
+    EXPECT_EQ(cell.verdict.timing.samples, 8) << cell.cell.key;
+    EXPECT_EQ(to_string(cell.verdict.kind), std::string("deterministic")) << cell.cell.key;
+  }
+  // The journal kept each first process with its rounds (an entry replaced, not added).
+  EXPECT_EQ(journal_entries(), 12);
+  const auto entries = Journal::open(journal_.string()).entries().entries;
+  for (const auto& entry : entries)
+    EXPECT_EQ(entry.observation.timing_rounds, entry.observation.process == 0 ? 3 : 1) << entry.key;
+}
+
+TEST_F(Auditing, AnAuditInterruptedInATimingRoundResumesOnlyTheRoundsItLacks) {
+  auto first = options();
+  first.timing.rounds = 3;
+  int timed = 0;
+  first.on_timing_round = [&](const Cell&, const ProcessObservation&) { ++timed; };
+  first.stop_requested = [&] { return timed >= 8; };  // 6 cells of round 2, 2 of round 3
+  const auto interrupted = run_audit(config_, catalogue_, first);
+  EXPECT_FALSE(interrupted.report.complete);
+
+  FakeLauncher launcher;
+  auto second = options(true);
+  second.timing.rounds = 3;
+  second.launcher = &launcher;
+  const auto resumed = run_audit(config_, catalogue_, second);
+  ASSERT_TRUE(resumed.report.complete);
+  // No determinism runs again: one worker, round 3, for the 4 cells without it.
+  ASSERT_EQ(launcher.requests.size(), 1u);
+  EXPECT_EQ(launcher.requests[0].at("timing_round"), 3);
+  EXPECT_EQ(launcher.requests[0].at("cells").size(), 4u);
+  for (const auto& cell : resumed.report.cells) {
+    EXPECT_EQ(cell.observations[0].timing_rounds, 3) << cell.cell.key;
+    EXPECT_EQ(cell.observations[0].timing_ns.size(), 4u) << cell.cell.key;
+  }
+}
+
+TEST_F(Auditing, ACrashInATimingRoundKeepsTheVerdictAndSaysSo) {
+  auto audit = options();
+  audit.timing.rounds = 2;
+  launcher_.crash_in_round = {"sum/f32@cpu|threads=1"};
+  const auto result = run_audit(config_, catalogue_, audit);
+  ASSERT_TRUE(result.report.complete);
+  ASSERT_GE(launcher_.requests.size(), 3u);  // the round's worker died; a fresh one times any cell left
+  EXPECT_EQ(launcher_.requests.back().at("timing_round"), 2);
+  int warned = 0;
+  for (const auto& cell : result.report.cells) {
+    EXPECT_EQ(to_string(cell.verdict.kind), std::string("deterministic")) << cell.cell.key;
+    const auto& first = cell.observations.at(0);
+    EXPECT_EQ(first.timing_rounds, 2) << cell.cell.key;
+    if (cell.cell.key != "sum/f32@cpu|threads=1") {
+      EXPECT_EQ(first.timing_ns.size(), 2u) << cell.cell.key;
+      continue;
+    }
+    ++warned;
+    EXPECT_TRUE(first.timing_ns.empty());
+    ASSERT_EQ(cell.verdict.warnings.size(), 1u);
+    EXPECT_NE(cell.verdict.warnings[0].find("timing round 2 ended: crashed: worker ended: signal SIGSEGV"),
+              std::string::npos)
+        << cell.verdict.warnings[0];
+  }
+  EXPECT_EQ(warned, 1);
 }
 
 }  // namespace

@@ -30,6 +30,13 @@ inline std::string cell_line(const std::string& key, const std::string& digest =
       .dump();
 }
 
+// A later timing round's answer (timing/timing.h): no runs, only timing-only samples.
+inline std::string round_line(const std::string& key, const std::vector<std::int64_t>& samples = {900, 1100}) {
+  return nlohmann::json{
+      {"event", "cell"}, {"key", key}, {"observation", {{"process", 0}, {"status", "ok"}, {"timing_ns", samples}}}}
+      .dump();
+}
+
 class FakeWorker : public Worker {
  public:
   explicit FakeWorker(Script script) : script_(std::move(script)) {}
@@ -69,13 +76,14 @@ class FakeLauncher : public WorkerLauncher {
       return std::make_unique<FakeWorker>(std::move(script));
     }
     Script good;
+    const bool round = requests.back().value("timing_round", 0) > 1;
     for (const auto& cell : requests.back().at("cells")) {
       good.lines.push_back(start_line(cell.at("key")));
-      if (crash_on.erase(cell.at("key"))) {  // dies on this cell, once
+      if (crash_on.erase(cell.at("key")) || (round && crash_in_round.erase(cell.at("key")))) {  // dies, once
         good.signal = SIGSEGV;
         break;
       }
-      good.lines.push_back(cell_line(cell.at("key")));
+      good.lines.push_back(round ? round_line(cell.at("key")) : cell_line(cell.at("key")));
     }
     return std::make_unique<FakeWorker>(std::move(good));
   }
@@ -86,7 +94,8 @@ class FakeLauncher : public WorkerLauncher {
     return keys;
   }
   std::deque<Script> scripts;
-  std::set<std::string> crash_on;  // after the scripts: a worker given one of these cells crashes on it, once
+  std::set<std::string> crash_on;        // after the scripts: a worker given one of these cells crashes on it, once
+  std::set<std::string> crash_in_round;  // the same, in a later timing round only
   std::vector<nlohmann::json> requests;
 
  private:

@@ -42,6 +42,16 @@ TEST(Progress, CountsCellsRunsAndFailingCellsSoFar) {
   progress.cell_finished(cells[2], ran({"z", "z"}));
   EXPECT_NE(progress.line().find("3/3 cells, 11 runs"), std::string::npos) << progress.line();
   EXPECT_NE(progress.line().find("done"), std::string::npos);
+  // The later timing rounds: cells of the round timed so far, then done again.
+  progress.round_started(2, 3, 2);
+  progress.round_started(2, 3, 1);  // the round's next batch
+  progress.round_cell_finished();
+  EXPECT_NE(progress.line().find("3/3 cells, 11 runs"), std::string::npos) << progress.line();
+  EXPECT_NE(progress.line().find("timing round 2/3 (1/3 cells)"), std::string::npos) << progress.line();
+  progress.round_started(3, 3, 1);
+  EXPECT_NE(progress.line().find("timing round 3/3 (0/1 cells)"), std::string::npos) << progress.line();
+  progress.round_cell_finished();
+  EXPECT_NE(progress.line().find("done"), std::string::npos) << progress.line();
   progress.finish();
   EXPECT_EQ(out.str().substr(out.str().size() - 4), "\r\033[K");  // the line is cleared for the matrix
 }

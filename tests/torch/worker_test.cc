@@ -45,6 +45,32 @@ TEST(Budget, ASpentShareStopsTheRunsAfterTheMinimum) {
   EXPECT_FALSE(unlimited.budget_limited);
 }
 
+// A later timing round: the same inputs, a warm-up, then timing-only runs for the round's share of the
+// budget; no determinism runs, nothing digested.
+TEST(TimingRound, ALaterRoundOnlyTimesTheCellOnItsOwnInputs) {
+  WorkerRequest request;
+  request.repeats = 4;
+  request.warmup = 1;
+  request.timing.rounds = 3;
+  const auto cell = make_cell("sum", "f32", {{"threads", "1"}});
+  apply_process_settings(process_settings(cell.settings));
+  const auto determinism = testing::run_untraced(cell, request);
+  ASSERT_EQ(to_string(determinism.status), std::string("ok")) << determinism.message;
+  EXPECT_EQ(determinism.timing_rounds, 1);
+  request.timing_round = 2;
+  const auto round = testing::run_untraced(cell, request);
+  ASSERT_EQ(to_string(round.status), std::string("ok")) << round.message;
+  EXPECT_TRUE(round.runs.empty());
+  EXPECT_EQ(round.timing_rounds, 2);
+  EXPECT_FALSE(round.timing_ns.empty());
+  for (const auto sample : round.timing_ns) EXPECT_GT(sample, 0);
+  EXPECT_EQ(round.input_digest, determinism.input_digest);
+  // A cell that raises in its round says so as its status, like any run.
+  request.timing_round = 3;
+  const auto broken = testing::run_untraced(make_cell("control.throw", "default", {{"threads", "1"}}), request);
+  EXPECT_EQ(to_string(broken.status), std::string("exception"));
+}
+
 TEST(Inputs, TheContextDigestsTheInputsItMakesTheSameWayEveryTime) {
   WorkerRequest request;
   request.repeats = 1;
