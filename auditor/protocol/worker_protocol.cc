@@ -16,7 +16,8 @@ json request_to_json(const WorkerRequest& request) {
             {"target", request.timing.target},
             {"budget_seconds", request.timing.budget_seconds},
             {"max_samples", request.timing.max_samples},
-            {"rounds", request.timing.rounds}}},
+            {"rounds", request.timing.rounds},
+            {"round_min_samples", request.timing.round_min_samples}}},
           {"timing_round", request.timing_round},
           {"process_settings", request.process_settings},
           {"cells", request.cells}};
@@ -34,6 +35,7 @@ WorkerRequest request_from_json(const json& j) {
   request.timing.budget_seconds = timing.value("budget_seconds", request.timing.budget_seconds);
   request.timing.max_samples = json_integer_or(timing, "max_samples", request.timing.max_samples);
   request.timing.rounds = json_integer_or(timing, "rounds", 1);
+  request.timing.round_min_samples = json_integer_or(timing, "round_min_samples", request.timing.round_min_samples);
   request.timing_round = json_integer_or(j, "timing_round", 0);
   request.process_settings = j.value("process_settings", FlagSet{});
   request.cells = j.at("cells").get<std::vector<Cell>>();

@@ -4,6 +4,7 @@
 #include <torch/cuda.h>
 
 #include <chrono>
+#include <cmath>
 
 #include <fmt/format.h>
 #include <tuple>
@@ -140,10 +141,11 @@ std::int64_t timed_run(const RunFunction& run, const at::Device& device, std::ui
 // rule is checked at geometrically spaced sample counts, so checking costs nothing next to the runs.
 // Reaching the minimum number of samples never takes longer than the determinism runs took: a slow op
 // audited with few repeats is not run for minutes to fill an interval.
+// `later_round`: a later timing round, which has no determinism runs and takes its minimum whatever it costs.
 void time_until_done(const RunFunction& run, const TimingRule& rule, const at::Device& device, std::uint64_t seed,
-                     Tracer& tracer, RunTimer& timer, ProcessObservation& observation) {
+                     Tracer& tracer, RunTimer& timer, ProcessObservation& observation, bool later_round = false) {
   std::vector<std::int64_t> samples;
-  double determinism_seconds = 0;
+  double determinism_seconds = later_round ? HUGE_VAL : 0;
   for (const auto& done : observation.runs) {
     determinism_seconds += static_cast<double>(done.time_ns) / 1e9;
     if (!done.warmup && !done.per_op) samples.push_back(done.time_ns);
@@ -297,7 +299,7 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
 }
 
 // A later timing round of a cell (timing/timing.h): its inputs drawn as before, the warm-up runs, then
-// timing-only runs for the round's share of the budget (at least one).
+// timing-only runs for the round's share of the budget, and at least the round's minimum.
 void time_round(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
                 ProcessObservation& observation, InputCache* inputs) {
   const at::Device device(request.device);
@@ -307,8 +309,8 @@ void time_round(const Cell& cell, const WorkerRequest& request, Tracer& tracer, 
   for (int i = 0; i < request.warmup; ++i) timed_run(prepared.run, device, seed, tracer, timer);
   auto rule = request.timing;
   rule.budget_seconds = rule.round_budget();
-  rule.min_samples = 0;
-  time_until_done(prepared.run, rule, device, seed, tracer, timer, observation);
+  rule.min_samples = rule.round_min_samples;
+  time_until_done(prepared.run, rule, device, seed, tracer, timer, observation, true);
   observation.timing_rounds = request.timing_round;
 }
 

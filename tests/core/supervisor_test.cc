@@ -302,7 +302,9 @@ TEST(TimingRounds, RequestsAndObservationsCarryTheirRoundsAndOlderFilesHaveOne) 
   WorkerRequest request;
   request.timing.rounds = 4;
   request.timing_round = 3;
+  request.timing.round_min_samples = 5;
   const auto back = request_from_json(request_to_json(request));
+  EXPECT_EQ(back.timing.round_min_samples, 5);
   EXPECT_EQ(back.timing.rounds, 4);
   EXPECT_EQ(back.timing_round, 3);
   auto json = request_to_json(request);

@@ -62,7 +62,7 @@ TEST(TimingRound, ALaterRoundOnlyTimesTheCellOnItsOwnInputs) {
   ASSERT_EQ(to_string(round.status), std::string("ok")) << round.message;
   EXPECT_TRUE(round.runs.empty());
   EXPECT_EQ(round.timing_rounds, 2);
-  EXPECT_FALSE(round.timing_ns.empty());
+  EXPECT_GE(round.timing_ns.size(), static_cast<std::size_t>(request.timing.round_min_samples));
   for (const auto sample : round.timing_ns) EXPECT_GT(sample, 0);
   EXPECT_EQ(round.input_digest, determinism.input_digest);
   // A cell that raises in its round says so as its status, like any run.
