@@ -250,7 +250,7 @@ void add_audit_options(CLI::App* run, RunArguments& arguments) {
   run->add_option("--timing-rounds", arguments.timing_rounds,
                   "Rounds a cell's timing is taken in: the first after its determinism runs, the others in passes "
                   "over every cell at the end, each in a fresh worker, so the timings do not rest on one stretch of "
-                  "one process (default 3; 1 under --budget)")
+                  "one process (default 3; 1 with --no-cost or --budget)")
       ->check(CLI::Range(1, 20));
   run->add_option(
       "--journal", arguments.journal,
@@ -287,7 +287,10 @@ int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue,
   // stretch of time, and drift of the host between audits shows as costs and SLOWER (README, Timing).
   // So by default only an audit that reports no costs runs its workers side by side.
   options.jobs = arguments.jobs.value_or(arguments.no_cost ? 0 : 1);
-  options.timing.rounds = arguments.timing_rounds.value_or(options.budget_seconds > 0 ? 1 : options.timing.rounds);
+  // Rounds cost a small audit a few seconds (fresh workers, inputs drawn again): one without costs, or
+  // under a budget, takes one.
+  options.timing.rounds =
+      arguments.timing_rounds.value_or(options.budget_seconds > 0 || arguments.no_cost ? 1 : options.timing.rounds);
   if (options.budget_seconds > 0 && options.timing.rounds > 1)
     throw UserError("--timing-rounds: under --budget a cell's share pays for one timing round only; leave it out");
   const auto mode = arguments.quiet                      ? Progress::Mode::quiet

@@ -146,6 +146,21 @@ TEST_F(Budget, ABudgetIsSharedAndSaidAndABadOneIsRefused) {
   EXPECT_EQ(rounds.exit_code, 2) << rounds.output;
   EXPECT_NE(rounds.output.find("--timing-rounds: under --budget"), std::string::npos) << rounds.output;
   EXPECT_EQ(run("run --device cpu --probe sum/f32 --timing-rounds 0").exit_code, 2);
+  const auto no_cost = path("no-cost.json");  // no costs asked for: one timing round, as quick as it gets
+  ASSERT_EQ(
+      run("run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 3 --no-cost --json " + no_cost)
+          .exit_code,
+      0);
+  EXPECT_FALSE(
+      nlohmann::json::parse(slurp(no_cost)).at("cells").at(0).at("observations").at(0).contains("timing_rounds"));
+  const auto rounds_of_two = path("two.json");
+  ASSERT_EQ(run("run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 3 --timing-rounds 2 "
+                "--json " +
+                rounds_of_two)
+                .exit_code,
+            0);
+  EXPECT_EQ(nlohmann::json::parse(slurp(rounds_of_two)).at("cells").at(0).at("observations").at(0).at("timing_rounds"),
+            2);
   for (const auto* bad : {"abc", "0", "2x", "1.5d"}) {
     const auto refused = run(std::string("run --device cpu --probe sum/f32 --budget ") + bad);
     EXPECT_EQ(refused.exit_code, 2) << bad << "\n" << refused.output;
