@@ -25,7 +25,10 @@ ProcessObservation ended_observation(int process, ObservationStatus status, cons
   return observation;
 }
 
-ProcessObservation* first_process(Observations& observations, const std::string& key) {
+// A cell's first process's observation (const or not, as `observations` is); null when there is none.
+template <typename ObservationMap>
+auto first_process(ObservationMap& observations, const std::string& key)
+    -> decltype(&observations.begin()->second.front()) {
   const auto it = observations.find(key);
   if (it == observations.end()) return nullptr;
   for (auto& observation : it->second)
@@ -189,12 +192,9 @@ std::vector<Batch> timing_round_batches(const std::vector<Batch>& batches, const
     Batch taking{batch.process_settings, {}};
     for (const auto& cell : batch.cells) {
       if (cell.model) continue;  // a model's runs are its timings: no timing-only runs
-      const auto it = observations.find(cell.key);
-      if (it == observations.end()) continue;
-      const auto first = std::find_if(it->second.begin(), it->second.end(),
-                                      [](const ProcessObservation& o) { return o.process == 0; });
-      if (first == it->second.end() || first->status != ObservationStatus::ok || first->untimed ||
-          first->runs.empty() || first->timing_rounds >= round)
+      const auto* first = first_process(observations, cell.key);
+      if (!first || first->status != ObservationStatus::ok || first->untimed || first->runs.empty() ||
+          first->timing_rounds >= round)
         continue;
       std::vector<std::int64_t> samples = first->timing_ns;
       for (const auto& run : first->runs)
