@@ -1,23 +1,14 @@
 #include "cli/local_audit.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <iostream>
-#include <thread>
 
 #include "cli/interruption.h"
+#include "supervisor/cpu_capacity.h"
 #include "worker/device.h"
 #include "worker/environment.h"
 
 namespace repro_audit {
-
-int usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
 
 AuditOptions local_audit_options() {
   AuditOptions options;

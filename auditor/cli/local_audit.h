@@ -9,9 +9,6 @@ namespace repro_audit {
 // environment fingerprint.
 AuditOptions local_audit_options();
 
-// The cores this process may run on (its CPU affinity).
-int usable_cores();
-
 // The same for an audit started from the command line: its journal (or the one to resume), stopped
 // by Ctrl-C, the journal's folder and warnings told on stderr.
 AuditOptions command_line_audit_options(const std::string& journal, const std::string& resume);

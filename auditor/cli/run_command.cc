@@ -237,15 +237,17 @@ void add_audit_options(CLI::App* run, RunArguments& arguments) {
       ->check(CLI::IsMember({"contradiction", "any"}));
   add_output_options(run, arguments.outputs);
   run->add_option("--save-baseline", arguments.save_baseline, "Also write the report as a baseline (YAML) to FILE");
-  run->add_flag("--no-cost", arguments.no_cost, "Leave the cost ratios out of the matrix");
+  run->add_flag("--no-cost", arguments.no_cost,
+                "Leave the cost ratios out of the matrix and take no timing-only runs (verdicts only, faster)");
   run->add_flag("--quiet", arguments.quiet, "Print no progress and no matrix: the summary only");
   run->add_option("--budget", arguments.budget,
                   "Time budget of the audit, e.g. 2m, 90s, 1h: slow cells get fewer repeats, never fewer than " +
                       std::to_string(kMinimumRepeats) + " per process");
-  run->add_option("--jobs", arguments.jobs,
-                  "Workers side by side for the processes after the first, which then only add digests (the first "
-                  "process runs alone: it times). 0: the cores divided by the cell's threads (1 on a GPU). Default: "
-                  "1, or 0 with --no-cost")
+  run->add_option(
+         "--jobs", arguments.jobs,
+         "Workers side by side for the processes after the first, which then only add digests (the first "
+         "process runs alone: it times). 0: the cores (CPU affinity, within a cgroup CPU quota) divided by the "
+         "cell's threads (1 on a GPU). Default: 1, or 0 with --no-cost")
       ->check(CLI::Range(0, 1024));
   run->add_option("--timing-rounds", arguments.timing_rounds,
                   "Rounds a cell's timing is taken in: the first after its determinism runs, the others in passes "
@@ -291,6 +293,12 @@ int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue,
   // under a budget, takes one.
   options.timing.rounds =
       arguments.timing_rounds.value_or(options.budget_seconds > 0 || arguments.no_cost ? 1 : options.timing.rounds);
+  // An audit that shows no costs takes no timing-only runs either: its determinism runs are the work a
+  // plain script would do, and their run times are the report's timings (fewer samples, wider intervals).
+  if (arguments.no_cost && !arguments.timing_rounds) {
+    options.timing.budget_seconds = 0;
+    options.timing.min_samples = 0;
+  }
   if (options.budget_seconds > 0 && options.timing.rounds > 1)
     throw UserError("--timing-rounds: under --budget a cell's share pays for one timing round only; leave it out");
   const auto mode = arguments.quiet                      ? Progress::Mode::quiet

@@ -146,13 +146,18 @@ TEST_F(Budget, ABudgetIsSharedAndSaidAndABadOneIsRefused) {
   EXPECT_EQ(rounds.exit_code, 2) << rounds.output;
   EXPECT_NE(rounds.output.find("--timing-rounds: under --budget"), std::string::npos) << rounds.output;
   EXPECT_EQ(run("run --device cpu --probe sum/f32 --timing-rounds 0").exit_code, 2);
-  const auto no_cost = path("no-cost.json");  // no costs asked for: one timing round, as quick as it gets
+  const auto no_cost = path("no-cost.json");  // no costs asked for: no timing-only runs, as quick as it gets
   ASSERT_EQ(
       run("run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 3 --no-cost --json " + no_cost)
           .exit_code,
       0);
-  EXPECT_FALSE(
-      nlohmann::json::parse(slurp(no_cost)).at("cells").at(0).at("observations").at(0).contains("timing_rounds"));
+  const auto quick = nlohmann::json::parse(slurp(no_cost)).at("cells").at(0);
+  for (const auto& observation : quick.at("observations")) {
+    EXPECT_FALSE(observation.contains("timing_rounds"));
+    EXPECT_TRUE(observation.value("timing_ns", nlohmann::json::array()).empty()) << observation.dump();
+    EXPECT_EQ(observation.at("runs").size(), 4u);  // the warm-up and 3 repeats, timed as always
+  }
+  EXPECT_GT(quick.at("timing").at("median_ns").get<double>(), 0.0);  // from the determinism runs
   const auto rounds_of_two = path("two.json");
   ASSERT_EQ(run("run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 3 --timing-rounds 2 "
                 "--json " +
