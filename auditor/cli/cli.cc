@@ -1,10 +1,13 @@
 #include "cli/cli.h"
 
+#include <signal.h>
+
 #include <filesystem>
 #include <iostream>
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/terminal.h"
 #include "config/user_error.h"
 #include "config/version.h"
@@ -12,6 +15,9 @@
 namespace repro_audit {
 
 int run_cli(int argc, char** argv) {
+  // A write to a worker that died, or to a closed pipe, fails with EPIPE and is handled where it
+  // happens (the worker's failure; a lost standard output): it never ends the audit by signal.
+  ::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"repro-audit: which PyTorch ops give different bits from run to run, under which settings"};
   app.set_version_flag("--version", kToolVersion);
   app.require_subcommand(1);
@@ -26,6 +32,10 @@ int run_cli(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? 0 : 2;
+  }
+  if (const auto problem = empty_option_problem(app); !problem.empty()) {
+    std::cerr << "repro-audit: " << problem << "\n";
+    return 2;
   }
   // The worker speaks JSON to its supervisor: its output is never rewritten for a terminal.
   std::optional<AsciiTerminal> ascii;

@@ -76,7 +76,8 @@ Command add_env_command(CLI::App& app) {
   env->add_flag("--text", *text, "One line per field instead: label, value, and where it came from");
   return {env, [text] {
             const auto fingerprint = environment_fingerprint();
-            std::cout << (*text ? fingerprint_text(fingerprint) : fingerprint.dump(2) + "\n");
+            std::cout << (*text ? fingerprint_text(fingerprint)
+                                : fingerprint.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
             return 0;
           }};
 }

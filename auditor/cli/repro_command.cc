@@ -6,6 +6,8 @@
 
 #include "audit/audit.h"
 #include "cli/commands.h"
+#include "cli/interruption.h"
+#include "cli/terminal.h"
 #include "config/user_error.h"
 #include "repro/export.h"
 #include "report/cell_printer.h"
@@ -48,16 +50,23 @@ Command add_repro_command(CLI::App& app) {
                 if (std::find(cells.begin(), cells.end(), cell) == cells.end()) cells.push_back(cell);
             }
             ProcessLauncher launcher(own_executable(), temporary_folder(), "export-inputs");
-            const auto exported = export_repros(report, cells, registered_catalogue(), *output, launcher);
+            install_stop_handlers();
+            const auto exported =
+                export_repros(report, cells, registered_catalogue(), *output, launcher, stop_requested);
+            if (stop_requested()) {
+              std::cerr << fmt::format("interrupted: nothing was written to {}\n", *output);
+              return 130;
+            }
             int written = 0;
             for (const auto& cell : exported) {
               if (cell.folder.empty()) {
-                std::cout << fmt::format("skipped  {}: {}\n", cell.key, cell.skipped);
+                std::cout << fmt::format("skipped  {}: {}\n", cell.key, terminal_text(cell.skipped));
                 continue;
               }
               ++written;
               std::cout << fmt::format("wrote    {}/repro.py\n", cell.folder);
-              if (!cell.warning.empty()) std::cerr << fmt::format("warning: {}: {}\n", cell.key, cell.warning);
+              if (!cell.warning.empty())
+                std::cerr << fmt::format("warning: {}: {}\n", cell.key, terminal_text(cell.warning));
             }
             std::cout << fmt::format("{} of {} cell(s) exported to {}; run one with `python {}/repro.py`\n", written,
                                      exported.size(), *output,

@@ -111,4 +111,11 @@ AsciiTerminal::~AsciiTerminal() {
   std::cerr.rdbuf(old_err_);
 }
 
+std::string terminal_text(const std::string& text) {
+  std::string shown = text;
+  for (auto& c : shown)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return shown;
+}
+
 }  // namespace repro_audit

@@ -18,6 +18,10 @@ bool utf8_locale();
 // "✗" -> "x", "µs" -> "us"); any other non-ASCII character becomes "?".
 std::string ascii_text(const std::string& text);
 
+// Text from a file (a report's message, a skip reason) for one terminal line: control characters,
+// escape codes among them, become '?', so a report cannot move the cursor or recolour the terminal.
+std::string terminal_text(const std::string& text);
+
 // While alive, std::cout and std::cerr write through ascii_text.
 class AsciiTerminal {
  public:

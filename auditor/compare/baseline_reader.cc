@@ -284,6 +284,13 @@ Baseline parse_baseline(const std::string& text, const std::string& source) {
   BaselineEvents events(reader, baseline);
   yaml.stream(text, events);
   if (events.finish()) migrate_rule1_keys(baseline);
+  // Keys reach Markdown, HTML and terminals (escaped there): no empty key, no control characters.
+  for (const auto& cell : baseline.cells)
+    if (cell.key.empty() || std::any_of(cell.key.begin(), cell.key.end(),
+                                        [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+      throw UserError(
+          fmt::format("{}: malformed baseline: the cell key {} is empty or holds control characters", source,
+                      nlohmann::json(cell.key).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace)));
   return baseline;
 }
 

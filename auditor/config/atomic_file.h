@@ -1,4 +1,6 @@
 #pragma once
+#include <signal.h>
+
 #include <string>
 #include <vector>
 
@@ -13,8 +15,24 @@ struct FileContent {
   std::string content;
 };
 
+// While one lives, SIGINT, SIGTERM and SIGHUP are held: on leaving, the first one that arrived is
+// raised again under the handlers from before (so a Ctrl-C still ends the program, or asks it to stop,
+// once the files are complete). Output that must be all there or absent is written under one.
+class DeferredSignals {
+ public:
+  DeferredSignals();
+  ~DeferredSignals();
+  DeferredSignals(const DeferredSignals&) = delete;
+  DeferredSignals& operator=(const DeferredSignals&) = delete;
+
+ private:
+  struct sigaction previous_[3];
+};
+
 // Writes every file, even after one fails: a full disk or a bad path loses that file, not the others.
 // Returns one message per file that could not be written (each names its path); empty when all were.
+// Every temporary file is written before the first is renamed, with signals held (DeferredSignals): an
+// interruption leaves all of the outputs or none of them, and no temporary file.
 std::vector<std::string> write_files_atomically(const std::vector<FileContent>& files);
 
 }  // namespace repro_audit

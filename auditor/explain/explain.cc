@@ -19,7 +19,8 @@ using nlohmann::json;
 std::string text_at(const json& object, const char* name) {
   if (!object.is_object() || !object.contains(name)) return "";
   const auto& value = object.at(name);
-  return value.is_string() ? value.get<std::string>() : value.dump();
+  return value.is_string() ? value.get<std::string>()
+                           : value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string lower(std::string text) {

@@ -67,7 +67,7 @@ std::string value_text(const json& value) {
     }
     return text.empty() ? "(none)" : text;
   }
-  return value.dump();
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string device_text(const json& device) {

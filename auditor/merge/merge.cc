@@ -36,7 +36,9 @@ std::string config_difference(const nlohmann::json& a, const nlohmann::json& b) 
     if (key == "source") continue;
     const auto left = a.is_object() && a.contains(key) ? a.at(key) : nlohmann::json();
     const auto right = b.is_object() && b.contains(key) ? b.at(key) : nlohmann::json();
-    if (left != right) return fmt::format("{}: {} vs {}", key, left.dump(), right.dump());
+    if (left != right)
+      return fmt::format("{}: {} vs {}", key, left.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                         right.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   return "";
 }

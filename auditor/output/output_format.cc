@@ -18,13 +18,15 @@
 namespace repro_audit {
 namespace {
 
-std::string render_json(const Report& report) { return report_to_json(report).dump(2) + "\n"; }
+std::string render_json(const Report& report) {
+  return report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
 
 std::string render_comparison_json(const Comparison& comparison, const GateResult* gate) {
-  return comparison_to_json(comparison, gate).dump(2) + "\n";
+  return comparison_to_json(comparison, gate).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 std::string render_explanation_json(const Explanation& explanation) {
-  return explanation_to_json(explanation).dump(2) + "\n";
+  return explanation_to_json(explanation).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "config/input_file.h"
 #include "config/json_number.h"
 #include "config/user_error.h"
+#include "plan/cell_grammar.h"
 #include "plan/cell_key.h"
 #include "protocol/observation_json.h"
 
@@ -93,15 +95,16 @@ CellReport cell_from_json(const json& j) {
   return report;
 }
 
-// A digest that is not one would reach compare as a change, or as the absence of one.
-class BadDigest : public std::runtime_error {
+// A digest that is not one would reach compare as a change, or as the absence of one; a name that breaks
+// the grammar would reach folder names and generated scripts (plan/cell_grammar.h).
+class BadCell : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
 void check_digest(const std::string& digest, const char* what, bool may_be_empty) {
   if ((may_be_empty && digest.empty()) || is_digest(digest)) return;
-  throw BadDigest(fmt::format("{} '{}' is not 32 lower-case hex digits", what, digest));
+  throw BadCell(fmt::format("{} '{}' is not 32 lower-case hex digits", what, digest));
 }
 
 void check_digests(const CellReport& report) {
@@ -126,9 +129,12 @@ void add_cell(ParsedReport& parsed, const json& j) {
   try {
     parsed.cells.push_back(cell_from_json(j));
     check_digests(parsed.cells.back());
+    // Schema /1 keys are made again from the fields (migrate_rule1_keys); /2 keys must be those.
+    if (const auto problem = cell_grammar_problem(parsed.cells.back().cell, false); !problem.empty())
+      throw BadCell(problem);
   } catch (const json::exception& error) {
     parsed.cell_error = fmt::format("cells[{}]: {}", index, error.what());
-  } catch (const BadDigest& error) {
+  } catch (const BadCell& error) {
     parsed.cell_error = fmt::format("cells[{}] ({}): {}", index, parsed.cells.back().cell.key, error.what());
   }
 }
@@ -145,6 +151,28 @@ void migrate_rule1_keys(Report& report, const std::string& source) {
                                   it->second, cell.key, key));
     cell.key = std::move(key);
   }
+}
+
+// Every key is the one its fields give, and no two cells share one: an empty or crafted key would
+// make its cell MISSING in a gate while the real one is never compared.
+void check_current_keys(const Report& report, const std::string& source, bool check_key) {
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < report.cells.size(); ++i) {
+    const auto& cell = report.cells[i].cell;
+    if (const auto problem = cell_grammar_problem(cell, check_key); !problem.empty())
+      throw UserError(fmt::format("{}: malformed report: cells[{}]: {}", source, i, problem));
+    if (!seen.insert(cell.key).second)
+      throw UserError(fmt::format("{}: malformed report: cells[{}]: the key {} appears twice", source, i, cell.key));
+  }
+}
+
+// The config fields the tool reads back from a report (repro's warm-up count, the models' specs).
+void check_report_config(const json& config, const std::string& source) {
+  if (config.is_null()) return;
+  if (!config.is_object()) throw UserError(fmt::format("{}: malformed report: \"config\" must be an object", source));
+  for (const char* key : {"repeats", "warmup", "processes"})
+    if (config.contains(key)) (void)json_integer<int>(config.at(key));
+  if (config.contains("models")) (void)config.at("models").get<std::vector<ModelSpec>>();
 }
 
 json merge_to_json(const MergeInfo& merge) {
@@ -234,6 +262,8 @@ Report report_from_parsed(ParsedReport&& parsed, const std::string& source) {
     if (parsed.cell_error) throw UserError(fmt::format("{}: malformed report: {}", source, *parsed.cell_error));
     report.cells = std::move(parsed.cells);
     if (rule1_keys) migrate_rule1_keys(report, source);
+    check_current_keys(report, source, !rule1_keys);
+    check_report_config(report.config, source);
     // Costs are derived from the timings, like the notes: a report of a version that kept no
     // intervals gets its ratios' intervals from p10..p90 (timing/timing.h).
     fill_cost_ratios(report.cells);

@@ -22,7 +22,7 @@ std::string three_digits(double value, const char* unit) {
 std::string text_of(const json& value) {
   if (value.is_null()) return "";
   if (value.is_string()) return value.get<std::string>();
-  return value.dump();
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 const json& field(const json& object, const char* name) {

@@ -4,12 +4,19 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <stdlib.h>
 #include <deque>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "config/atomic_file.h"
+#include "config/json_number.h"
+#include "config/user_error.h"
+#include "hash/digest.h"
 #include "config/config_json.h"
 #include "protocol/worker_protocol.h"
 #include "repro/python_script.h"
@@ -79,9 +86,14 @@ void write_model_cell(const Report& report, const Pending& pending, ReproCell& r
     const auto& origin = answer.at("origin");
     exported.origin = CapturedOrigin{origin.at("name"), origin.at("overload"), origin.at("arguments"),
                                      inputs_of(origin.at("tensors")), describe_origin_op(*cell.verdict.origin)};
-    write_script(folder / "origin" / "repro.py", origin_script(repro, *exported.origin));
+    try {
+      write_script(folder / "origin" / "repro.py", origin_script(repro, *exported.origin));
+    } catch (const std::invalid_argument& error) {
+      exported.origin.reset();
+      exported.origin_error = error.what();
+    }
   }
-  exported.origin_error = answer.value("origin_error", "");
+  if (exported.origin || exported.origin_error.empty()) exported.origin_error = answer.value("origin_error", "");
   if (!cell.verdict.origin) exported.origin_error = "the report names no origin for this cell";
   write_file_atomically((folder / "README.md").string(), model_readme(repro, report, exported));
 }
@@ -92,8 +104,11 @@ void write_cell(const Report& report, const Pending& pending, const ProbeInfo* p
   repro.probe = probe;
   repro.variant = probe ? probe->find_variant(pending.cell->cell.variant) : nullptr;
   repro.input_digest = answer.value("input_digest", "");
-  repro.warmup = report.config.value("warmup", 1);
-  repro.torch_version = report.environment.value("torch", "");
+  // A report's config and environment were checked when loaded (report/json_io.h); a field of another
+  // type than this version writes is read as absent.
+  repro.warmup = report.config.is_object() ? json_integer_or(report.config, "warmup", 1) : 1;
+  const auto torch = report.environment.is_object() ? report.environment.find("torch") : report.environment.end();
+  repro.torch_version = torch != report.environment.end() && torch->is_string() ? torch->get<std::string>() : "";
   repro.inputs = inputs_of(answer.at("inputs"));
   const auto folder = fs::path(pending.result->folder);
   if (pending.cell->cell.model) {
@@ -112,7 +127,7 @@ void write_cell(const Report& report, const Pending& pending, const ProbeInfo* p
 
 // One export-inputs process for cells that share process settings.
 void export_group(const Report& report, const Catalogue& catalogue, const FlagSet& process_settings,
-                  const std::vector<Pending>& group, WorkerLauncher& launcher) {
+                  const std::vector<Pending>& group, WorkerLauncher& launcher, const std::function<bool()>& stopped) {
   WorkerRequest request;
   request.device = "cpu";
   request.process_settings = process_settings;
@@ -124,13 +139,17 @@ void export_group(const Report& report, const Catalogue& catalogue, const FlagSe
   }
   const nlohmann::json message = {
       {"request", request_to_json(request)}, {"directories", directories}, {"origins", origins}};
-  auto process = launcher.start(message.dump(), worker_environment(process_settings));
+  auto process = launcher.start(message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                                worker_environment(process_settings));
   std::map<std::string, nlohmann::json> answers;
   const auto deadline = std::chrono::steady_clock::now() + kExportTimeLimit;
   std::string line;
   while (true) {
-    const auto status = process->read_line(line, deadline);
+    // Short waits, so an interruption is seen within a fraction of a second.
+    const auto status =
+        process->read_line(line, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(200)));
     if (status == Worker::ReadStatus::deadline) {
+      if (std::chrono::steady_clock::now() < deadline && !(stopped && stopped())) continue;
       process->terminate(std::chrono::seconds(3));
       break;
     }
@@ -153,8 +172,12 @@ void export_group(const Report& report, const Catalogue& catalogue, const FlagSe
     else if (it->second.contains("error"))
       error = "making its inputs failed: " + it->second.at("error").get<std::string>();
     if (error.empty()) {
-      write_cell(report, pending, find_probe(catalogue, pending.cell->cell.probe), it->second);
-      continue;
+      try {
+        write_cell(report, pending, find_probe(catalogue, pending.cell->cell.probe), it->second);
+        continue;
+      } catch (const std::exception& failure) {  // an answer or report field the script cannot carry as data
+        error = std::string("its files cannot be written: ") + failure.what();
+      }
     }
     pending.result->skipped = error;
     std::error_code ignored;
@@ -163,33 +186,90 @@ void export_group(const Report& report, const Catalogue& catalogue, const FlagSe
   }
 }
 
+// A folder name per cell, unique within the export: a second key that sanitises to a taken name gets
+// its key's digest appended (and a warning), so no cell's files replace another's.
+std::string unique_folder_name(const std::string& key, std::set<std::string>& taken, std::string& warning) {
+  auto name = folder_name_of(key);
+  if (taken.insert(name).second) return name;
+  const auto first = name;
+  name = fmt::format("{}-{}", first, digest_text(key).substr(0, 12));
+  warning = fmt::format("its folder name {} is also another cell's: written to {}", first, name);
+  taken.insert(name);
+  return name;
+}
+
+// Moves every written folder from the staging folder into `output`, replacing an earlier export of
+// the same cell; held signals wait until all are in place, so the export is all there or absent.
+void commit(std::vector<ExportedCell>& results, const fs::path& staging, const fs::path& output) {
+  const DeferredSignals held;
+  for (auto& result : results) {
+    if (result.folder.empty()) continue;
+    const auto name = fs::path(result.folder).filename();
+    const auto target = output / name;
+    if (fs::exists(fs::symlink_status(target))) fs::rename(target, staging / (".replaced-" + name.string()));
+    fs::rename(result.folder, target);
+    result.folder = target.string();
+  }
+}
+
 }  // namespace
 
 std::vector<ExportedCell> export_repros(const Report& report, const std::vector<const CellReport*>& cells,
                                         const Catalogue& catalogue, const std::string& output_folder,
-                                        WorkerLauncher& launcher) {
+                                        WorkerLauncher& launcher, const std::function<bool()>& stopped) {
   std::vector<ExportedCell> results(cells.size());
   std::map<FlagSet, std::vector<Pending>> groups;
+  // Every file is written in a staging folder inside the output folder first (one filesystem, so the
+  // folders can be renamed into place), which is removed on every path out of here.
+  fs::create_directories(output_folder);
+  auto pattern = (fs::path(output_folder) / ".repro-audit-export-XXXXXX").string();
+  if (!::mkdtemp(pattern.data()))
+    throw UserError(fmt::format("{}: cannot make a folder in it: {}", output_folder, std::strerror(errno)));
+  const fs::path staging = pattern;
+  const auto remove_staging = [&] {
+    std::error_code ignored;
+    fs::remove_all(staging, ignored);
+  };
+  std::set<std::string> taken;
   // A report keeps its models' specs in its config; a model cell gets its own back.
-  const auto models = report.config.value("models", std::vector<ModelSpec>{});
+  const auto models =
+      report.config.is_object() ? report.config.value("models", std::vector<ModelSpec>{}) : std::vector<ModelSpec>{};
   std::deque<CellReport> with_model;
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    if (is_model_probe(cells[i]->cell.probe) && !cells[i]->cell.model)
-      for (const auto& model : models)
-        if (model_probe_name(model) == cells[i]->cell.probe) {
-          with_model.push_back(*cells[i]);
-          with_model.back().cell.model = model;
+  try {
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      if (is_model_probe(cells[i]->cell.probe) && !cells[i]->cell.model)
+        for (const auto& model : models)
+          if (model_probe_name(model) == cells[i]->cell.probe) {
+            with_model.push_back(*cells[i]);
+            with_model.back().cell.model = model;
+          }
+      const auto& cell =
+          with_model.empty() || with_model.back().cell.key != cells[i]->cell.key ? *cells[i] : with_model.back();
+      results[i].key = cell.cell.key;
+      results[i].skipped = skip_reason(cell, find_probe(catalogue, cell.cell.probe));
+      if (!results[i].skipped.empty()) continue;
+      results[i].folder = (staging / unique_folder_name(cell.cell.key, taken, results[i].warning)).string();
+      fs::create_directories(results[i].folder);
+      groups[process_settings(cell.cell.settings)].push_back({&cell, &results[i]});
+    }
+    for (const auto& [settings, group] : groups) {
+      if (stopped && stopped()) break;
+      export_group(report, catalogue, settings, group, launcher, stopped);
+    }
+    if (stopped && stopped()) {
+      for (auto& result : results)
+        if (!result.folder.empty()) {
+          result.folder.clear();
+          result.skipped = "interrupted before its files were in place";
         }
-    const auto& cell =
-        with_model.empty() || with_model.back().cell.key != cells[i]->cell.key ? *cells[i] : with_model.back();
-    results[i].key = cell.cell.key;
-    results[i].skipped = skip_reason(cell, find_probe(catalogue, cell.cell.probe));
-    if (!results[i].skipped.empty()) continue;
-    results[i].folder = (fs::path(output_folder) / folder_name_of(cell.cell.key)).string();
-    fs::create_directories(results[i].folder);
-    groups[process_settings(cell.cell.settings)].push_back({&cell, &results[i]});
+    } else {
+      commit(results, staging, output_folder);
+    }
+  } catch (...) {
+    remove_staging();
+    throw;
   }
-  for (const auto& [settings, group] : groups) export_group(report, catalogue, settings, group, launcher);
+  remove_staging();
   return results;
 }
 

@@ -2,6 +2,7 @@
 // `repro-audit repro`: writes, per cell of a report, a folder with repro.py, inputs.pt and README.md
 // (repro/python_script.h). The inputs are made by `repro-audit export-inputs` processes started with
 // each cell's process settings, as the audit's workers were.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,10 @@ struct ExportedCell {
   std::string warning;  // written, with a caveat (e.g. the inputs made here differ from the audit's)
 };
 
+// Writes into a staging folder inside `output_folder`, then moves every cell's folder into place at
+// once; when `stopped` turns true the export ends and nothing is left behind (each cell says so).
 std::vector<ExportedCell> export_repros(const Report& report, const std::vector<const CellReport*>& cells,
                                         const Catalogue& catalogue, const std::string& output_folder,
-                                        WorkerLauncher& launcher);
+                                        WorkerLauncher& launcher, const std::function<bool()>& stopped = {});
 
 }  // namespace repro_audit

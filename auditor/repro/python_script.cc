@@ -13,7 +13,17 @@ namespace repro_audit {
 namespace {
 
 std::string python_bool(const std::string& value) { return value == "true" ? "True" : "False"; }
-std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+
+// A Python string literal holding `text` as data: JSON's string escapes are Python's too, and bytes that
+// are not UTF-8 become U+FFFD instead of a broken script.
+std::string quoted(const std::string& text) {
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// A JSON value as data the script parses, never as Python source.
+std::string parsed(const nlohmann::json& value) {
+  return "json.loads(" + quoted(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) + ")";
+}
 
 // How each in-process setting is spelled in Python; environment settings are spelled from their
 // variable. A setting with neither is a gap the unit test finds (python_script_test.cc).
@@ -88,6 +98,10 @@ PythonSettings python_settings(const FlagSet& settings, bool on_cuda) {
     if (value == kNotApplicable) continue;
     const auto* spec = find_setting(name);
     if (!spec) continue;
+    // Values reach the script as code (a thread count, a seed): only the setting's own values do.
+    if (!is_valid_value(*spec, value))
+      throw std::invalid_argument(
+          fmt::format("setting {} has the value '{}'; valid: {}", name, value, describe_values(*spec)));
     if (name == "seed") {
       python.seed = value;
       continue;
@@ -128,12 +142,28 @@ std::vector<std::string> distinct_run_digests(const CellReport& cell) {
   return digests;
 }
 
+namespace {
+
+// Text inside the script's """docstrings""": a quote or backslash cannot end or bend them.
+std::string docstring_text(std::string_view text) {
+  std::string safe;
+  for (const char c : valid_utf8(text)) {
+    if (c == '\\' || c == '"')
+      safe += {'\\', c};
+    else
+      safe += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c;
+  }
+  return safe;
+}
+
+}  // namespace
+
 std::string render_script(const ScriptParts& parts) {
   const bool on_cuda = parts.device.rfind("cuda", 0) == 0;
   const auto settings = python_settings(*parts.settings, on_cuda);
   std::string script = "#!/usr/bin/env python3\n";
-  script += fmt::format("\"\"\"Reproduces {} with Python torch alone.\n\n", parts.subject);
-  for (const auto& line : parts.about) script += line + "\n";
+  script += fmt::format("\"\"\"Reproduces {} with Python torch alone.\n\n", docstring_text(parts.subject));
+  for (const auto& line : parts.about) script += docstring_text(line) + "\n";
   script += "Run: python repro.py [--runs N] [--processes P] [--json]\n\"\"\"\n";
   script += "import os\n\n# Settings read once, when torch and its libraries start: before `import torch`.\n";
   for (const auto& line : settings.environment) script += line + "\n";
@@ -147,9 +177,9 @@ std::string render_script(const ScriptParts& parts) {
   script += fmt::format("SEED = {}\nWARMUP = {}\nRUNS = {}\nPROCESSES = {}\n", settings.seed, parts.warmup, parts.runs,
                         parts.processes);
   script += fmt::format("INVARIANCE = {}\n", parts.invariance ? "True" : "False");
-  script += fmt::format("INPUTS = {}\n", nlohmann::json(parts.inputs).dump());
+  script += fmt::format("INPUTS = {}\n", parsed(parts.inputs));
   script += fmt::format("REPORT_TORCH = {}\n", quoted(parts.torch_version));
-  script += fmt::format("EXPECTED = {}\n", parts.expected.dump());
+  script += fmt::format("EXPECTED = {}\n", parsed(parts.expected));
   script += "HERE = os.path.dirname(os.path.abspath(__file__))\n\n";
   for (const auto& line : parts.globals) script += line + "\n";
   script += "\n\ndef apply_settings():\n";
@@ -157,7 +187,7 @@ std::string render_script(const ScriptParts& parts) {
   for (const auto& call : parts.setup) script += "    " + call + "\n";
   if (settings.calls.empty() && parts.setup.empty()) script += "    pass\n";
   script += fmt::format("\n\ndef op({}):\n", parts.signature);
-  script += fmt::format("    \"\"\"{}\"\"\"\n", parts.op_doc);
+  script += fmt::format("    \"\"\"{}\"\"\"\n", docstring_text(parts.op_doc));
   script += function_body(parts.body);
   script += "\n";
   script += kPythonRunner;
@@ -191,6 +221,9 @@ std::string python_script(const ReproCell& repro) {
                    fmt::format("dtype = {}", repro.variant->dtype ? python_dtype(*repro.variant->dtype) : "None")};
   for (const auto& [name, value] : repro.variant->parameters)
     parts.globals.push_back(fmt::format("{} = {}", name, quoted(value)));
+  for (const auto& input : parts.inputs)
+    if (!is_identifier(input))
+      throw std::invalid_argument(fmt::format("the input name {} is not an identifier", quoted(input)));
   parts.signature = fmt::format("{}", fmt::join(parts.inputs, ", "));
   parts.op_doc = fmt::format("The op of {}/{}, as the probe runs it.", repro.probe->name, repro.variant->name);
   parts.body = repro.probe->python.code;
@@ -289,9 +322,9 @@ std::string model_script(const ReproCell& repro, const std::vector<std::string>&
                              package ? "an AOTInductor package" : "TorchScript",
                              model.train ? fmt::format("training, {} SGD step(s)", model.steps) : "forward only")};
   parts.globals = {fmt::format("MODEL_PATH = {}", quoted(model.path)),
-                   fmt::format("NAMED = {}", nlohmann::json(named).dump()),
+                   fmt::format("NAMED = {}", parsed(named)),
                    fmt::format("STEPS = {}", model.steps),
-                   fmt::format("LEARNING_RATE = {}", model.learning_rate),
+                   fmt::format("LEARNING_RATE = float({})", quoted(fmt::format("{:.17g}", model.learning_rate))),
                    fmt::format("LOSS = {}", quoted(to_string(model.loss))),
                    "MODEL = None",
                    "PARAMETER_NAMES, PARAMETERS, INITIAL, BUFFERS, INITIAL_BUFFERS = [], [], [], [], []"};
@@ -339,6 +372,9 @@ std::string origin_script(const ReproCell& repro, const CapturedOrigin& origin) 
                     {"digests", nlohmann::json::array()},
                     {"message", "the model's divergence starts at this op: " + origin.where}};
   const auto op = origin.name.substr(origin.name.find("::") + 2);
+  if (origin.name.rfind("aten::", 0) != 0 || !is_identifier(op) ||
+      (!origin.overload.empty() && !is_identifier(origin.overload)))
+    throw std::invalid_argument(fmt::format("the origin op {} is not an ATen op name", quoted(origin.name)));
   parts.globals = {fmt::format("OP = torch.ops.aten.{}.{}", op, origin.overload.empty() ? "default" : origin.overload)};
   parts.body = fmt::format(R"(
       # Fresh copies each run: an in-place op writes its arguments.
@@ -357,7 +393,22 @@ std::string folder_name_of(const std::string& key) {
   std::string name;
   for (const char c : key)
     name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '=' ? c : '_';
+  // Never "", "." or "..", nor hidden: a name that starts with a letter, digit or '_' stays in its folder.
+  if (name.empty() || !(std::isalnum(static_cast<unsigned char>(name[0])) || name[0] == '_')) name = "_" + name;
   return name;
+}
+
+bool is_identifier(const std::string& text) {
+  return !text.empty() && !std::isdigit(static_cast<unsigned char>(text[0])) &&
+         std::all_of(text.begin(), text.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+std::string valid_utf8(std::string_view text) {
+  // dump() writes bytes that are not UTF-8 as U+FFFD; parsing that literal back gives the text.
+  return nlohmann::json::parse(
+             nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+      .get<std::string>();
 }
 
 }  // namespace repro_audit

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/catalogue.h"
@@ -86,7 +87,14 @@ struct ModelExport {
 };
 std::string model_readme(const ReproCell& repro, const Report& report, const ModelExport& exported);
 
-// A folder name for a cell key: letters, digits, '-', '_', '.', '=' kept, the rest '_'.
+// A folder name for a cell key: letters, digits, '-', '_', '.', '=' kept, the rest '_'; one that would
+// start with anything but a letter, digit or '_' ("", "..", a hidden name) gets a '_' in front.
 std::string folder_name_of(const std::string& key);
+
+// A Python identifier of ASCII letters, digits and '_' (an op or overload name the script spells as code).
+bool is_identifier(const std::string& text);
+
+// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD.
+std::string valid_utf8(std::string_view text);
 
 }  // namespace repro_audit

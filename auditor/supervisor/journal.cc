@@ -86,7 +86,8 @@ Journal Journal::create(const std::string& folder, const nlohmann::json& header)
   auto full = header;
   full["schema"] = kJournalSchema;
   try {
-    write_file_atomically((fs::path(folder) / kHeaderFile).string(), full.dump(2) + "\n");
+    write_file_atomically((fs::path(folder) / kHeaderFile).string(),
+                          full.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   } catch (...) {
     ::close(lock);
     throw;
@@ -97,7 +98,8 @@ Journal Journal::create(const std::string& folder, const nlohmann::json& header)
 void Journal::set_header_field(const std::string& name, const nlohmann::json& value) {
   auto header = header_;
   header[name] = value;
-  write_file_atomically((fs::path(folder_) / kHeaderFile).string(), header.dump(2) + "\n");
+  write_file_atomically((fs::path(folder_) / kHeaderFile).string(),
+                        header.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   header_ = std::move(header);
 }
 
@@ -122,7 +124,8 @@ Journal Journal::open(const std::string& folder) {
 void Journal::record(const Cell& cell, const ProcessObservation& observation) const {
   const auto name = fmt::format("cell-{}.json", digest_text(cell.key + "#" + std::to_string(observation.process)));
   const nlohmann::json entry = {{"key", cell.key}, {"process", observation.process}, {"observation", observation}};
-  write_file_atomically((fs::path(folder_) / name).string(), entry.dump() + "\n");
+  write_file_atomically((fs::path(folder_) / name).string(),
+                        entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 JournalEntries Journal::entries() const {

@@ -69,7 +69,8 @@ class BatchRunner {
   bool run() {
     while (!remaining_.empty() && !interrupted_) {
       if (options_.stop_requested()) return false;
-      run_worker();
+      if (run_worker() == Ended::not_started && ++start_failures_ < kStartAttempts) continue;
+      start_failures_ = 0;
     }
     return !interrupted_;
   }
@@ -98,32 +99,50 @@ class BatchRunner {
     return nullptr;
   }
 
-  void run_worker() {
+  enum class Ended { ran, not_started };
+
+  // A worker that never loaded (stopped by a signal, or too slow to start) ran none of the cells: a
+  // fresh one takes them, and only after kStartAttempts such workers is a cell given the failure.
+  static constexpr int kStartAttempts = 3;
+
+  Ended run_worker() {
     auto request = batch_request(batch_, remaining_, process_, options_);
     request.timing_round = timing_round_;
-    const auto worker =
-        options_.launcher->start(request_to_json(request).dump() + "\n", worker_environment(batch_.process_settings));
+    const auto worker = options_.launcher->start(
+        request_to_json(request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+        worker_environment(batch_.process_settings));
     const Cell* in_flight = nullptr;
+    bool loaded = false;  // said anything (its environment first): it started
+    int stopped_polls = 0;
     auto deadline = Clock::now() + options_.startup_allowance;
     std::string line;
     while (true) {
       if (options_.stop_requested()) {
         worker->terminate(options_.terminate_grace);
-        return;
+        return Ended::ran;
       }
       const auto status = worker->read_line(line, std::min(deadline, Clock::now() + std::chrono::milliseconds(500)));
       if (status == Worker::ReadStatus::deadline) {
-        if (Clock::now() < deadline) continue;
+        // Stopped before it ran a cell (seen twice, half a second apart): no use waiting for it.
+        stopped_polls = !in_flight && worker->stopped() ? stopped_polls + 1 : 0;
+        if (Clock::now() < deadline && stopped_polls < 2) continue;
         worker->terminate(options_.terminate_grace);
+        const bool never_started = !in_flight && (!loaded || stopped_polls >= 2);
+        if (never_started && start_failures_ + 1 < kStartAttempts) return Ended::not_started;
         const auto message = in_flight ? fmt::format("exceeded the time limit of {} s", in_flight->timeout_seconds)
-                                       : std::string("the worker did not start in time");
+                             : never_started
+                                 ? fmt::format("did not run: {} workers in a row {}", kStartAttempts,
+                                               stopped_polls >= 2 ? "were stopped by a signal before starting it"
+                                                                  : "did not start in time")
+                                 : std::string("the worker did not start in time");
         finish(in_flight ? *in_flight : remaining_.front(),
                ended_observation(process_, ObservationStatus::timeout, message));
-        return;
+        return Ended::ran;
       }
       if (status == Worker::ReadStatus::end_of_output) break;
       const auto event = parse_event(line);
       if (!event) continue;  // not a protocol line
+      loaded = true;
       if (event->kind == WorkerEvent::Kind::environment && options_.on_environment) {
         const std::lock_guard hold(lock_);
         options_.on_environment(event->environment, batch_.process_settings);
@@ -140,11 +159,11 @@ class BatchRunner {
       }
     }
     const auto ending = worker->wait();
-    if (remaining_.empty()) return;
+    if (remaining_.empty()) return Ended::ran;
     // Ended because a person stopped the audit: whatever it was running is not a verdict.
     if (options_.stop_requested() || is_interruption_signal(worker->signal())) {
       interrupted_ = true;
-      return;
+      return Ended::ran;
     }
     // The worker died: blame the cell it was running, or the first one when it died before starting any.
     const auto tail = worker->log_tail(600);
@@ -155,6 +174,7 @@ class BatchRunner {
            ended_observation(
                process_, worker->signal() != 0 || in_flight ? ObservationStatus::crashed : ObservationStatus::exception,
                message));
+    return Ended::ran;
   }
 
   const Batch& batch_;
@@ -166,6 +186,7 @@ class BatchRunner {
   int timing_round_ = 0;
   std::vector<Cell> remaining_;
   bool interrupted_ = false;
+  int start_failures_ = 0;  // workers in a row that never started
 };
 
 }  // namespace

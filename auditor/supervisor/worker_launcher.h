@@ -23,6 +23,8 @@ class Worker {
   virtual std::string wait() = 0;
   virtual int signal() const = 0;  // the signal that ended it; 0 when it exited
   virtual std::string log_tail(std::size_t max_bytes) const = 0;
+  // Stopped by a signal (SIGSTOP, SIGTSTP): it cannot run until continued.
+  virtual bool stopped() const { return false; }
 };
 
 class WorkerLauncher {

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <fmt/format.h>
 #include <stdexcept>
 #include <thread>
@@ -70,7 +71,12 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
   // A process group of its own: the terminal's SIGINT/SIGQUIT go to the supervisor's group only.
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  // SIGPIPE back to its default in the child: this process ignores it (cli/cli.cc), the child need not.
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attributes, 0);
   auto args = argv;
   auto env = merged_environment(environment);
@@ -104,6 +110,15 @@ void WorkerProcess::send(const std::string& input) {
   }
   ::close(input_fd_);
   input_fd_ = -1;
+}
+
+bool WorkerProcess::stopped() const {
+  if (reaped_ || pid_ <= 0) return false;
+  // /proc/PID/stat: "PID (COMMAND) STATE ...", the command in parentheses may hold spaces.
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid_));
+  const std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && (text[close + 2] == 'T' || text[close + 2] == 't');
 }
 
 bool WorkerProcess::has_line(std::chrono::steady_clock::time_point deadline) {

@@ -33,6 +33,7 @@ class WorkerProcess : public Worker {
   std::string wait() override;
   int signal() const override { return signal_; }
   std::string log_tail(std::size_t max_bytes) const override;
+  bool stopped() const override;
 
   // Writes the input and closes the child's stdin; once only.
   void send(const std::string& input);

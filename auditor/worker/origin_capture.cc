@@ -80,8 +80,12 @@ std::string python_value(const c10::IValue& value, const std::string& type, Capt
     return std::to_string(value.toInt());
   }
   if (value.isDouble()) return python_double(value.toDouble());
-  if (value.isString()) return nlohmann::json(value.toStringRef()).dump();
-  if (value.isDevice()) return fmt::format("torch.device({})", nlohmann::json(value.toDevice().str()).dump());
+  if (value.isString())
+    return nlohmann::json(value.toStringRef()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (value.isDevice())
+    return fmt::format(
+        "torch.device({})",
+        nlohmann::json(value.toDevice().str()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (value.isList() || value.isTensorList()) {
     const auto items = value.isTensorList() ? c10::impl::toList(value.toTensorList()).vec() : value.toListRef().vec();
     std::string text = "[";

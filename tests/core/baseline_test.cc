@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <unistd.h>
 
@@ -288,6 +291,51 @@ TEST(Baseline, ReproducibleDivergingAndBrokenFollowTheVerdict) {
   EXPECT_FALSE(is_reproducible(cell));
   cell.verdict = VerdictKind::raises;
   EXPECT_FALSE(is_broken(cell) || is_diverging(cell) || is_reproducible(cell));
+}
+
+}  // namespace
+}  // namespace repro_audit
+
+namespace repro_audit {
+namespace {
+
+int handled_signal = 0;
+void note_signal(int signal) { handled_signal = signal; }
+
+// A SIGTERM while outputs are written waits until they are all in place, then reaches the handler
+// that was there before.
+TEST(DeferredSignals, HoldASignalUntilTheOutputsAreWritten) {
+  struct sigaction note {
+  }, previous{};
+  note.sa_handler = note_signal;
+  sigemptyset(&note.sa_mask);
+  sigaction(SIGTERM, &note, &previous);
+  handled_signal = 0;
+  {
+    const DeferredSignals held;
+    {
+      const DeferredSignals nested;
+      ::raise(SIGTERM);
+    }
+    EXPECT_EQ(handled_signal, 0) << "a nested hold let the signal through";
+  }
+  EXPECT_EQ(handled_signal, SIGTERM);
+  sigaction(SIGTERM, &previous, nullptr);
+}
+
+TEST(DeferredSignals, WritingManyFilesLeavesNoTemporaryAndKeepsTheOthersWhenOneFails) {
+  const auto folder = std::filesystem::temp_directory_path() / ("repro-audit-atomic-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  const auto failures = write_files_atomically({{(folder / "a.json").string(), "a"},
+                                                {(folder / "missing/b.json").string(), "b"},
+                                                {(folder / "c.json").string(), "c"}});
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_NE(failures[0].find("missing/b.json"), std::string::npos);
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) names.push_back(entry.path().filename());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"a.json", "c.json"}));
+  std::filesystem::remove_all(folder);
 }
 
 }  // namespace

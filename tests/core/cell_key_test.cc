@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "plan/cell_grammar.h"
 
 #include "compare/baseline.h"
 #include "compare/compare.h"
@@ -184,6 +187,72 @@ TEST(KeyMigration, TwoOldKeysThatBecomeOneAreAnError) {
   report["cells"][1]["key"] = "sum/f32@cpu|threads=1,seed=0";
   EXPECT_NE(error_of([&] { report_from_json(report, "twice.json"); }).find("both become 'sum/f32@cpu|threads=1'"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace repro_audit
+
+namespace repro_audit {
+namespace {
+
+Cell grammar_cell() {
+  Cell cell;
+  cell.probe = "index_add";
+  cell.variant = "f32";
+  cell.device = "cpu";
+  cell.label = "strict threads=1";
+  cell.settings = {{"deterministic_algorithms", "on"}, {"threads", "1"}, {"cudnn_benchmark", "n/a"}};
+  cell.key = cell_key(cell.probe, cell.variant, cell.device, cell.settings);
+  return cell;
+}
+
+TEST(CellGrammar, TheToolsOwnCellsFitIt) {
+  EXPECT_EQ(cell_grammar_problem(grammar_cell(), true), "");
+  auto model = grammar_cell();
+  model.probe = "model._my-model";
+  model.variant = "train.sgd3";
+  model.device = "cuda:1";
+  model.key = cell_key(model.probe, model.variant, model.device, model.settings);
+  EXPECT_EQ(cell_grammar_problem(model, true), "");
+  auto future = grammar_cell();
+  future.settings["a_future_setting"] = "AVX512_E1";  // a newer version's setting: a plain token
+  future.key = cell_key(future.probe, future.variant, future.device, future.settings);
+  EXPECT_EQ(cell_grammar_problem(future, true), "");
+}
+
+TEST(CellGrammar, NamesThatCouldBeCodeOrPathsAreRefused) {
+  const std::vector<std::pair<std::string, std::function<void(Cell&)>>> changes = {
+      {"probe", [](Cell& c) { c.probe = "../x"; }},
+      {"probe", [](Cell& c) { c.probe = ""; }},
+      {"variant", [](Cell& c) { c.variant = "f32\"\"\""; }},
+      {"device", [](Cell& c) { c.device = "cuda:"; }},
+      {"device", [](Cell& c) { c.device = "cpu "; }},
+      {"threads", [](Cell& c) { c.settings["threads"] = "1)"; }},
+      {"seed", [](Cell& c) { c.settings["seed"] = "-1"; }},
+      {"deterministic_algorithms", [](Cell& c) { c.settings["deterministic_algorithms"] = "maybe"; }},
+      {"future", [](Cell& c) { c.settings["future"] = "a,b"; }},
+      {"setting", [](Cell& c) { c.settings["Bad Name"] = "1"; }},
+      {"label", [](Cell& c) { c.label = "strict\n# heading"; }},
+  };
+  for (const auto& [what, change] : changes) {
+    auto cell = grammar_cell();
+    change(cell);
+    EXPECT_NE(cell_grammar_problem(cell, false).find(what), std::string::npos)
+        << what << ": " << cell_grammar_problem(cell, false);
+  }
+}
+
+TEST(CellGrammar, AKeyMustNameItsFieldsInTheGrammar) {
+  auto cell = grammar_cell();
+  cell.key = "";
+  EXPECT_NE(cell_grammar_problem(cell, true).find("is not the key"), std::string::npos);
+  EXPECT_EQ(cell_grammar_problem(cell, false), "");  // schema /1 keys are made again from the fields
+  cell.key = "index_add/f64@cpu";
+  EXPECT_NE(cell_grammar_problem(cell, true).find("is not the key"), std::string::npos);
+  cell.key = "index_add/f32@cpu|threads=1)";
+  EXPECT_NE(cell_grammar_problem(cell, true).find("in its key, setting threads"), std::string::npos);
+  cell.key = "index_add/f32@cpu|seed=0";  // a default named: written by hand, still a key
+  EXPECT_EQ(cell_grammar_problem(cell, true), "");
 }
 
 }  // namespace

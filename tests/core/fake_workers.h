@@ -17,6 +17,7 @@ struct Script {
   std::vector<std::string> lines;  // protocol lines, in order
   int signal = 0;                  // then it ends by this signal, or exits when 0
   bool hang = false;               // then it says nothing more until terminated
+  bool stopped = false;            // as if stopped by SIGSTOP (hang too, for it to say nothing)
 };
 
 inline std::string start_line(const std::string& key) {
@@ -56,6 +57,7 @@ class FakeWorker : public Worker {
   std::string wait() override { return script_.signal ? "signal " + signal_name(script_.signal) : "exit 1"; }
   int signal() const override { return script_.signal; }
   std::string log_tail(std::size_t) const override { return "fake log"; }
+  bool stopped() const override { return script_.stopped && !terminated_; }
 
  private:
   Script script_;

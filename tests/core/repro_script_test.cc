@@ -1,7 +1,14 @@
 #include <gtest/gtest.h>
 
-#include <algorithm>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "repro/export.h"
 #include "repro/parity.h"
 #include "repro/python_script.h"
 
@@ -89,6 +96,170 @@ TEST(Parity, ADeclaredDifferenceIsComparedByVerdictAndMustStillBeTrue) {
 TEST(ReproFolders, AreNamedAfterTheKey) {
   EXPECT_EQ(folder_name_of("index_add/f32@cpu|deterministic_algorithms=on,threads=2"),
             "index_add_f32_cpu_deterministic_algorithms=on_threads=2");
+}
+
+}  // namespace
+}  // namespace repro_audit
+
+namespace repro_audit {
+namespace {
+
+// Answers every cell of an export request as export-inputs does; counts the requests.
+class AnsweringExporter : public Worker {
+ public:
+  explicit AnsweringExporter(const std::string& request) {
+    const auto message = nlohmann::json::parse(request);
+    for (const auto& cell : message.at("request").at("cells")) {
+      nlohmann::json answer = nlohmann::json::object();
+      answer["key"] = cell.at("key");
+      answer["inputs"] = nlohmann::json::array();
+      answer["inputs"].push_back({{"name", "x"}, {"dtype", "Float"}, {"sizes", std::vector<int>{2}}});
+      answer["input_digest"] = std::string(32, 'a');
+      lines_.push_back(answer.dump());
+    }
+  }
+  ReadStatus read_line(std::string& line, std::chrono::steady_clock::time_point) override {
+    if (next_ == lines_.size()) return ReadStatus::end_of_output;
+    line = lines_[next_++];
+    return ReadStatus::line;
+  }
+  void terminate(std::chrono::milliseconds) override {}
+  std::string wait() override { return "exit 0"; }
+  int signal() const override { return 0; }
+  std::string log_tail(std::size_t) const override { return ""; }
+
+ private:
+  std::vector<std::string> lines_;
+  std::size_t next_ = 0;
+};
+
+class AnsweringLauncher : public WorkerLauncher {
+ public:
+  std::unique_ptr<Worker> start(const std::string& request, const std::map<std::string, std::string>&) override {
+    return std::make_unique<AnsweringExporter>(request);
+  }
+};
+
+ProbeInfo python_probe(const std::string& name, const std::string& variant) {
+  ProbeInfo probe;
+  probe.name = name;
+  probe.variants.push_back({variant, "", {"cpu"}, ""});
+  probe.python.code = "return {\"output\": x * 2}";
+  return probe;
+}
+
+CellReport cell_of(const std::string& probe, const std::string& variant) {
+  auto cell = deterministic_cell();
+  cell.cell.probe = probe;
+  cell.cell.variant = variant;
+  cell.cell.device = "cpu";
+  cell.cell.key = probe + "/" + variant + "@cpu";
+  return cell;
+}
+
+class ReproExport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    folder_ =
+        std::filesystem::temp_directory_path() / ("repro-audit-export-" + std::to_string(::getpid()) + "-" +
+                                                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(folder_);
+    std::filesystem::create_directories(folder_);
+  }
+  void TearDown() override { std::filesystem::remove_all(folder_); }
+  std::vector<std::string> entries(const std::filesystem::path& folder) const {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(folder)) names.push_back(entry.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+  std::filesystem::path folder_;
+};
+
+TEST_F(ReproExport, KeysThatSanitiseAlikeGetFoldersOfTheirOwnAndSaySo) {
+  const Catalogue catalogue = {python_probe("p_v", "x"), python_probe("p", "v_x")};
+  Report report;
+  report.cells = {cell_of("p_v", "x"), cell_of("p", "v_x")};
+  AnsweringLauncher launcher;
+  const auto exported =
+      export_repros(report, {&report.cells[0], &report.cells[1]}, catalogue, (folder_ / "out").string(), launcher);
+  ASSERT_EQ(exported.size(), 2u);
+  EXPECT_EQ(exported[0].skipped, "");
+  EXPECT_EQ(std::filesystem::path(exported[0].folder).filename(), "p_v_x_cpu");
+  EXPECT_NE(exported[1].folder, exported[0].folder);
+  EXPECT_EQ(std::filesystem::path(exported[1].folder).filename().string().rfind("p_v_x_cpu-", 0), 0u);
+  EXPECT_NE(exported[1].warning.find("also another cell's"), std::string::npos) << exported[1].warning;
+  EXPECT_EQ(entries(folder_ / "out").size(), 2u);  // the staging folder is gone
+  for (const auto& cell : exported) EXPECT_TRUE(std::filesystem::exists(cell.folder + "/repro.py"));
+}
+
+TEST_F(ReproExport, AStoppedExportLeavesNothingAndSaysWhy) {
+  const Catalogue catalogue = {python_probe("p", "x")};
+  Report report;
+  report.cells = {cell_of("p", "x")};
+  AnsweringLauncher launcher;
+  const auto exported =
+      export_repros(report, {&report.cells[0]}, catalogue, (folder_ / "out").string(), launcher, [] { return true; });
+  EXPECT_TRUE(exported[0].folder.empty());
+  EXPECT_NE(exported[0].skipped.find("interrupted"), std::string::npos);
+  EXPECT_TRUE(entries(folder_ / "out").empty());
+}
+
+TEST_F(ReproExport, AnEarlierExportOfTheSameCellIsReplacedWhole) {
+  const Catalogue catalogue = {python_probe("p", "x")};
+  Report report;
+  report.cells = {cell_of("p", "x")};
+  std::filesystem::create_directories(folder_ / "out/p_x_cpu");
+  std::ofstream(folder_ / "out/p_x_cpu/stale.txt") << "from before";
+  AnsweringLauncher launcher;
+  const auto exported = export_repros(report, {&report.cells[0]}, catalogue, (folder_ / "out").string(), launcher);
+  EXPECT_EQ(entries(folder_ / "out"), std::vector<std::string>{"p_x_cpu"});
+  EXPECT_FALSE(std::filesystem::exists(folder_ / "out/p_x_cpu/stale.txt"));
+  EXPECT_TRUE(std::filesystem::exists(folder_ / "out/p_x_cpu/repro.py"));
+}
+
+TEST(ReproFolders, NeverLeaveTheirFolderNorHide) {
+  EXPECT_EQ(folder_name_of(".."), "_..");
+  EXPECT_EQ(folder_name_of("."), "_.");
+  EXPECT_EQ(folder_name_of(""), "_");
+  EXPECT_EQ(folder_name_of(".hidden"), "_.hidden");
+  EXPECT_EQ(folder_name_of("../../etc/passwd"), "_.._.._etc_passwd");
+}
+
+// The script from a report whose every string is an injection: Python's own parser finds no call
+// the template does not make, and the strings are there as data.
+TEST(ReproScript, ReportStringsAreDataInTheScript) {
+  if (std::system("python3 -c 'import ast' 2>/dev/null") != 0) GTEST_SKIP() << "no python3";
+  const std::string payload =
+      "\"\"\"+__import__('os').system('touch PWNED')+\"\"\"\n'); __import__('os').system('x') #\\\n\x01\xff";
+  auto cell = deterministic_cell();
+  cell.cell.key = payload;
+  cell.verdict.message = payload;
+  cell.cell.settings = {{"threads", "1"}, {"seed", "3"}};
+  auto probe = python_probe("p", "x");
+  ReproCell repro;
+  repro.cell = &cell;
+  repro.probe = &probe;
+  repro.variant = &probe.variants[0];
+  repro.torch_version = payload;
+  repro.inputs = {{"x", "Float", {2}}};
+  const auto script = python_script(repro);
+  const auto file = std::filesystem::temp_directory_path() / ("repro-audit-script-" + std::to_string(::getpid()));
+  std::ofstream(file) << script;
+  const auto checker =
+      "python3 -c \"import ast, sys\n"
+      "tree = ast.parse(open(sys.argv[1], encoding='utf-8').read())\n"
+      "calls = [n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]\n"
+      "sys.exit(1 if 'system' in calls or '__import__' in [getattr(n.func, 'id', '') for n in ast.walk(tree) if "
+      "isinstance(n, ast.Call)] else 0)\" " +
+      file.string();
+  EXPECT_EQ(std::system(checker.c_str()), 0) << script.substr(0, 3000);
+  std::filesystem::remove(file);
+  repro.inputs = {{payload, "Float", {2}}};  // an input name is a parameter name: an identifier or nothing
+  EXPECT_THROW(python_script(repro), std::invalid_argument);
+  repro.inputs = {{"x", "Float", {2}}};
+  cell.cell.settings = {{"threads", "1); import os; (1"}};
+  EXPECT_THROW(python_script(repro), std::invalid_argument);
 }
 
 }  // namespace

@@ -73,13 +73,40 @@ TEST_F(Supervising, ACellOverItsTimeLimitIsATimeoutAndTheRestRunOn) {
   EXPECT_EQ(to_string(result.observations.at("c").at(0).status), "ok");
 }
 
-TEST_F(Supervising, AWorkerThatNeverStartsTimesOutOnTheFirstCell) {
+TEST_F(Supervising, AWorkerThatNeverStartsIsReplacedWithoutBlamingACell) {
   options_.startup_allowance = 50ms;
   launcher_.scripts.push_back({{}, 0, true});
   const auto result = run();
+  EXPECT_EQ(to_string(result.observations.at("a").at(0).status), "ok");
+  EXPECT_EQ(launcher_.requested_keys(1), (std::vector<std::string>{"a", "b", "c"}));
+}
+
+TEST_F(Supervising, ThreeWorkersInARowThatNeverStartFailTheFirstCellSayingItDidNotRun) {
+  options_.startup_allowance = 50ms;
+  for (int i = 0; i < 3; ++i) launcher_.scripts.push_back({{}, 0, true});
+  const auto result = run();
   EXPECT_EQ(to_string(result.observations.at("a").at(0).status), "timeout");
-  EXPECT_NE(result.observations.at("a").at(0).message.find("did not start in time"), std::string::npos);
+  EXPECT_NE(result.observations.at("a").at(0).message.find("did not run: 3 workers in a row did not start in time"),
+            std::string::npos);
   EXPECT_EQ(to_string(result.observations.at("c").at(0).status), "ok");
+}
+
+TEST_F(Supervising, AWorkerStoppedBeforeItsFirstCellIsReplacedWithoutWaitingForItsStartLimit) {
+  options_.startup_allowance = std::chrono::seconds(60);
+  launcher_.scripts.push_back({{}, 0, true, true});
+  const auto begun = std::chrono::steady_clock::now();
+  const auto result = run();
+  EXPECT_LT(std::chrono::steady_clock::now() - begun, std::chrono::seconds(10));
+  EXPECT_EQ(to_string(result.observations.at("a").at(0).status), "ok");
+}
+
+TEST_F(Supervising, AWorkerThatRanACellThenFallsSilentBlamesTheNextCellAsBefore) {
+  options_.startup_allowance = 50ms;
+  launcher_.scripts.push_back({{start_line("a"), cell_line("a")}, 0, true});
+  const auto result = run();
+  EXPECT_EQ(to_string(result.observations.at("a").at(0).status), "ok");
+  EXPECT_EQ(to_string(result.observations.at("b").at(0).status), "timeout");
+  EXPECT_NE(result.observations.at("b").at(0).message.find("did not start in time"), std::string::npos);
 }
 
 TEST_F(Supervising, FinishedCellRunsAreNotRunAgain) {

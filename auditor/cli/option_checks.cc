@@ -1,0 +1,39 @@
+#include "cli/option_checks.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+
+namespace repro_audit {
+namespace {
+
+std::string name_of(const CLI::Option& option) {
+  const auto name = option.get_name(false, true);
+  return name.empty() ? option.get_name() : name;
+}
+
+}  // namespace
+
+std::string empty_option_problem(const CLI::App& app) {
+  for (const auto* option : app.get_options()) {
+    if (option->count() == 0 || option->get_expected_min() == 0) continue;  // not given, or a flag
+    for (const auto& value : option->results()) {
+      if (!option->nonpositional()) continue;
+      // No option of this tool takes NaN or infinity; a range check lets NaN through (every
+      // comparison with it is false), so a time limit "nan" would mean none.
+      char* end = nullptr;
+      const double number = std::strtod(value.c_str(), &end);
+      if (!value.empty() && end == value.c_str() + value.size() && !std::isfinite(number))
+        return fmt::format("{} {}: give a finite number", name_of(*option), value);
+    }
+    for (const auto& value : option->results())
+      if (value.empty())
+        return fmt::format("{}: an empty value names nothing; give a value or leave the option out", name_of(*option));
+  }
+  for (const auto* subcommand : app.get_subcommands())
+    if (const auto problem = empty_option_problem(*subcommand); !problem.empty()) return problem;
+  return "";
+}
+
+}  // namespace repro_audit

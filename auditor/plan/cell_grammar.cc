@@ -1,0 +1,87 @@
+#include "plan/cell_grammar.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "plan/cell_key.h"
+
+namespace repro_audit {
+namespace {
+
+// Long enough for every name the tool makes; a name past it is not one of them.
+constexpr std::size_t kMaxNameLength = 200;
+
+bool made_of(const std::string& text, const char* extra) {
+  return !text.empty() && text.size() <= kMaxNameLength && std::isalnum(static_cast<unsigned char>(text[0])) &&
+         std::all_of(text.begin(), text.end(), [&](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  std::string_view(extra).find(c) != std::string_view::npos;
+         });
+}
+
+// A value of a setting this version does not know: no separator of the key (',' '|' '=').
+bool is_plain_token(const std::string& text) {
+  return text == kNotApplicable ||
+         (!text.empty() && text.size() <= kMaxNameLength && std::all_of(text.begin(), text.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) ||
+                  std::string_view("_.:+-").find(c) != std::string_view::npos;
+         }));
+}
+
+std::string shown(const std::string& text) {
+  return nlohmann::json(text.substr(0, 80)).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+bool is_probe_name(const std::string& text) { return made_of(text, "_-."); }
+bool is_variant_name(const std::string& text) { return made_of(text, "_-.=+"); }
+
+bool is_device_name(const std::string& text) {
+  if (text == "cpu" || text == "cuda") return true;
+  if (text.rfind("cuda:", 0) != 0 || text.size() == 5 || text.size() > 9) return false;
+  return std::all_of(text.begin() + 5, text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string cell_grammar_problem(const Cell& cell, bool check_key) {
+  if (!is_probe_name(cell.probe)) return fmt::format("probe {} is not a probe name", shown(cell.probe));
+  if (!is_variant_name(cell.variant)) return fmt::format("variant {} is not a variant name", shown(cell.variant));
+  if (!is_device_name(cell.device)) return fmt::format("device {} is not cpu, cuda or cuda:N", shown(cell.device));
+  for (const auto& [name, value] : cell.settings) {
+    if (!made_of(name, "_")) return fmt::format("setting {} is not a setting name", shown(name));
+    const auto* spec = find_setting(name);
+    if (spec ? value != kNotApplicable && !is_valid_value(*spec, value) : !is_plain_token(value))
+      return fmt::format("setting {} has the value {}{}", name, shown(value),
+                         spec ? "; valid: " + describe_values(*spec) : std::string());
+  }
+  if (!std::all_of(cell.label.begin(), cell.label.end(),
+                   [](char c) {
+                     return std::isalnum(static_cast<unsigned char>(c)) ||
+                            std::string_view("_.:+-=, /").find(c) != std::string_view::npos;
+                   }) ||
+      cell.label.size() > 4 * kMaxNameLength)
+    return fmt::format("label {} holds characters no flag set's label has", shown(cell.label));
+  if (cell.model && (cell.model->name.empty() || cell.model->name.size() > kMaxNameLength ||
+                     !std::all_of(cell.model->name.begin(), cell.model->name.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+                     })))
+    return fmt::format("model name {} is not a name", shown(cell.model->name));
+  if (check_key) {
+    // The key names the cell's probe, variant and device, and settings of the same grammar (files
+    // written by hand or by older versions may name a default in it, or a setting the cell lacks).
+    const auto parsed = parse_cell_key(cell.key);
+    if (!parsed || parsed->probe != cell.probe || parsed->variant != cell.variant || parsed->device != cell.device)
+      return fmt::format("key {} is not the key of its probe, variant and device ({})", shown(cell.key),
+                         cell_key(cell.probe, cell.variant, cell.device, {}));
+    Cell named = cell;
+    named.settings = parsed->settings;
+    named.label.clear();
+    named.model.reset();
+    if (const auto problem = cell_grammar_problem(named, false); !problem.empty()) return "in its key, " + problem;
+  }
+  return "";
+}
+
+}  // namespace repro_audit

@@ -1,0 +1,2 @@
+// Hostile inputs, output: see the tests below.
+#include "cli_tools.h"

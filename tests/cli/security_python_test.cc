@@ -1,0 +1,2 @@
+// Hostile inputs, python: see the tests below.
+#include "cli_tools.h"
