@@ -36,6 +36,14 @@ std::string pip_version(const std::string& version) {
   return ok ? plain : "VERSION";
 }
 
+// The whole README, last: a control character from a report (an escape code in a message or in the
+// fingerprint's code block) shows as '?', and only line breaks stay.
+std::string printable(std::string text) {
+  for (auto& c : text)
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) c = '?';
+  return text;
+}
+
 // The head of "What the audit saw", the same for probe and model cells.
 std::string audit_saw(const Verdict& verdict) {
   std::string text = "## What the audit saw\n\n";
@@ -92,7 +100,7 @@ std::string repro_readme(const ReproCell& repro, const Report& report) {
     text += fmt::format("  - {}: {} [{}]\n", code_of(input.name), text_of(input.dtype), fmt::join(input.sizes, ", "));
   text += "\n## The audited machine\n\n";
   text += indented(fingerprint_text(report.environment));
-  return text;
+  return printable(valid_utf8(text));
 }
 
 std::string model_readme(const ReproCell& repro, const Report& report, const ModelExport& exported) {
@@ -139,7 +147,7 @@ std::string model_readme(const ReproCell& repro, const Report& report, const Mod
   }
   text += "\n## The audited machine\n\n";
   text += indented(fingerprint_text(report.environment));
-  return text;
+  return printable(valid_utf8(text));
 }
 
 }  // namespace repro_audit
