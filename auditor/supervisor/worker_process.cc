@@ -122,8 +122,9 @@ bool WorkerProcess::stopped() const {
 }
 
 bool WorkerProcess::has_line(std::chrono::steady_clock::time_point deadline) {
+  // A stopped worker says nothing until continued: found out here within a poll, not at the deadline.
   while (buffer_.find('\n') == std::string::npos)
-    if (std::chrono::steady_clock::now() >= deadline || !fill(deadline)) return false;
+    if (std::chrono::steady_clock::now() >= deadline || !fill(deadline) || stopped()) return false;
   return true;
 }
 

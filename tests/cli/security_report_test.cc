@@ -51,6 +51,26 @@ std::vector<std::string> files_under(const fs::path& folder) {
   return files;
 }
 
+// The processes whose parent is `pid` (its workers), from /proc.
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> children;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator("/proc", error)) {
+    const auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    const std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    if (close == std::string::npos || close + 2 >= text.size()) continue;
+    std::istringstream rest(text.substr(close + 2));
+    std::string state;
+    int parent = 0;
+    rest >> state >> parent;
+    if (parent == pid) children.push_back(std::stoi(name));
+  }
+  return children;
+}
+
 class HostileReport : public CliTest {
  protected:
   // The audited report with `change` applied to its JSON, written as `name`.
@@ -179,19 +199,8 @@ TEST_F(HostileReport, KilledWorkersNeverEndTheAudit) {
       std::cerr << killed << " workers killed\n";
       return;
     }
-    for (const auto& entry : fs::directory_iterator("/proc")) {
-      const auto name = entry.path().filename().string();
-      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::ifstream stat(entry.path() / "stat");
-      const std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-      const auto close = text.rfind(')');
-      if (close == std::string::npos) continue;
-      std::istringstream rest(text.substr(close + 2));
-      std::string state;
-      int parent = 0;
-      rest >> state >> parent;
-      if (parent == pid && ::kill(std::stoi(name), SIGKILL) == 0) ++killed;
-    }
+    for (const auto child : children_of(pid))
+      if (::kill(child, SIGKILL) == 0) ++killed;
     std::this_thread::sleep_for(std::chrono::milliseconds(attempt % 7 * 10));
   }
   int status = 0;
@@ -253,6 +262,30 @@ TEST_F(HostileReport, AnEnvironmentVariableThatIsNotUtf8IsShownReplaced) {
   const auto result = run("env", "MKL_CBWR=$(printf 'AVX\\377\\376')");
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("AVX"), std::string::npos) << result.output;  // U+FFFD, or ? in ASCII
+}
+
+// A worker stopped (SIGSTOP) before its first cell is replaced: no cell fails, and the audit does not
+// wait out the start limit.
+TEST_F(HostileReport, AWorkerStoppedAtItsStartIsReplaced) {
+  const auto begun = std::chrono::steady_clock::now();
+  const auto pid = start_group("run --device cpu --probe sum/f32 --profile strict --axis threads=1 --repeats 2 "
+                               "--processes 1 --timing-rounds 1 --quiet --json " +
+                                   path("report.json"),
+                               path("log"));
+  int stopped = 0;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        for (const auto child : children_of(pid))
+          if (::kill(child, SIGSTOP) == 0) stopped = child;
+        return stopped != 0;
+      },
+      pid))
+      << slurp(path("log"));
+  EXPECT_EQ(wait_exit(pid), 0) << slurp(path("log"));
+  EXPECT_LT(std::chrono::steady_clock::now() - begun, std::chrono::seconds(40)) << "waited out the start limit";
+  const auto report = json::parse(slurp(path("report.json")));
+  EXPECT_EQ(report.at("cells").at(0).at("verdict"), "deterministic") << slurp(path("log"));
+  ::kill(stopped, SIGKILL);
 }
 
 }  // namespace
