@@ -268,10 +268,11 @@ TEST_F(HostileReport, AnEnvironmentVariableThatIsNotUtf8IsShownReplaced) {
 // wait out the start limit.
 TEST_F(HostileReport, AWorkerStoppedAtItsStartIsReplaced) {
   const auto begun = std::chrono::steady_clock::now();
-  const auto pid = start_group("run --device cpu --probe sum/f32 --profile strict --axis threads=1 --repeats 2 "
-                               "--processes 1 --timing-rounds 1 --quiet --json " +
-                                   path("report.json"),
-                               path("log"));
+  const auto pid = start_group(
+      "run --device cpu --probe sum/f32 --profile strict --axis threads=1 --repeats 2 "
+      "--processes 1 --timing-rounds 1 --quiet --json " +
+          path("report.json"),
+      path("log"));
   int stopped = 0;
   ASSERT_TRUE(wait_until(
       [&] {

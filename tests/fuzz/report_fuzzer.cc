@@ -2,8 +2,6 @@
 // The same path as load_report_file, minus the disk. A report that loads is then exported with
 // `repro` (its inputs answered by a scripted exporter, as `repro-audit export-inputs` answers them)
 // into a scratch folder, and nothing may be written outside that folder's output subfolder.
-#include <stdlib.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -62,11 +60,14 @@ class ScriptedLauncher : public WorkerLauncher {
   }
 };
 
+// In the folder the fuzzer runs in (its build folder under CTest), emptied when it starts: libFuzzer
+// ends with _Exit, so nothing could remove a folder made elsewhere.
 const fs::path& scratch() {
   static const fs::path folder = [] {
-    char name[] = "/tmp/repro-audit-report-fuzz-XXXXXX";
-    if (!::mkdtemp(name)) std::abort();
-    return fs::path(name);
+    const auto path = fs::current_path() / "report-fuzz-scratch";
+    fs::remove_all(path);
+    fs::create_directories(path);
+    return path;
   }();
   return folder;
 }
