@@ -41,8 +41,15 @@ int run_cli(int argc, char** argv) {
   std::optional<AsciiTerminal> ascii;
   if (!utf8_locale() && !app.got_subcommand("worker")) ascii.emplace();
   try {
-    for (const auto& command : commands)
-      if (command.parser->parsed()) return command.action();
+    for (const auto& command : commands) {
+      if (!command.parser->parsed()) continue;
+      const int code = command.action();
+      if (const auto failure = standard_output_failure(); !failure.empty()) {
+        std::cerr << "repro-audit: cannot write to standard output: " << failure << "\n";
+        return 2;
+      }
+      return code;
+    }
     return 2;
   } catch (const UserError& error) {
     std::cerr << "repro-audit: " << error.what() << "\n";

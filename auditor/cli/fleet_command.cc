@@ -38,15 +38,20 @@ Command add_fleet_command(CLI::App& app) {
         std::vector<FileContent> files;
         if (!arguments->html.empty()) files.push_back({arguments->html, fleet_html(matrix)});
         if (!arguments->markdown.empty()) files.push_back({arguments->markdown, fleet_markdown(matrix)});
-        if (!arguments->json.empty()) files.push_back({arguments->json, fleet_json(matrix).dump(2) + "\n"});
+        if (!arguments->json.empty())
+          files.push_back({arguments->json,
+                           fleet_json(matrix).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"});
         const auto failures = write_files_atomically(files);
         for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
         if (!failures.empty()) return 2;
         if (matrix.compared == 0) {
-          std::cerr << fmt::format("repro-audit: nothing was compared: {}\n",
-                                   matrix.hosts.size() < 2
-                                       ? "a fleet needs reports of at least two hosts"
-                                       : "no cell has agreeing runs on two hosts (no common cells, or all skipped)");
+          std::cerr << fmt::format(
+              "repro-audit: nothing was compared: {}\n",
+              matrix.hosts.size() < 2
+                  ? fmt::format("a fleet needs reports of at least two hosts ({} given, {} "
+                                "left out as copies of a host's report)",
+                                matrix.hosts.size() + matrix.duplicates.size(), matrix.duplicates.size())
+                  : "no cell has agreeing runs on two hosts (no common cells, or all skipped)");
           return 1;
         }
         return 0;

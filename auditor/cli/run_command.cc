@@ -187,8 +187,12 @@ int finish_run(const RunArguments& arguments, const Config& config, const AuditR
         "their 95% divergence bounds say what fewer runs prove)\n",
         arguments.budget, report.duration_seconds, limited, kMinimumRepeats);
   }
-  std::cout << std::flush;
   auto failures = write_reports(arguments.outputs.files(), report);
+  // The matrix is an output too: lost on a full disk or a closed pipe, the journal keeps the audit.
+  if (const auto failure = standard_output_failure(); !failure.empty()) {
+    failures.push_back("cannot write to standard output: " + failure);
+    std::cout.clear();  // said once, here
+  }
   if (!report.complete) {
     std::cerr << fmt::format("interrupted: the finished cells are journaled in {}{}\nresume with: {}\n", result.journal,
                              arguments.save_baseline.empty() ? "" : "; no baseline was written",

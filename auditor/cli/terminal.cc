@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <utility>
 
@@ -116,6 +119,17 @@ std::string terminal_text(const std::string& text) {
   for (auto& c : shown)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
   return shown;
+}
+
+std::string standard_output_failure() {
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  if (flushed && !std::cout.fail()) return "";
+  if (errno != 0) return std::strerror(errno);
+  // The write that failed was an earlier one, whose errno is gone: one more byte tells why.
+  if (::write(STDOUT_FILENO, "\n", 1) < 0) return std::strerror(errno);
+  return "a write failed";
 }
 
 }  // namespace repro_audit

@@ -22,6 +22,10 @@ std::string ascii_text(const std::string& text);
 // escape codes among them, become '?', so a report cannot move the cursor or recolour the terminal.
 std::string terminal_text(const std::string& text);
 
+// Flushes standard output; why its writes failed (ENOSPC for /dev/full, EPIPE for a closed pipe), or
+// "" when they did not. A lost matrix or JSON on stdout is a failed command (exit 2).
+std::string standard_output_failure();
+
 // While alive, std::cout and std::cerr write through ascii_text.
 class AsciiTerminal {
  public:

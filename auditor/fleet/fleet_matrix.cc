@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "fleet/fleet_platforms.h"
+#include "hash/digest.h"
 
 namespace repro_audit {
 namespace {
@@ -160,8 +161,39 @@ const char* to_string(FleetCategory category) {
   return "?";
 }
 
-FleetMatrix build_fleet(const std::vector<ReportFile>& inputs) {
+namespace {
+
+// The reports that count as hosts, in order; the others are in `duplicates`.
+std::vector<ReportFile> distinct_hosts(const std::vector<ReportFile>& all, std::vector<FleetDuplicate>& duplicates) {
+  std::vector<ReportFile> kept;
+  std::map<std::string, std::string> file_of_run;                              // content digest -> file
+  std::map<std::pair<std::string, PlatformFields>, std::string> file_of_host;  // host, platform -> file
+  for (const auto& input : all) {
+    const auto run =
+        digest_text(report_to_json(input.report).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (const auto same = file_of_run.find(run); same != file_of_run.end()) {
+      duplicates.push_back({input.file, same->second, "the same run"});
+      continue;
+    }
+    file_of_run.emplace(run, input.file);
+    if (!input.report.host.empty()) {
+      const auto [it, added] = file_of_host.emplace(
+          std::make_pair(input.report.host, platform_fields(input.report.environment)), input.file);
+      if (!added) {
+        duplicates.push_back({input.file, it->second, "another audit of host " + input.report.host});
+        continue;
+      }
+    }
+    kept.push_back(input);
+  }
+  return kept;
+}
+
+}  // namespace
+
+FleetMatrix build_fleet(const std::vector<ReportFile>& all) {
   FleetMatrix fleet;
+  const auto inputs = distinct_hosts(all, fleet.duplicates);
   fleet.hosts = name_fleet_hosts(inputs);
   std::map<PlatformFields, int> platform_of;
   std::vector<PlatformFields> fields;
@@ -194,6 +226,15 @@ FleetMatrix build_fleet(const std::vector<ReportFile>& inputs) {
 }
 
 std::vector<std::string> fleet_summary(const FleetMatrix& fleet) {
+  std::vector<std::string> lines;
+  for (const auto& duplicate : fleet.duplicates)
+    lines.push_back(
+        fmt::format("{} left out: {} as {} (one host counts once)", duplicate.file, duplicate.why, duplicate.same_as));
+  for (auto& line : fleet_counts(fleet)) lines.push_back(std::move(line));
+  return lines;
+}
+
+std::vector<std::string> fleet_counts(const FleetMatrix& fleet) {
   int portable = 0, racy = 0, other = 0;
   std::map<std::string, int> split_by;
   int unexplained = 0;

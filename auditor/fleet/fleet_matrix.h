@@ -57,7 +57,17 @@ struct FleetCell {
   std::string separation;  // "differs exactly where CUDA driver differs", ...; "" when portable
 };
 
+// A report left out because it is another copy of a host's report: the same run (identical content,
+// whatever its file name), or another audit of a host already in the fleet (the same non-empty host
+// name on the same platform). One host counts once: two copies are not "the same bits on 2 hosts".
+struct FleetDuplicate {
+  std::string file;
+  std::string same_as;  // the file kept for that host
+  std::string why;      // "the same run", "another audit of host gpu-7"
+};
+
 struct FleetMatrix {
+  std::vector<FleetDuplicate> duplicates;  // before `hosts`: only those counted are hosts
   std::vector<FleetHost> hosts;
   std::vector<FleetPlatform> platforms;
   std::vector<FleetCell> cells;  // in the first report's order, then new keys in order of appearance
@@ -66,7 +76,10 @@ struct FleetMatrix {
 
 FleetMatrix build_fleet(const std::vector<ReportFile>& inputs);
 
-// "12 cells portable fleet-wide", "3 split by CUDA driver", ...: the summary, one phrase each.
+// "12 cells portable fleet-wide", "3 split by CUDA driver", ...: the summary, one phrase each, after
+// a phrase per report left out ("b.json left out: the same run as a.json (one host counts once)").
 std::vector<std::string> fleet_summary(const FleetMatrix& fleet);
+// The counts alone.
+std::vector<std::string> fleet_counts(const FleetMatrix& fleet);
 
 }  // namespace repro_audit

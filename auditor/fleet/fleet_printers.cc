@@ -156,6 +156,11 @@ nlohmann::json fleet_json(const FleetMatrix& fleet) {
   using nlohmann::json;
   json j = {{"schema", kFleetSchema},          {"hosts", json::array()},     {"platforms", json::array()},
             {"summary", fleet_summary(fleet)}, {"compared", fleet.compared}, {"cells", json::array()}};
+  if (!fleet.duplicates.empty()) {  // absent when every report is a host of its own
+    j["duplicates"] = json::array();
+    for (const auto& duplicate : fleet.duplicates)
+      j["duplicates"].push_back({{"file", duplicate.file}, {"same_as", duplicate.same_as}, {"why", duplicate.why}});
+  }
   for (const auto& host : fleet.hosts)
     j["hosts"].push_back({{"name", host.name},
                           {"file", host.file},
