@@ -4,6 +4,8 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -16,11 +18,19 @@
 #include "config/atomic_file.h"
 #include "config/user_error.h"
 #include "repro/parity.h"
+#include "repro/python_check.h"
 #include "report/json_io.h"
 #include "worker/probe.h"
 
 namespace repro_audit {
 namespace {
+
+// Loading torch from a cold disk can take a minute; REPRO_AUDIT_PYTHON_CHECK_SECONDS changes it.
+std::chrono::seconds python_check_limit() {
+  const char* text = std::getenv("REPRO_AUDIT_PYTHON_CHECK_SECONDS");
+  const long seconds = text ? std::strtol(text, nullptr, 10) : 0;
+  return std::chrono::seconds(seconds > 0 ? seconds : 120);
+}
 
 // Every probe with a Python form, on the CPU under strict with one thread: its repro.py run with
 // `python` must give the C++ probe's digests (or verdict, where it declares why not).
@@ -47,7 +57,14 @@ int python_parity(const std::string& python) {
   const std::string folder = folder_template;
   const ParityOptions parity{
       python, folder, own_executable(), temporary_folder(), 2, std::max(1u, std::thread::hardware_concurrency())};
-  const auto outcome = run_parity(result.report, catalogue, parity);
+  ParityResult outcome;
+  try {
+    outcome = run_parity(result.report, catalogue, parity);
+  } catch (...) {  // the scripts are kept only to show a disagreement
+    std::error_code ignored;
+    std::filesystem::remove_all(folder, ignored);
+    throw;
+  }
   std::cout << parity_text(outcome);
   const auto compared = std::count_if(outcome.cells.begin(), outcome.cells.end(),
                                       [](const ParityCell& cell) { return cell.status != "skipped"; });
@@ -89,6 +106,11 @@ Command add_selftest_command(CLI::App& app) {
                        "Also check that every probe's Python twin gives its bits, with this Python (its torch)");
   return {selftest, [device, json_path, python] {
             const auto catalogue = registered_catalogue();
+            if (!python->empty()) {
+              // Checked first: the control audit takes minutes, a script per probe more.
+              const auto check = check_python(*python, temporary_folder(), python_check_limit());
+              if (!check.problem.empty()) throw UserError("--python: " + check.problem);
+            }
             Config config;
             config.device = *device;
             validate_device(config.device, "--device");
@@ -109,7 +131,10 @@ Command add_selftest_command(CLI::App& app) {
               return 130;
             }
             remove_finished_journal(result);
-            if (!json_path->empty()) write_file_atomically(*json_path, report_to_json(report).dump(2) + "\n");
+            if (!json_path->empty())
+              write_file_atomically(
+                  *json_path,
+                  report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
             int failures = 0;
             std::cout << fmt::format("{:<34} {:<22} {:<18} {:<18}{}\n", "control", "flag set", "expected", "observed",
                                      "detail");

@@ -23,7 +23,7 @@ constexpr auto kScriptTimeLimit = std::chrono::seconds(600);
 
 // Runs `argv` to its end; its last stdout line, or "" (then `failure` says why).
 std::string last_line_of(const std::vector<std::string>& argv, const std::string& input, const std::string& temporary,
-                         std::string& failure) {
+                         std::string& failure) try {
   WorkerProcess process(argv, {}, input, temporary);
   const auto deadline = std::chrono::steady_clock::now() + kScriptTimeLimit;
   std::string line, last;
@@ -39,6 +39,9 @@ std::string last_line_of(const std::vector<std::string>& argv, const std::string
   const auto ended = process.wait();
   if (last.empty()) failure = fmt::format("{} printed nothing ({}): {}", argv[1], ended, process.log_tail(600));
   return last;
+} catch (const std::exception& error) {  // in a runner thread: a failure of this script, never an abort
+  failure = fmt::format("{} did not run: {}", argv[1], error.what());
+  return "";
 }
 
 std::vector<std::pair<std::string, std::string>> first_run_outputs(const CellReport& cell) {
@@ -165,7 +168,9 @@ ParityResult run_parity(const Report& report, const Catalogue& catalogue, const 
   const auto checker = (fs::path(options.folder) / "path_checks.py").string();
   write_file_atomically(checker, kPathChecker);
   std::string failure;
-  const auto output = last_line_of({options.python, checker}, checks.dump() + "\n", options.temporary_folder, failure);
+  const auto output = last_line_of({options.python, checker},
+                                   checks.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                                   options.temporary_folder, failure);
   const auto answers = nlohmann::json::parse(output, nullptr, false);
   for (std::size_t i = 0; i < checks.size(); ++i) {
     ParityPath path{checks[i]["probe"], checks[i]["note"], false, failure};
