@@ -26,6 +26,7 @@ struct ModelArguments {
   std::optional<double> learning_rate;
   std::string loss;
   std::string per_op;
+  ModelLimits limits;
 };
 
 bool has_model_options(const ModelArguments& arguments) {
@@ -97,9 +98,31 @@ Config model_config(const ModelArguments& arguments, const Catalogue& catalogue)
   return config;
 }
 
+// The limits, before anything is loaded (model_spec.h ModelLimits).
+void check_model_sizes(const ModelSpec& model, const ModelLimits& limits) {
+  std::uint64_t generated = 0;
+  for (const auto& input : model.inputs) {
+    const auto bytes = model_input_bytes(input);
+    if (!bytes || __builtin_add_overflow(generated, *bytes, &generated) || generated > limits.input_bytes)
+      throw UserError(
+          fmt::format("--input {}: {} of generated inputs, over the limit of {:.1f} MiB (--max-input-bytes raises it)",
+                      to_string(input),
+                      bytes ? fmt::format("{:.1f} MiB", generated / 1048576.0) : std::string("more than 2^64 bytes"),
+                      limits.input_bytes / 1048576.0));
+  }
+  try {
+    check_model_file_size(model.path, limits.model_bytes, "the model", "--max-model-bytes");
+    if (!model.inputs_file.empty())
+      check_model_file_size(model.inputs_file, limits.input_bytes, "the inputs file", "--max-input-bytes");
+  } catch (const std::invalid_argument& error) {
+    throw UserError(error.what());
+  }
+}
+
 // Loads each model and its inputs here, once, so a file that is no model or inputs that do not fit
 // stop the audit with a clear message before any worker starts.
-void check_models_load(const Config& config) {
+void check_models_load(const Config& config, const ModelLimits& limits) {
+  for (const auto& model : config.models) check_model_sizes(model, limits);
   const auto device = resolve_device(config.device);
   if (!device.unavailable.empty()) return;  // every cell is skipped, and says why
   for (const auto& model : config.models) {
@@ -153,12 +176,20 @@ Command add_model_command(CLI::App& app) {
       ->add_option("--per-op", arguments->per_op,
                    "on (default): digest every op's inputs and outputs to name where divergence starts; off")
       ->check(CLI::IsMember({"on", "off"}));
+  model
+      ->add_option("--max-model-bytes", arguments->limits.model_bytes,
+                   "Refuse a model file larger than this, on disk or unpacked (default 8G; e.g. 512M, 16G)")
+      ->transform(CLI::AsSizeValue(false));
+  model
+      ->add_option("--max-input-bytes", arguments->limits.input_bytes,
+                   "Refuse generated inputs (--input) or an inputs file larger than this (default 2G)")
+      ->transform(CLI::AsSizeValue(false));
   add_audit_options(model, arguments->audit);
   return {model, [arguments] {
             const auto registered = registered_catalogue();
             const auto config = model_config(*arguments, registered);
             const auto catalogue = catalogue_with_models(registered, config.models);
-            if (arguments->audit.resume.empty()) check_models_load(config);
+            if (arguments->audit.resume.empty()) check_models_load(config, arguments->limits);
             return run_audit_command(arguments->audit, catalogue, config);
           }};
 }

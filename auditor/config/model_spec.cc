@@ -109,6 +109,16 @@ std::optional<ModelInput> parse_model_input(const std::string& text, std::size_t
   return input;
 }
 
+std::optional<std::uint64_t> model_input_bytes(const ModelInput& input) {
+  std::uint64_t bytes = input.dtype == "f64" || input.dtype == "i64"   ? 8
+                        : input.dtype == "f32" || input.dtype == "i32" ? 4
+                        : input.dtype == "bool"                        ? 1
+                                                                       : 2;
+  for (const auto size : input.shape)
+    if (size < 0 || __builtin_mul_overflow(bytes, static_cast<std::uint64_t>(size), &bytes)) return std::nullopt;
+  return bytes;
+}
+
 std::string to_string(const ModelInput& input) {
   return fmt::format("{}:{}[{}]", input.name, input.dtype, fmt::join(input.shape, ","));
 }

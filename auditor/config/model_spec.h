@@ -40,6 +40,18 @@ struct ModelSpec {
 inline constexpr const char* kModelProbePrefix = "model.";
 inline constexpr const char* kInputDTypeNames = "f32, f64, f16, bf16, i64, i32, bool";
 
+// The bytes a generated input takes; nullopt when the count overflows 64 bits (no machine holds it).
+std::optional<std::uint64_t> model_input_bytes(const ModelInput& input);
+
+// What `model` may load, checked before anything is allocated: a model archive's records, summed
+// uncompressed (a zip bomb of a few MB can unpack to many GB), and the inputs (generated from
+// --input shapes, or an --inputs file). The defaults fit any model a workstation audits in full;
+// `--max-model-bytes` and `--max-input-bytes` raise them.
+struct ModelLimits {
+  std::uint64_t model_bytes = std::uint64_t{8} << 30;
+  std::uint64_t input_bytes = std::uint64_t{2} << 30;
+};
+
 std::string model_probe_name(const ModelSpec& model);  // "model.<name>"
 std::string model_variant(const ModelSpec& model);     // forward | train | train.sgd<K>
 bool is_model_probe(const std::string& probe);

@@ -4,6 +4,8 @@
 #include <c10/util/Exception.h>
 #include <caffe2/serialize/inline_container.h>
 #include <fmt/format.h>
+
+#include <filesystem>
 #include <fmt/ranges.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
@@ -244,6 +246,27 @@ class PackageModel {
 
 std::string step_loss_name(int step) { return step == 1 ? "loss" : fmt::format("loss.step{}", step); }
 std::string step_params_name(int step) { return fmt::format("params.step{}", step); }
+
+void check_model_file_size(const std::string& path, std::uint64_t limit, const std::string& what,
+                           const std::string& option) {
+  const auto refuse = [&](std::uint64_t bytes, const char* measure) {
+    throw std::invalid_argument(fmt::format("{} {} is {:.1f} MiB {}, over the limit of {:.1f} MiB ({} raises it)", what,
+                                            path, bytes / 1048576.0, measure, limit / 1048576.0, option));
+  };
+  std::error_code error;
+  const auto on_disk = std::filesystem::file_size(path, error);
+  if (!error && on_disk > limit) refuse(on_disk, "on disk");
+  std::uint64_t unpacked = 0;
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    for (const auto& record : reader.getAllRecords()) {
+      unpacked += reader.getRecordSize(record);
+      if (unpacked > limit) refuse(unpacked, "unpacked (its zip records' sizes)");
+    }
+  } catch (const c10::Error&) {
+    // Not a zip archive: model_format() and the inputs' loader say what it is.
+  }
+}
 
 ModelFormat model_format(const std::string& path) {
   bool package = false, torchscript = false, saved = false;

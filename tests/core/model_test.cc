@@ -396,3 +396,17 @@ TEST(ModelReport, OriginAndStepsSurviveTheReportJson) {
 
 }  // namespace
 }  // namespace repro_audit
+
+namespace repro_audit {
+namespace {
+
+TEST(ModelInputBytes, CountsEachDtypesBytesAndRefusesWhatOverflows) {
+  EXPECT_EQ(model_input_bytes({"x", "f32", {4, 8}}), 128u);
+  EXPECT_EQ(model_input_bytes({"x", "bf16", {3}}), 6u);
+  EXPECT_EQ(model_input_bytes({"x", "bool", {}}), 1u);
+  EXPECT_EQ(model_input_bytes({"x", "f64", {100000, 100000, 100000}}), 8'000'000'000'000'000u);
+  EXPECT_EQ(model_input_bytes({"x", "f32", {999999999, 999999999, 999999999}}), std::nullopt);
+}
+
+}  // namespace
+}  // namespace repro_audit
