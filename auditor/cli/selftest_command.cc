@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -20,21 +22,46 @@
 #include "repro/parity.h"
 #include "repro/python_check.h"
 #include "report/json_io.h"
-#include "worker/probe.h"
+#include "worker/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {
 
-// Loading torch from a cold disk can take a minute; REPRO_AUDIT_PYTHON_CHECK_SECONDS changes it.
+// Loading torch from a cold disk (a network home, a fresh container) can take a minute; a Python that
+// has not answered in two is stuck. REPRO_AUDIT_PYTHON_CHECK_SECONDS changes it (the tests shorten it).
 std::chrono::seconds python_check_limit() {
   const char* text = std::getenv("REPRO_AUDIT_PYTHON_CHECK_SECONDS");
   const long seconds = text ? std::strtol(text, nullptr, 10) : 0;
   return std::chrono::seconds(seconds > 0 ? seconds : 120);
 }
 
+// The scripts' folder: removed when it goes out of scope, unless kept to show a disagreement.
+class ScriptsFolder {
+ public:
+  ScriptsFolder() {
+    auto name = (std::filesystem::path(temporary_folder()) / "repro-audit-parity-XXXXXX").string();
+    if (!::mkdtemp(name.data()))
+      throw UserError(fmt::format("cannot make a folder for the Python scripts ({}): {}", name, std::strerror(errno)));
+    path_ = name;
+  }
+  ~ScriptsFolder() {
+    std::error_code ignored;
+    if (!kept_) std::filesystem::remove_all(path_, ignored);
+  }
+  ScriptsFolder(const ScriptsFolder&) = delete;
+  ScriptsFolder& operator=(const ScriptsFolder&) = delete;
+  const std::string& path() const { return path_; }
+  void keep() { kept_ = true; }
+
+ private:
+  std::string path_;
+  bool kept_ = false;
+};
+
 // Every probe with a Python form, on the CPU under strict with one thread: its repro.py run with
-// `python` must give the C++ probe's digests (or verdict, where it declares why not).
-int python_parity(const std::string& python) {
+// `python` (checked: it starts and imports torch) must give the C++ probe's digests (or verdict, where
+// it declares why not).
+int python_parity(const PythonCheck& python) {
   Config config;
   config.device = "cpu";
   config.profiles = {"strict"};
@@ -47,36 +74,40 @@ int python_parity(const std::string& python) {
   AuditOptions options = local_audit_options();
   options.timing.rounds = 1;  // digests, not timings
   options.stop_requested = stop_requested;
-  std::cout << fmt::format("\nPython parity: {} probes on the CPU under strict, 1 thread, against {}\n",
-                           config.probes.size(), python);
+  std::cout << fmt::format(
+      "\nPython parity: {} probes on the CPU under strict, 1 thread, against {} (Python {}, torch {})\n",
+      config.probes.size(), python.python, python.python_version, python.torch_version);
   const auto result = run_audit(config, catalogue, options);
   if (!result.report.complete) return 130;
   remove_finished_journal(result);
-  char folder_template[] = "/tmp/repro-audit-parity-XXXXXX";
-  if (!::mkdtemp(folder_template)) throw UserError("cannot make a folder under /tmp for the Python scripts");
-  const std::string folder = folder_template;
-  const ParityOptions parity{
-      python, folder, own_executable(), temporary_folder(), 2, std::max(1u, std::thread::hardware_concurrency())};
-  ParityResult outcome;
-  try {
-    outcome = run_parity(result.report, catalogue, parity);
-  } catch (...) {  // the scripts are kept only to show a disagreement
-    std::error_code ignored;
-    std::filesystem::remove_all(folder, ignored);
-    throw;
-  }
+  ScriptsFolder folder;
+  ParityOptions parity{python.python,
+                       folder.path(),
+                       own_executable(),
+                       temporary_folder(),
+                       2,
+                       std::max(1u, std::thread::hardware_concurrency())};
+  parity.stop_requested = stop_requested;
+  const auto outcome = run_parity(result.report, catalogue, parity);
+  if (!outcome.complete) return 130;
   std::cout << parity_text(outcome);
-  const auto compared = std::count_if(outcome.cells.begin(), outcome.cells.end(),
-                                      [](const ParityCell& cell) { return cell.status != "skipped"; });
-  if (outcome.failures() == 0 && compared > 0) {
-    std::error_code ignored;
-    std::filesystem::remove_all(folder, ignored);
+  const auto compared = std::count_if(outcome.cells.begin(), outcome.cells.end(), [](const ParityCell& cell) {
+    return cell.status != "skipped" && cell.status != "not run";
+  });
+  const auto not_run =
+      outcome.not_run() == 0 ? std::string() : fmt::format(", {} not run (see above)", outcome.not_run());
+  if (outcome.failures() == 0 && outcome.not_run() == 0 && compared > 0) {
     std::cout << fmt::format("\nPython parity passed: {} cells agree with Python torch {}; {} declared paths hold.\n",
                              compared, outcome.python_torch, outcome.paths.size());
     return 0;
   }
-  std::cout << fmt::format("\nPython parity FAILED: {} disagreement(s) (scripts kept in {}).\n", outcome.failures(),
-                           folder);
+  if (outcome.failures() == 0) {  // nothing to show in the scripts: nothing compared, or nothing run
+    std::cout << fmt::format("\nPython parity FAILED: {} cells compared{}.\n", compared, not_run);
+    return 1;
+  }
+  folder.keep();
+  std::cout << fmt::format("\nPython parity FAILED: {} disagreement(s){} (scripts kept in {}).\n", outcome.failures(),
+                           not_run, folder.path());
   return 1;
 }
 
@@ -102,14 +133,18 @@ Command add_selftest_command(CLI::App& app) {
   auto python = std::make_shared<std::string>();
   selftest->add_option("--device", *device, "auto | cpu | cuda | cuda:N");
   selftest->add_option("--json", *json_path, "Write the selftest's report as JSON");
-  selftest->add_option("--python", *python,
-                       "Also check that every probe's Python twin gives its bits, with this Python (its torch)");
+  selftest
+      ->add_option("--python", *python,
+                   "Also check that every probe's Python twin gives its bits, with this Python (its torch); it must "
+                   "first import torch within 120 s (REPRO_AUDIT_PYTHON_CHECK_SECONDS)")
+      ->check([](const std::string& value) { return value.empty() ? "give a path to a Python interpreter" : ""; });
   return {selftest, [device, json_path, python] {
             const auto catalogue = registered_catalogue();
+            PythonCheck interpreter;
             if (!python->empty()) {
               // Checked first: the control audit takes minutes, a script per probe more.
-              const auto check = check_python(*python, temporary_folder(), python_check_limit());
-              if (!check.problem.empty()) throw UserError("--python: " + check.problem);
+              interpreter = check_python(*python, temporary_folder(), python_check_limit());
+              if (!interpreter.problem.empty()) throw UserError("--python: " + interpreter.problem);
             }
             Config config;
             config.device = *device;
@@ -153,7 +188,7 @@ Command add_selftest_command(CLI::App& app) {
                                        cell.cell.label, to_string(expected), to_string(cell.verdict.kind),
                                        ok ? "" : "<- WRONG ", detail);
             }
-            const int parity = python->empty() ? 0 : python_parity(*python);
+            const int parity = python->empty() ? 0 : python_parity(interpreter);
             if (parity == 130) return 130;
             if (failures == 0 && parity == 0) {
               std::cout << fmt::format(

@@ -163,7 +163,11 @@ const char* to_string(FleetCategory category) {
 
 namespace {
 
-// The reports that count as hosts, in order; the others are in `duplicates`.
+// The reports that count as hosts, in order; the others are in `duplicates`. The same run (identical
+// content once parsed, whatever the file's name) is one host. So is another audit of a host already
+// given (the same non-empty host name on the same platform fields): its bits say the host is stable
+// run to run, not that two machines agree, so it is named as a repeated audit and the first one is the
+// host. A host name alone is not enough: two hosts of one name on different platforms are two hosts.
 std::vector<ReportFile> distinct_hosts(const std::vector<ReportFile>& all, std::vector<FleetDuplicate>& duplicates) {
   std::vector<ReportFile> kept;
   std::map<std::string, std::string> file_of_run;                              // content digest -> file
@@ -225,15 +229,9 @@ FleetMatrix build_fleet(const std::vector<ReportFile>& all) {
   return fleet;
 }
 
-std::vector<std::string> fleet_summary(const FleetMatrix& fleet) {
-  std::vector<std::string> lines;
-  for (const auto& duplicate : fleet.duplicates)
-    lines.push_back(
-        fmt::format("{} left out: {} as {} (one host counts once)", duplicate.file, duplicate.why, duplicate.same_as));
-  for (auto& line : fleet_counts(fleet)) lines.push_back(std::move(line));
-  return lines;
-}
+namespace {
 
+// "12 cells portable fleet-wide", "3 split by CUDA driver", ...: the counts alone.
 std::vector<std::string> fleet_counts(const FleetMatrix& fleet) {
   int portable = 0, racy = 0, other = 0;
   std::map<std::string, int> split_by;
@@ -269,6 +267,17 @@ std::vector<std::string> fleet_counts(const FleetMatrix& fleet) {
   if (unexplained > 0) lines.push_back(fmt::format("{} split that no single fingerprint field explains", unexplained));
   lines.push_back(fmt::format("{} nondeterministic on some host", racy));
   lines.push_back(fmt::format("{} not comparable (fewer than 2 hosts have bits to compare)", other));
+  return lines;
+}
+
+}  // namespace
+
+std::vector<std::string> fleet_summary(const FleetMatrix& fleet) {
+  std::vector<std::string> lines;
+  for (const auto& duplicate : fleet.duplicates)
+    lines.push_back(
+        fmt::format("{} left out: {} as {} (one host counts once)", duplicate.file, duplicate.why, duplicate.same_as));
+  for (auto& line : fleet_counts(fleet)) lines.push_back(std::move(line));
   return lines;
 }
 

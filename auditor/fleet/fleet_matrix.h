@@ -62,7 +62,7 @@ struct FleetCell {
 // name on the same platform). One host counts once: two copies are not "the same bits on 2 hosts".
 struct FleetDuplicate {
   std::string file;
-  std::string same_as;  // the file kept for that host
+  std::string same_as;  // the earlier file it repeats: the first copy of the run, or the host's file
   std::string why;      // "the same run", "another audit of host gpu-7"
 };
 
@@ -79,7 +79,5 @@ FleetMatrix build_fleet(const std::vector<ReportFile>& inputs);
 // "12 cells portable fleet-wide", "3 split by CUDA driver", ...: the summary, one phrase each, after
 // a phrase per report left out ("b.json left out: the same run as a.json (one host counts once)").
 std::vector<std::string> fleet_summary(const FleetMatrix& fleet);
-// The counts alone.
-std::vector<std::string> fleet_counts(const FleetMatrix& fleet);
 
 }  // namespace repro_audit

@@ -6,12 +6,14 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "config/atomic_file.h"
 #include "repro/export.h"
 #include "repro/path_checks.h"
+#include "repro/python_check.h"
 #include "supervisor/worker_process.h"
 
 namespace repro_audit {
@@ -19,29 +21,91 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr auto kScriptTimeLimit = std::chrono::seconds(600);
+// How one script ended: its last stdout line, or why there is none.
+struct ScriptRun {
+  std::string last_line;
+  std::string failure;
+  bool timed_out = false;
+  bool stopped = false;
+};
 
-// Runs `argv` to its end; its last stdout line, or "" (then `failure` says why).
-std::string last_line_of(const std::vector<std::string>& argv, const std::string& input, const std::string& temporary,
-                         std::string& failure) try {
-  WorkerProcess process(argv, {}, input, temporary);
-  const auto deadline = std::chrono::steady_clock::now() + kScriptTimeLimit;
-  std::string line, last;
+// Runs `argv` to its end, the scripts' time limit at most. Never throws: it runs in a runner thread, where an
+// exception would end the process (std::terminate) and leave the scripts' folder behind.
+ScriptRun run_script(const std::vector<std::string>& argv, const std::string& input, const ParityOptions& options) try {
+  ScriptRun run;
+  WorkerProcess process(argv, {}, input, options.temporary_folder);
+  const auto deadline = std::chrono::steady_clock::now() + options.script_time_limit;
+  std::string line;
   while (true) {
-    const auto status = process.read_line(line, deadline);
+    // Read a second at a time, so that a stop asked for is heeded within a second.
+    const auto slice = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1));
+    const auto status = process.read_line(line, slice);
     if (status == Worker::ReadStatus::line) {
-      if (!line.empty()) last = line;
+      if (!line.empty()) run.last_line = line;
       continue;
     }
-    if (status == Worker::ReadStatus::deadline) process.terminate(std::chrono::seconds(3));
+    if (status == Worker::ReadStatus::end_of_output) break;
+    run.stopped = options.stop_requested && options.stop_requested();
+    run.timed_out = std::chrono::steady_clock::now() >= deadline;
+    if (!run.stopped && !run.timed_out) continue;
+    process.terminate(std::chrono::seconds(3));
     break;
   }
   const auto ended = process.wait();
-  if (last.empty()) failure = fmt::format("{} printed nothing ({}): {}", argv[1], ended, process.log_tail(600));
-  return last;
-} catch (const std::exception& error) {  // in a runner thread: a failure of this script, never an abort
-  failure = fmt::format("{} did not run: {}", argv[1], error.what());
-  return "";
+  if (run.timed_out)
+    run.failure =
+        fmt::format("{} did not answer within {} s; it was stopped", argv[1], options.script_time_limit.count());
+  else if (run.stopped)
+    run.failure = fmt::format("{} was stopped: a stop was asked for", argv[1]);
+  else if (run.last_line.empty())
+    run.failure = fmt::format("{} printed nothing ({}): {}", argv[1], ended, process.log_tail(600));
+  if (!run.failure.empty()) run.last_line.clear();
+  return run;
+} catch (const std::exception& error) {
+  return {"", fmt::format("{} did not run: {}", argv[1], error.what())};
+}
+
+// Runs every exported script, `options.jobs` at once. The first script that does not answer within
+// the limit stops the run: the scripts not yet started are not run, each naming the one that hung.
+// A hang is nearly always the interpreter or its torch (an import that waits on a lock, a wrapper
+// that waits on its terminal), so each further script would hang too; a shorter limit for the rest
+// would still cost that limit times a hundred scripts on a machine with two cores.
+std::vector<ScriptRun> run_scripts(const std::vector<ExportedCell>& exported,
+                                   const std::vector<const CellReport*>& cells, const ParityOptions& options,
+                                   std::string& hung) {
+  std::vector<ScriptRun> runs(exported.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex hung_lock;
+  const auto not_run_reason = [&]() -> std::string {
+    if (options.stop_requested && options.stop_requested()) return "not run: a stop was asked for";
+    const std::lock_guard hold(hung_lock);
+    return hung.empty() ? ""
+                        : fmt::format("not run: the script of {} did not answer within {} s", hung,
+                                      options.script_time_limit.count());
+  };
+  const auto runner = [&] {
+    for (auto i = next++; i < exported.size(); i = next++) {
+      if (exported[i].folder.empty()) continue;
+      auto& run = runs[i];
+      try {
+        if (run.failure = not_run_reason(); !run.failure.empty()) {
+          run.stopped = true;
+          continue;
+        }
+        run = run_script({options.python, (fs::path(exported[i].folder) / "repro.py").string(), "--json", "--runs",
+                          std::to_string(options.runs), "--processes", "1"},
+                         "", options);
+        const std::lock_guard hold(hung_lock);
+        if (run.timed_out && hung.empty()) hung = cells[i]->cell.key;
+      } catch (...) {  // a thread must not throw: std::terminate, and the scripts' folder left behind
+        run = {"", "the script could not be run (an exception in its runner)"};
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned k = 0; k < std::max(1u, std::min(options.jobs, 64u)); ++k) threads.emplace_back(runner);
+  for (auto& thread : threads) thread.join();
+  return runs;
 }
 
 std::vector<std::pair<std::string, std::string>> first_run_outputs(const CellReport& cell) {
@@ -51,13 +115,51 @@ std::vector<std::pair<std::string, std::string>> first_run_outputs(const CellRep
   return {};
 }
 
+// The probes' declared Python paths, checked by the same Python; not run after a hang or a stop.
+void check_paths(const Catalogue& catalogue, const ParityOptions& options, const std::string& hung,
+                 ParityResult& result) {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const auto& probe : catalogue)
+    for (const auto& path : probe.python.paths)
+      checks.push_back({{"probe", probe.name}, {"note", path.note}, {"check", path.check}});
+  if (checks.empty()) return;
+  std::string not_run;
+  if (!result.complete) not_run = "not run: a stop was asked for";
+  if (!hung.empty()) not_run = fmt::format("not run: the script of {} did not answer", hung);
+  ScriptRun run;
+  if (not_run.empty()) {
+    const auto checker = (fs::path(options.folder) / "path_checks.py").string();
+    write_file_atomically(checker, kPathChecker);
+    run = run_script({options.python, checker},
+                     checks.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", options);
+  }
+  const auto answers = nlohmann::json::parse(run.last_line, nullptr, false);
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    ParityPath path{checks[i]["probe"], checks[i]["note"], false, not_run.empty(),
+                    not_run.empty() ? run.failure : not_run};
+    if (answers.is_array() && i < answers.size()) {
+      path.holds = answers[i].value("holds", false);
+      path.detail = answers[i].value("detail", "");
+    }
+    result.paths.push_back(std::move(path));
+  }
+}
+
 }  // namespace
 
 int ParityResult::failures() const {
   const auto cells_failed =
       std::count_if(cells.begin(), cells.end(), [](const ParityCell& c) { return c.status == "mismatch"; });
-  const auto paths_failed = std::count_if(paths.begin(), paths.end(), [](const ParityPath& p) { return !p.holds; });
+  const auto paths_failed =
+      std::count_if(paths.begin(), paths.end(), [](const ParityPath& p) { return p.checked && !p.holds; });
   return static_cast<int>(cells_failed + paths_failed);
+}
+
+int ParityResult::not_run() const {
+  const auto cells_not_run =
+      std::count_if(cells.begin(), cells.end(), [](const ParityCell& c) { return c.status == "not run"; });
+  const auto paths_not_run = std::count_if(paths.begin(), paths.end(), [](const ParityPath& p) { return !p.checked; });
+  return static_cast<int>(cells_not_run + paths_not_run);
 }
 
 ParityCell compare_with_script(const CellReport& cell, const ProbeInfo& probe, const std::string& script_output) {
@@ -128,58 +230,39 @@ ParityResult run_parity(const Report& report, const Catalogue& catalogue, const 
   std::vector<const CellReport*> cells;
   for (const auto& cell : report.cells) cells.push_back(&cell);
   ProcessLauncher launcher(options.executable, options.temporary_folder, "export-inputs");
-  const auto exported = export_repros(report, cells, catalogue, options.folder, launcher);
-  // Each script runs one process on one thread (the cells' setting): as many at once as there are cores.
-  std::vector<std::string> outputs(exported.size()), failures(exported.size());
-  std::atomic<std::size_t> next{0};
-  const auto run_scripts = [&] {
-    for (auto i = next++; i < exported.size(); i = next++)
-      if (!exported[i].folder.empty())
-        outputs[i] = last_line_of({options.python, (fs::path(exported[i].folder) / "repro.py").string(), "--json",
-                                   "--runs", std::to_string(options.runs), "--processes", "1"},
-                                  "", options.temporary_folder, failures[i]);
-  };
-  std::vector<std::thread> runners;
-  for (unsigned k = 0; k < std::max(1u, std::min(options.jobs, 64u)); ++k) runners.emplace_back(run_scripts);
-  for (auto& runner : runners) runner.join();
+  const auto exported = export_repros(report, cells, catalogue, options.folder, launcher, options.stop_requested);
+  std::string hung;  // the key of the first script that did not answer in time
+  auto runs = run_scripts(exported, cells, options, hung);
+  if (!hung.empty()) {
+    // Was it the interpreter or that script's op? Asked again as at the start; torch's files are in the
+    // page cache by now, so a minute (or the scripts' limit, if shorter) is ample.
+    const auto again = check_python(options.python, options.temporary_folder,
+                                    std::min(std::chrono::seconds(60), options.script_time_limit));
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (cells[i]->cell.key == hung)
+        runs[i].failure += again.problem.empty()
+                               ? "; the interpreter still imports torch at once, so this script's op hangs"
+                               : "; asked again: " + again.problem;
+  }
+  result.complete = !(options.stop_requested && options.stop_requested());
   for (std::size_t i = 0; i < exported.size(); ++i) {
     const auto& cell = *cells[i];
     const auto* probe = find_probe(catalogue, cell.cell.probe);
     if (exported[i].folder.empty()) {
-      result.cells.push_back({cell.cell.key, cell.cell.probe, "skipped", exported[i].skipped});
+      result.cells.push_back(
+          {cell.cell.key, cell.cell.probe, result.complete ? "skipped" : "not run", exported[i].skipped});
       continue;
     }
-    const auto& output = outputs[i];
-    const auto& failure = failures[i];
-    if (output.empty()) {
-      result.cells.push_back({cell.cell.key, cell.cell.probe, "mismatch", failure});
+    const auto& run = runs[i];
+    if (run.last_line.empty()) {
+      result.cells.push_back({cell.cell.key, cell.cell.probe, run.stopped ? "not run" : "mismatch", run.failure});
       continue;
     }
-    result.cells.push_back(compare_with_script(cell, *probe, output));
+    result.cells.push_back(compare_with_script(cell, *probe, run.last_line));
     if (result.python_torch.empty())
-      result.python_torch = nlohmann::json::parse(output, nullptr, false).value("torch", "");
+      result.python_torch = nlohmann::json::parse(run.last_line, nullptr, false).value("torch", "");
   }
-  // The declared paths, checked by the same Python.
-  nlohmann::json checks = nlohmann::json::array();
-  for (const auto& probe : catalogue)
-    for (const auto& path : probe.python.paths)
-      checks.push_back({{"probe", probe.name}, {"note", path.note}, {"check", path.check}});
-  if (checks.empty()) return result;
-  const auto checker = (fs::path(options.folder) / "path_checks.py").string();
-  write_file_atomically(checker, kPathChecker);
-  std::string failure;
-  const auto output = last_line_of({options.python, checker},
-                                   checks.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
-                                   options.temporary_folder, failure);
-  const auto answers = nlohmann::json::parse(output, nullptr, false);
-  for (std::size_t i = 0; i < checks.size(); ++i) {
-    ParityPath path{checks[i]["probe"], checks[i]["note"], false, failure};
-    if (answers.is_array() && i < answers.size()) {
-      path.holds = answers[i].value("holds", false);
-      path.detail = answers[i].value("detail", "");
-    }
-    result.paths.push_back(std::move(path));
-  }
+  check_paths(catalogue, options, hung, result);
   return result;
 }
 
@@ -189,8 +272,11 @@ std::string parity_text(const ParityResult& result) {
     text +=
         fmt::format("{:<58} {:<9} {}\n", cell.key, cell.status == "mismatch" ? "MISMATCH" : cell.status, cell.detail);
   for (const auto& path : result.paths)
-    text += fmt::format("{:<58} {:<9} {}{}\n", "path of " + path.probe, path.holds ? "holds" : "STALE", path.note,
-                        path.detail.empty() ? "" : " (" + path.detail + ")");
+    text += fmt::format("{:<58} {:<9} {}{}\n", "path of " + path.probe,
+                        !path.checked ? "not run"
+                        : path.holds  ? "holds"
+                                      : "STALE",
+                        path.note, path.detail.empty() ? "" : " (" + path.detail + ")");
   return text;
 }
 

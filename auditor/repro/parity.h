@@ -3,6 +3,8 @@
 // given Python, and its digests (or, where the probe declares why they cannot match, its verdict) are
 // compared with the C++ worker's. The probes' declared Python paths are checked too. Used by
 // `selftest --python` and by the test suite.
+#include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,7 +18,8 @@ struct ParityCell {
   std::string key;
   std::string probe;
   // equal: the same digests; verdict: the same verdict (the probe declares its digests differ);
-  // mismatch; skipped (no Python form, nothing to compare).
+  // mismatch; skipped (no Python form, nothing to compare); not run (an earlier script hung, or a stop
+  // was asked for: the detail says which).
   std::string status;
   std::string detail;
 };
@@ -25,6 +28,7 @@ struct ParityPath {
   std::string probe;
   std::string note;
   bool holds = false;
+  bool checked = true;  // false: not run (the scripts' interpreter hung, or a stop was asked for)
   std::string detail;
 };
 
@@ -32,7 +36,9 @@ struct ParityResult {
   std::string python_torch;  // torch.__version__ of the Python used
   std::vector<ParityCell> cells;
   std::vector<ParityPath> paths;
+  bool complete = true;  // false when stop_requested cut the run short
   int failures() const;
+  int not_run() const;
 };
 
 // The script's --json output against the report's cell.
@@ -45,9 +51,14 @@ struct ParityOptions {
   std::string temporary_folder;
   int runs = 2;
   unsigned jobs = 1;  // scripts run at once
+  // A script takes seconds (import torch, the op twice); a limit far above that still ends a hang.
+  std::chrono::seconds script_time_limit{600};
+  std::function<bool()> stop_requested;  // polled each second; scripts not started are then not run
 };
 
-// Exports every cell of `report`, runs each script, checks every probe's declared Python paths.
+// Exports every cell of `report`, runs each script, checks every probe's declared Python paths. A
+// script that cannot start or fails is that cell's mismatch, never an exception; the first script that
+// does not answer within the limit stops the run (see parity.cc).
 ParityResult run_parity(const Report& report, const Catalogue& catalogue, const ParityOptions& options);
 
 std::string parity_text(const ParityResult& result);

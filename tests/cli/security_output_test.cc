@@ -9,7 +9,7 @@ namespace {
 using namespace testing_cli;
 using nlohmann::json;
 
-class LostOutput : public CliTest {
+class SecurityOutput : public CliTest {
  protected:
   std::string report(const std::string& name, const std::string& host) {
     const auto file = path(name);
@@ -25,7 +25,7 @@ class LostOutput : public CliTest {
   }
 };
 
-TEST_F(LostOutput, TheSameReportTwiceIsOneHost) {
+TEST_F(SecurityOutput, TheSameReportTwiceIsOneHost) {
   const auto a = report("a.json", "node-a");
   fs::copy_file(a, path("copy.json"));
   const auto twice = run("fleet " + a + " " + a + " " + path("copy.json") + " --json " + path("fleet.json"));
@@ -48,7 +48,7 @@ TEST_F(LostOutput, TheSameReportTwiceIsOneHost) {
   EXPECT_NE(two.output.find("Fleet: 2 hosts"), std::string::npos) << two.output;
 }
 
-TEST_F(LostOutput, AFullStandardOutputFailsTheCommandAndKeepsTheJournal) {
+TEST_F(SecurityOutput, AFullStandardOutputFailsTheCommandAndKeepsTheJournal) {
   // Standard output to /dev/full, standard error to the test.
   const auto full = [](const std::string& command) {
     return shell("{ " + binary() + " " + command + " > /dev/full; }");
@@ -72,7 +72,7 @@ TEST_F(LostOutput, AFullStandardOutputFailsTheCommandAndKeepsTheJournal) {
   }
 }
 
-TEST_F(LostOutput, AClosedPipeIsALostOutputNotASignal) {
+TEST_F(SecurityOutput, AClosedPipeIsALostOutputNotASignal) {
   // The reader closes the pipe at once; the command, loading libtorch, writes its listing later.
   const auto script =
       write("pipe.sh", "set -o pipefail\n\"$1\" list --all | (exec 0<&-; sleep 1)\necho \"status=$?\"\n");

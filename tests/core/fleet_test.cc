@@ -233,6 +233,72 @@ TEST(Fleet, OneHostComparesNothing) {
   EXPECT_GT(build_fleet(fleet_of_three_platforms()).compared, 0);
 }
 
+TEST(Fleet, TheSameRunGivenTwiceIsOneHostAndEveryFormatSaysSo) {
+  auto inputs = fleet_of_three_platforms();
+  inputs.push_back(inputs[0]);  // the same file twice
+  inputs.push_back(inputs[1]);
+  inputs.back().file = "copy-of-a2.json";  // a copy under another name
+  const auto fleet = build_fleet(inputs);
+  ASSERT_EQ(fleet.hosts.size(), 4u);
+  EXPECT_EQ(fleet.hosts[3].name, "c1");
+  EXPECT_EQ(row(fleet, "sum/f32@cpu|threads=1").hosts_with_cell, 4);
+  EXPECT_EQ(fleet.platforms[0].hosts, (std::vector<int>{0, 1}));
+  ASSERT_EQ(fleet.duplicates.size(), 2u);
+  EXPECT_EQ(fleet.duplicates[0].file, "a1.json");
+  EXPECT_EQ(fleet.duplicates[0].same_as, "a1.json");
+  EXPECT_EQ(fleet.duplicates[1].file, "copy-of-a2.json");
+  EXPECT_EQ(fleet.duplicates[1].same_as, "a2.json");
+  const std::string said = "copy-of-a2.json left out: the same run as a2.json (one host counts once)";
+  EXPECT_NE(fleet_text(fleet).find(said), std::string::npos) << fleet_text(fleet);
+  EXPECT_NE(fleet_markdown(fleet).find(said), std::string::npos) << fleet_markdown(fleet);
+  EXPECT_NE(fleet_html(fleet).find(said), std::string::npos);
+  const auto json = fleet_json(fleet);
+  EXPECT_EQ(json.at("hosts").size(), 4u);
+  EXPECT_EQ(json.at("duplicates").at(1),
+            (nlohmann::json{{"file", "copy-of-a2.json"}, {"same_as", "a2.json"}, {"why", "the same run"}}));
+  // Without copies the JSON is what it was: no "duplicates" field.
+  EXPECT_FALSE(fleet_json(build_fleet(fleet_of_three_platforms())).contains("duplicates"));
+}
+
+TEST(Fleet, AnotherAuditOfAHostOnItsPlatformIsThatHostAgain) {
+  const auto a = gpu_environment("NVIDIA A100-SXM4-80GB", 12080, "2.14.1");
+  const auto b = gpu_environment("NVIDIA A100-SXM4-80GB", 13000, "2.14.1");
+  auto inputs = fleet_of_three_platforms();
+  auto again = host("a1", a, kB, kB, false, kB);  // another run of a1: other bits, not another host
+  again.file = "a1-tuesday.json";
+  inputs.push_back(again);
+  auto upgraded = host("a1", b, kB, kA, false, kA);  // a1 after a driver upgrade: another platform
+  upgraded.file = "a1-upgraded.json";
+  inputs.push_back(upgraded);
+  auto nameless = host("", a, kA, kA, false, kC);  // no host name: nothing says it is a1
+  nameless.file = "unnamed.json";
+  inputs.push_back(nameless);
+  const auto fleet = build_fleet(inputs);
+  ASSERT_EQ(fleet.duplicates.size(), 1u);
+  EXPECT_EQ(fleet.duplicates[0].file, "a1-tuesday.json");
+  EXPECT_EQ(fleet.duplicates[0].same_as, "a1.json");
+  EXPECT_EQ(fleet.duplicates[0].why, "another audit of host a1");
+  ASSERT_EQ(fleet.hosts.size(), 6u);
+  EXPECT_EQ(fleet.hosts[4].file, "a1-upgraded.json");
+  EXPECT_EQ(fleet.hosts[5].name, "unnamed");
+  // The left-out run's digests are nowhere in the matrix: matmul stays split by the driver alone.
+  EXPECT_EQ(row(fleet, "matmul/f32@cpu|threads=1").field, "CUDA driver");
+  EXPECT_NE(fleet_text(fleet).find("a1-tuesday.json left out: another audit of host a1 as a1.json"), std::string::npos)
+      << fleet_text(fleet);
+}
+
+TEST(Fleet, CopiesOfOneHostCompareNothing) {
+  auto inputs = fleet_of_three_platforms();
+  inputs.resize(1);
+  inputs.push_back(inputs[0]);
+  inputs.back().file = "renamed.json";
+  const auto fleet = build_fleet(inputs);
+  EXPECT_EQ(fleet.hosts.size(), 1u);
+  EXPECT_EQ(fleet.duplicates.size(), 1u);
+  EXPECT_EQ(fleet.compared, 0);
+  EXPECT_EQ(row(fleet, "sum/f32@cpu|threads=1").category, FleetCategory::not_comparable);
+}
+
 TEST(Fleet, JsonAndPagesCarryTheMatrix) {
   auto inputs = fleet_of_three_platforms();
   inputs[3].report.host = "c<1>&\"x\"";
