@@ -1,6 +1,8 @@
 // conv2d forward and backward. On CUDA, cuDNN picks an algorithm per shape (timed when
 // cudnn.benchmark is on, so the pick can differ between processes) and some algorithms reduce
 // with atomics; deterministic algorithms or cudnn.deterministic restrict the choice.
+#include <torch/csrc/autograd/autograd.h>
+
 #include "worker/probe.h"
 
 namespace repro_audit {

@@ -5,6 +5,8 @@
 // device under deterministic algorithms it runs torch._decomp's _upsample_linear_vec instead, whose
 // backward is index_put with accumulate (deterministic there). The "decomposed" variants run that
 // path on every device, op for op; the others run the native kernels, as C++ and TorchScript do.
+#include <torch/nn/functional/upsampling.h>
+
 #include "worker/probe.h"
 
 namespace repro_audit {

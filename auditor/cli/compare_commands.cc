@@ -15,7 +15,7 @@
 #include "compare/comparison_terminal.h"
 #include "config/user_error.h"
 #include "report/json_io.h"
-#include "worker/probe.h"
+#include "worker/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {

@@ -14,7 +14,7 @@
 #include "config/user_error.h"
 #include "explain/explanation_printers.h"
 #include "worker/environment.h"
-#include "worker/probe.h"
+#include "worker/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {

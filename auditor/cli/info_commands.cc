@@ -9,7 +9,7 @@
 #include "fingerprint/fingerprint_text.h"
 #include "worker/environment.h"
 #include "worker/input_export.h"
-#include "worker/probe.h"
+#include "worker/probe_catalogue.h"
 #include "worker/worker.h"
 
 namespace repro_audit {

@@ -9,8 +9,8 @@
 #include "config/model_config.h"
 #include "config/user_error.h"
 #include "worker/device.h"
-#include "worker/model_runner.h"
-#include "worker/probe.h"
+#include "worker/model_checks.h"
+#include "worker/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {
@@ -126,11 +126,8 @@ void check_models_load(const Config& config, const ModelLimits& limits) {
   const auto device = resolve_device(config.device);
   if (!device.unavailable.empty()) return;  // every cell is skipped, and says why
   for (const auto& model : config.models) {
-    VariantInfo variant;
-    variant.name = model_variant(model);
-    ProbeContext context(at::Device(device.device), config.seed, variant);
     try {
-      (void)prepare_model(model, context);
+      check_model_loads(model, device.device, config.seed);
     } catch (const std::invalid_argument& error) {
       throw UserError(error.what());
     }

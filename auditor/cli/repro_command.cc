@@ -13,7 +13,7 @@
 #include "report/cell_printer.h"
 #include "report/json_io.h"
 #include "supervisor/worker_process.h"
-#include "worker/probe.h"
+#include "worker/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {

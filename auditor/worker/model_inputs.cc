@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 #include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/serialize.h>
 
 #include <fstream>
 #include <iterator>

@@ -1,7 +1,7 @@
 #pragma once
 // A model's inputs: read from a file written by Python's torch.save (a tensor, or a tuple, list or
 // dict of tensors), or generated from the seed by name, dtype and shape.
-#include <torch/torch.h>
+#include <ATen/core/ivalue.h>
 
 #include <string>
 #include <vector>

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <torch/script.h>
 #include <cstdlib>
 
@@ -305,6 +306,13 @@ PreparedModel prepare_model(const ModelSpec& model, ProbeContext& context) {
   auto module = std::make_shared<TorchScriptModel>(model, context);
   prepared.run = [module] { return module->run(); };
   return prepared;
+}
+
+void check_model_loads(const ModelSpec& model, const std::string& device, std::uint64_t seed) {
+  VariantInfo variant;
+  variant.name = model_variant(model);
+  ProbeContext context(at::Device(device), seed, variant);
+  (void)prepare_model(model, context);
 }
 
 }  // namespace repro_audit

@@ -5,19 +5,10 @@
 #include <string>
 
 #include "config/model_spec.h"
+#include "worker/model_checks.h"
 #include "worker/probe.h"
 
 namespace repro_audit {
-
-enum class ModelFormat { torchscript, aoti_package };
-
-// What the file is, from its archive entries; throws std::invalid_argument saying what it is not.
-ModelFormat model_format(const std::string& path);
-
-// Throws std::invalid_argument naming `option` when the file at `path` is larger than `limit` bytes,
-// or is a zip archive whose records add up, uncompressed, to more: before anything reads them.
-void check_model_file_size(const std::string& path, std::uint64_t limit, const std::string& what,
-                           const std::string& option);
 
 struct PreparedModel {
   RunFunction run;

@@ -1,6 +1,7 @@
 #include "worker/probe.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

@@ -2,7 +2,7 @@
 // What a probe sees: a context that builds seeded inputs on the CPU and moves them to the device.
 // A probe prepares its inputs once per cell and returns the op to run; the runner owns the rest
 // (sweeping, seeding, settings, digests, timing, tracing).
-#include <torch/torch.h>
+#include <ATen/ATen.h>
 
 #include <functional>
 #include <stdexcept>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/catalogue.h"
+#include "worker/probe_catalogue.h"
 
 namespace repro_audit {
 
@@ -160,7 +161,6 @@ class ProbeBuilder {
 bool register_probe(const ProbeBuilder& probe);
 const std::vector<ProbeDefinition>& registered_probes();
 const ProbeDefinition* find_registered_probe(const std::string& name);
-Catalogue registered_catalogue();
 
 // torch's scalar type for a catalogue dtype.
 at::ScalarType scalar_type_of(DType dtype);

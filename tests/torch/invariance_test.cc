@@ -1,5 +1,6 @@
 // Invariance probes on the CPU: the helpers place the anchor where they say, the controls are caught
 // and cleared, and the real binary's verdict on one row of mm is what torch computes here.
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <torch/serialize.h>
 
 #include "../cli/cli_tools.h"
 #include "model_fixtures.h"
