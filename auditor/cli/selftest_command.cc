@@ -131,20 +131,33 @@ Command add_selftest_command(CLI::App& app) {
   auto device = std::make_shared<std::string>("auto");
   auto json_path = std::make_shared<std::string>();
   auto python = std::make_shared<std::string>();
+  auto python_only = std::make_shared<bool>(false);
   selftest->add_option("--device", *device, "auto | cpu | cuda | cuda:N");
-  selftest->add_option("--json", *json_path, "Write the selftest's report as JSON");
+  auto* json_option = selftest->add_option("--json", *json_path, "Write the selftest's report as JSON");
+  auto* python_option =
+      selftest
+          ->add_option(
+              "--python", *python,
+              "Also check that every probe's Python twin gives its bits, with this Python (its torch); it must "
+              "first import torch within 120 s (REPRO_AUDIT_PYTHON_CHECK_SECONDS)")
+          ->check([](const std::string& value) { return value.empty() ? "give a path to a Python interpreter" : ""; });
+  // The Python twins alone: they need no quiet machine, the timed control does.
   selftest
-      ->add_option("--python", *python,
-                   "Also check that every probe's Python twin gives its bits, with this Python (its torch); it must "
-                   "first import torch within 120 s (REPRO_AUDIT_PYTHON_CHECK_SECONDS)")
-      ->check([](const std::string& value) { return value.empty() ? "give a path to a Python interpreter" : ""; });
-  return {selftest, [device, json_path, python] {
+      ->add_flag("--python-only", *python_only,
+                 "With --python: check the Python twins only; the controls are not run (nor said to pass)")
+      ->needs(python_option)
+      ->excludes(json_option);
+  return {selftest, [device, json_path, python, python_only] {
             const auto catalogue = registered_catalogue();
             PythonCheck interpreter;
             if (!python->empty()) {
               // Checked first: the control audit takes minutes, a script per probe more.
               interpreter = check_python(*python, temporary_folder(), python_check_limit());
               if (!interpreter.problem.empty()) throw UserError("--python: " + interpreter.problem);
+            }
+            if (*python_only) {
+              install_stop_handlers();
+              return python_parity(interpreter);
             }
             Config config;
             config.device = *device;

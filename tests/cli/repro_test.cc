@@ -1,6 +1,5 @@
-// `repro` on the real binary with the Python next to libtorch: the exported scripts run with Python
-// torch alone and agree with the report. Every probe's Python twin (`selftest --python`) is checked
-// with the selftest in timing_test.cc.
+// `repro` and `selftest --python` on the real binary with the Python next to libtorch: the exported
+// scripts run with Python torch alone and agree with the report; every probe's Python twin gives its bits.
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -31,6 +30,17 @@ Result run_script(const std::string& command, const std::string& report_verdict)
   for (int attempt = 1; attempt < 3 && ran.exit_code != 0 && report_verdict == "nondeterministic"; ++attempt)
     ran = shell(command);
   return ran;
+}
+
+// Every probe's Python twin, on the CPU under strict with one thread, against the C++ worker. The first
+// test of the suite, so CTest starts it first: it is the longest. Only the twins: the controls, whose
+// timed one needs a quiet machine, are run alone in timing_test.cc.
+TEST_F(ReproCommand, EveryProbeMatchesItsPythonTwinBitForBit) {
+  const auto result = run("selftest --device cpu --python " + python() + " --python-only");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("Python parity passed"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("control.timed_cost"), std::string::npos) << "the controls ran";
+  EXPECT_EQ(result.output.find("selftest passed"), std::string::npos) << "the controls were said to pass";
 }
 
 TEST_F(ReproCommand, ExportsScriptsThatAgreeWithTheReportWithAndWithoutXxhash) {

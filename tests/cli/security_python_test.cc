@@ -36,6 +36,14 @@ class SecurityPython : public CliTest {
   }
 };
 
+TEST_F(SecurityPython, PythonOnlyNeedsAnInterpreterAndWritesNoControlReport) {
+  for (const auto* arguments : {"selftest --python-only", "selftest --python python3 --python-only --json x.json"}) {
+    const auto result = run(arguments);
+    EXPECT_EQ(result.exit_code, 2) << arguments << "\n" << result.output;
+    EXPECT_EQ(result.output.find("control"), std::string::npos) << result.output;
+  }
+}
+
 TEST_F(SecurityPython, OneThatCannotStartSaysWhy) {
   expect_refused("/nonexistent/python", "--python: /nonexistent/python: no such file");
   const auto folder = path("a-folder");
