@@ -11,13 +11,17 @@ RunFunction prepare(ProbeContext& context) {
   if (cudnn && !context.on_cuda()) throw Unsupported("the cuDNN path exists only on CUDA");
   const auto dtype = context.dtype();
   const std::int64_t steps = 50, batch = 16, classes = 20, max_target = 30;
+  // Portable inputs: log-probabilities drawn directly (negative, not normalised: ctc_loss takes any
+  // log-space values), so no exp or log of this host's makes them.
   const auto logits = context.randn({steps, batch, classes}, dtype);
-  const auto log_probs = context.input("log_probs", requiring_grad(logits.log_softmax(2)));
+  const auto log_probs = context.input(
+      "log_probs",
+      requiring_grad(context.scheme() == InputScheme::portable ? logits.abs().neg() : logits.log_softmax(2)));
   std::vector<std::int64_t> input_lengths(batch, steps), target_lengths(batch);
-  const auto lengths = at::randint(10, max_target + 1, {batch}, context.generator(), at::kLong);
+  const auto lengths = context.randint(10, max_target + 1, {batch}).cpu();
   for (std::int64_t i = 0; i < batch; ++i) target_lengths[i] = lengths[i].item<std::int64_t>();
   // Classes 1..C-1; 0 is the blank.
-  const auto padded = at::randint(1, classes, {batch, max_target}, context.generator(), at::kLong);
+  const auto padded = context.randint(1, classes, {batch, max_target}).cpu();
   at::Tensor targets;
   if (cudnn) {
     std::vector<at::Tensor> pieces;

@@ -10,9 +10,7 @@ RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
   const std::int64_t batch = 8, rows = 256, inner = 256, columns = 64;
   // About 5% non-zeros, built on the CPU from the seed, then made sparse and moved.
-  const auto mask = at::rand({batch, rows, inner}, context.generator()) < 0.05;
-  const auto values = at::randn({batch, rows, inner}, context.generator()).to(dtype);
-  const auto sparse = context.to_device((values * mask.to(dtype)).to_sparse().coalesce());
+  const auto sparse = context.sparse_values({batch, rows, inner}, 0.05, dtype).to_sparse().coalesce();
   context.input("sparse_indices", sparse.indices());
   context.input("sparse_values", sparse.values());
   const auto dense = context.input("dense", requiring_grad(context.randn({batch, inner, columns}, dtype)));

@@ -258,6 +258,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   supervisor.device = device.device;
   supervisor.repeats = config.repeats;
   supervisor.warmup = config.warmup;
+  supervisor.input_scheme = config.input_scheme;
   supervisor.processes = config.processes;
   supervisor.timing = options.timing;
   // Under --budget every cell's share pays for its one timing round.

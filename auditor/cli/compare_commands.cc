@@ -67,8 +67,9 @@ std::string gate_resume_hint(const GateArguments& arguments, const std::string& 
   return resume_command(words);
 }
 
-// Runs (or resumes) the audit the gate judges; nullopt after an interruption, the hint printed.
-std::optional<AuditResult> gate_audit(const GateArguments& arguments) {
+// Runs (or resumes) the audit the gate judges; nullopt after an interruption, the hint printed. Its
+// inputs are made as the baseline's were (`scheme`): digests of other inputs compare nothing.
+std::optional<AuditResult> gate_audit(const GateArguments& arguments, InputScheme scheme) {
   auto catalogue = registered_catalogue();
   Config audit;
   if (!arguments.resume.empty()) {
@@ -80,6 +81,12 @@ std::optional<AuditResult> gate_audit(const GateArguments& arguments) {
       validate_device(arguments.device, "--device");
       audit.device = arguments.device;
     }
+    audit.input_scheme = scheme;
+    if (scheme != kCurrentInputScheme)
+      std::cerr << fmt::format(
+          "{}: its inputs were made with input scheme {}: this audit makes them the same way, so they can differ "
+          "between hosts whose CPUs differ; record the baseline again for inputs identical on every host ({})\n",
+          arguments.baseline, describe(scheme), describe(kCurrentInputScheme));
   }
   AuditOptions options = command_line_audit_options(arguments.journal, arguments.resume);
   install_stop_handlers();
@@ -172,7 +179,7 @@ Command add_gate_command(CLI::App& app) {
               if (report.cells.empty()) throw UserError(arguments->report + ": has no cells; there is nothing to gate");
               current = baseline_from_report(report, arguments->report);
             } else {
-              audit = gate_audit(*arguments);
+              audit = gate_audit(*arguments, held.input_scheme);
               if (!audit) return 130;
               current = baseline_from_report(audit->report, "this audit");
             }

@@ -29,9 +29,11 @@ struct ExplainArguments {
 
 struct Interrupted {};
 
-// Audits exactly `cells` here: one process each, a warm-up and `repeats` runs (a digest, not a timing).
-Report run_here(const std::vector<Cell>& cells, int repeats) {
+// Audits exactly `cells` here: one process each, a warm-up and `repeats` runs (a digest, not a timing),
+// their inputs made with `scheme`.
+Report run_here(const std::vector<Cell>& cells, int repeats, InputScheme scheme) {
   Config config;
+  config.input_scheme = scheme;
   config.device = cells.empty() ? "cpu" : cells.front().device;
   config.repeats = repeats;
   config.warmup = 1;
@@ -78,11 +80,13 @@ Command add_explain_command(CLI::App& app) {
             options.executable = "repro-audit";
             install_stop_handlers();
             const int repeats = arguments->repeats;
+            // The snapshots' inputs, made again here: a digest of other inputs reproduces nothing.
+            const auto scheme = after ? after->input_scheme : before.input_scheme;
             Explanation explanation;
             try {
               explanation = explain(
                   before, after, registered_catalogue(),
-                  [repeats](const std::vector<Cell>& cells) { return run_here(cells, repeats); }, options);
+                  [repeats, scheme](const std::vector<Cell>& cells) { return run_here(cells, repeats, scheme); }, options);
             } catch (const Interrupted&) {
               std::cerr << "interrupted: nothing was explained\n";
               return 130;

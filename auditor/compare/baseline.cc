@@ -77,6 +77,7 @@ Baseline baseline_from_report(const Report& report, const std::string& source) {
   Baseline baseline;
   baseline.source = source;
   baseline.tool_version = report.tool_version;
+  baseline.input_scheme = input_scheme_of(report);
   baseline.environment = report.environment;
   for (const auto& cell : report.cells) {
     const auto& verdict = cell.verdict;
@@ -96,6 +97,7 @@ std::string baseline_to_yaml(const Baseline& baseline) {
   out << YAML::Key << "schema" << YAML::Value << kBaselineSchema;
   out << YAML::Key << "tool_version" << YAML::Value;
   emit_string(out, baseline.tool_version);
+  out << YAML::Key << "input_scheme" << YAML::Value << to_int(baseline.input_scheme);
   out << YAML::Key << "environment" << YAML::Value;
   emit_json(out, baseline.environment.is_object() ? baseline.environment : json::object());
   out << YAML::Key << "cells" << YAML::Value;

@@ -29,6 +29,7 @@ struct SnapshotCell {
 struct Snapshot {
   std::string source;  // the file it came from, for messages
   std::string tool_version;
+  InputScheme input_scheme = kUnrecordedInputScheme;  // how its inputs were made: digests mean nothing without it
   nlohmann::json environment = nlohmann::json::object();
   std::vector<SnapshotCell> cells;  // in the report's order; keys unique
   std::vector<ModelSpec> models;    // a report's models, so `explain` can run their cells again (not in YAML)

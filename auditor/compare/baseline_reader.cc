@@ -18,7 +18,7 @@ namespace repro_audit {
 using nlohmann::json;
 namespace {
 
-const std::vector<std::string> kTopKeys = {"schema", "tool_version", "environment", "cells"};
+const std::vector<std::string> kTopKeys = {"schema", "tool_version", "input_scheme", "environment", "cells"};
 const std::vector<std::string> kCellKeys = {"verdict", "digest", "kernel_digest", "kernels_varied", "median_ns",
                                             "p10_ns",  "p90_ns", "samples",       "ci_low_ns",      "ci_high_ns"};
 
@@ -53,6 +53,14 @@ class BaselineReader {
       fail(value, fmt::format("schema '{}' is not supported; expected '{}' (or '{}')", schema, kBaselineSchema,
                               kBaselineSchemaV1));
     return schema == kBaselineSchemaV1;
+  }
+
+  // Absent before the scheme was recorded: those baselines' inputs came from ATen's generator.
+  InputScheme input_scheme(const Piece& value) const {
+    const auto text = scalar(value, "input_scheme");
+    const auto scheme = text.size() == 1 ? input_scheme_from_int(text[0] - '0') : std::nullopt;
+    if (!scheme) fail(value, fmt::format("input_scheme '{}' is not one of: {}", text, kInputSchemeNames));
+    return *scheme;
   }
 
   json environment(const Piece& value) const {
@@ -226,6 +234,8 @@ class BaselineEvents : public YAML::EventHandler {
       const auto name = reader_.scalar(key, "a key");
       if (name == "tool_version")
         baseline_.tool_version = reader_.scalar(value, name);
+      else if (name == "input_scheme")
+        baseline_.input_scheme = reader_.input_scheme(value);
       else if (name == "environment")
         baseline_.environment = reader_.environment(value);
       else if (name == "cells" && value.kind != Piece::Kind::map && value.kind != Piece::Kind::null)

@@ -157,6 +157,13 @@ Comparison compare_snapshots(const Snapshot& before, const Snapshot& after, cons
   comparison.after_source = after.source;
   comparison.slower_threshold = options.slower_threshold;
   comparison.environment_changes = environment_changes(before.environment, after.environment);
+  // Other inputs give other digests whatever the platform: counted like a platform change (DRIFT warns).
+  if (before.input_scheme != after.input_scheme) {
+    EnvironmentChange inputs{"input scheme", describe(before.input_scheme), describe(after.input_scheme)};
+    inputs.difference = inputs.before + " -> " + inputs.after + " (other inputs: digests not comparable)";
+    inputs.platform = true;
+    comparison.environment_changes.insert(comparison.environment_changes.begin(), std::move(inputs));
+  }
   comparison.platform_changed = is_platform_change(comparison.environment_changes);
   comparison.platform_summary =
       platform_summary(comparison.environment_changes, comparison.before_source, comparison.after_source);

@@ -19,8 +19,9 @@
 namespace repro_audit {
 namespace {
 
-const std::vector<std::string> kKeys = {"device", "probes",    "kind", "profiles", "axes",    "matrix", "repeats",
-                                        "warmup", "processes", "seed", "timeout",  "fail_on", "models"};
+const std::vector<std::string> kKeys = {"device",    "probes", "kind",         "profiles", "axes",
+                                        "matrix",    "repeats", "warmup",      "processes", "seed",
+                                        "input_scheme", "timeout", "fail_on", "models"};
 
 class Reader : public YamlReader {
  public:
@@ -181,6 +182,11 @@ Config parse_config(const std::string& text, const std::string& source, const Ca
       runs_node.emplace(value);
     } else if (key == "seed") {
       config.seed = static_cast<std::uint64_t>(reader.integer(value, "seed", 0, 2147483647));
+    } else if (key == "input_scheme") {
+      const auto text = reader.scalar(value, "input_scheme");
+      const auto scheme = text.size() == 1 ? input_scheme_from_int(text[0] - '0') : std::nullopt;
+      if (!scheme) reader.fail(value, fmt::format("input_scheme must be one of: {}", kInputSchemeNames));
+      config.input_scheme = *scheme;
     } else if (key == "timeout") {
       config.timeout_seconds = reader.integer(value, "timeout", 1, 86400);
     } else if (key == "fail_on") {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/catalogue.h"
+#include "config/input_scheme.h"
 #include "config/model_spec.h"
 
 namespace repro_audit {
@@ -40,6 +41,8 @@ struct Config {
   int warmup = 1;            // digested, not timed
   int processes = 2;         // cross-process repeats
   std::uint64_t seed = 0;
+  // How inputs are made from the seed; an older scheme only to reproduce an older file's inputs.
+  InputScheme input_scheme = kCurrentInputScheme;
   double timeout_seconds = 0;  // per cell; 0 = the probe's own default
   FailOn fail_on = FailOn::contradiction;
   // Non-empty: a model audit (`repro-audit model`): each model x flag set is a cell; `probes` is unused.

@@ -22,6 +22,7 @@ nlohmann::json config_to_json(const Config& config) {
                       {"warmup", config.warmup},
                       {"processes", config.processes},
                       {"seed", config.seed},
+                      {"input_scheme", to_int(config.input_scheme)},
                       {"timeout", config.timeout_seconds},
                       {"fail_on", to_string(config.fail_on)}};
   if (!config.models.empty()) j["models"] = config.models;  // absent before model audits
@@ -49,6 +50,13 @@ Config config_from_json(const nlohmann::json& json, const std::string& source) {
     config.warmup = json_integer<int>(json.at("warmup"));
     config.processes = json_integer<int>(json.at("processes"));
     config.seed = json_integer<std::uint64_t>(json.at("seed"));
+    // Absent before the scheme was recorded: those files' inputs came from ATen's generator.
+    const auto scheme = json_integer_or(json, "input_scheme", to_int(kUnrecordedInputScheme));
+    const auto parsed_scheme = input_scheme_from_int(scheme);
+    if (!parsed_scheme)
+      throw UserError(fmt::format("{}: malformed config: input_scheme {} is not one of: {}", source, scheme,
+                                  kInputSchemeNames));
+    config.input_scheme = *parsed_scheme;
     config.timeout_seconds = json.at("timeout").get<double>();
     const auto fail_on = json.at("fail_on").get<std::string>();
     const auto parsed_fail_on = fail_on_from_string(fail_on);

@@ -20,7 +20,8 @@ json request_to_json(const WorkerRequest& request) {
             {"round_min_samples", request.timing.round_min_samples}}},
           {"timing_round", request.timing_round},
           {"process_settings", request.process_settings},
-          {"cells", request.cells}};
+          {"cells", request.cells},
+          {"input_scheme", to_int(request.input_scheme)}};
 }
 
 WorkerRequest request_from_json(const json& j) {
@@ -39,6 +40,9 @@ WorkerRequest request_from_json(const json& j) {
   request.timing_round = json_integer_or(j, "timing_round", 0);
   request.process_settings = j.value("process_settings", FlagSet{});
   request.cells = j.at("cells").get<std::vector<Cell>>();
+  const auto scheme = input_scheme_from_int(json_integer_or(j, "input_scheme", to_int(kCurrentInputScheme)));
+  if (!scheme) throw json::other_error::create(501, std::string("unknown input_scheme; valid: ") + kInputSchemeNames, &j);
+  request.input_scheme = *scheme;
   return request;
 }
 

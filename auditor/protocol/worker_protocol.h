@@ -12,6 +12,7 @@
 
 #include "plan/plan.h"
 #include "timing/timing.h"
+#include "config/input_scheme.h"
 #include "verdict/observation.h"
 
 namespace repro_audit {
@@ -27,6 +28,7 @@ struct WorkerRequest {
   int timing_round = 0;
   FlagSet process_settings;
   std::vector<Cell> cells;
+  InputScheme input_scheme = kCurrentInputScheme;  // how the cells' inputs are made from the seed
 };
 
 nlohmann::json request_to_json(const WorkerRequest& request);

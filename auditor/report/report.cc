@@ -163,4 +163,11 @@ const CellReport* find_cell(const Report& report, const std::string& key) {
   return nullptr;
 }
 
+InputScheme input_scheme_of(const Report& report) {
+  if (!report.config.is_object()) return kUnrecordedInputScheme;
+  const auto it = report.config.find("input_scheme");
+  if (it == report.config.end() || !it->is_number_integer()) return kUnrecordedInputScheme;
+  return input_scheme_from_int(it->get<long long>()).value_or(kUnrecordedInputScheme);
+}
+
 }  // namespace repro_audit

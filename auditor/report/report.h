@@ -97,4 +97,7 @@ std::string nothing_audited_reason(const Report& report);
 
 const CellReport* find_cell(const Report& report, const std::string& key);
 
+// How the audit made its inputs (its config's input_scheme); reports that record none: ATen's generator.
+InputScheme input_scheme_of(const Report& report);
+
 }  // namespace repro_audit

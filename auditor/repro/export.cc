@@ -120,9 +120,12 @@ void write_cell(const Report& report, const Pending& pending, const ProbeInfo* p
   const auto audited = report_input_digest(*pending.cell);
   if (!audited.empty() && audited != repro.input_digest)
     pending.result->warning = fmt::format(
-        "the inputs made here (digest {}) differ from the audit's ({}): ATen's random kernels differ between "
-        "CPU capabilities and torch versions; the script uses the inputs made here",
-        repro.input_digest, audited);
+        "the inputs made here (digest {}) differ from the audit's ({}): {}; the script uses the inputs made here",
+        repro.input_digest, audited,
+        input_scheme_of(report) == InputScheme::aten
+            ? "the audit made them with ATen's generator, whose kernels differ between CPU capabilities and torch "
+              "versions"
+            : "a probe or model that makes them otherwise in this build");
 }
 
 // One export-inputs process for cells that share process settings.
@@ -131,6 +134,7 @@ void export_group(const Report& report, const Catalogue& catalogue, const FlagSe
   WorkerRequest request;
   request.device = "cpu";
   request.process_settings = process_settings;
+  request.input_scheme = input_scheme_of(report);  // the audit's inputs, made as it made them
   nlohmann::json directories = nlohmann::json::array(), origins = nlohmann::json::array();
   for (const auto& pending : group) {
     request.cells.push_back(pending.cell->cell);

@@ -24,6 +24,7 @@ struct SupervisorOptions {
   int warmup = 1;
   int processes = 2;
   TimingRule timing;  // when each cell's timing-only runs stop
+  InputScheme input_scheme = kCurrentInputScheme;
   // How many workers may run side by side for the processes after the first, whose runs only add
   // digests; 0: the cores divided by the cells' threads. The first process always runs alone: its
   // runs are the cell's timings. 1: every worker alone, batch by batch.

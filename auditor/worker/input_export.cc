@@ -40,14 +40,15 @@ nlohmann::json described(const std::string& name, const at::Tensor& tensor) {
 
 // A model cell: its inputs as the worker made or read them and, with `origin_start` >= 0, the
 // arguments of the op where its divergence starts, from one run like the audit's first.
-nlohmann::json export_model_cell(const Cell& cell, const std::string& directory, std::int64_t origin_start) {
+nlohmann::json export_model_cell(const Cell& cell, InputScheme scheme, const std::string& directory,
+                                 std::int64_t origin_start) {
   nlohmann::json answer = {{"key", cell.key}};
   const auto seed = std::stoull(cell.settings.at("seed"));
   VariantInfo variant;
   variant.name = cell.variant;
   try {
     apply_cell_settings(cell.settings);
-    ProbeContext context(at::Device(at::kCPU), seed, variant);
+    ProbeContext context(at::Device(at::kCPU), seed, variant, nullptr, scheme);
     const auto inputs = load_model_inputs(*cell.model, context);
     std::vector<at::Tensor> tensors;
     answer["inputs"] = nlohmann::json::array();
@@ -65,7 +66,7 @@ nlohmann::json export_model_cell(const Cell& cell, const std::string& directory,
     save_tensors(tensors, std::filesystem::path(directory) / "inputs.pt");
     answer["input_digest"] = context.input_digest();
     if (origin_start < 0) return answer;
-    ProbeContext run_context(at::Device(at::kCPU), seed, variant);
+    ProbeContext run_context(at::Device(at::kCPU), seed, variant, nullptr, scheme);
     const auto prepared = prepare_model(*cell.model, run_context);
     OriginCapture capture(origin_start);
     at::manual_seed(seed);
@@ -89,7 +90,7 @@ nlohmann::json export_model_cell(const Cell& cell, const std::string& directory,
   return answer;
 }
 
-nlohmann::json export_cell(const Cell& cell, const std::string& directory) {
+nlohmann::json export_cell(const Cell& cell, InputScheme scheme, const std::string& directory) {
   nlohmann::json answer = {{"key", cell.key}};
   const auto* probe = find_registered_probe(cell.probe);
   const auto* variant = probe ? probe->info.find_variant(cell.variant) : nullptr;
@@ -98,7 +99,7 @@ nlohmann::json export_cell(const Cell& cell, const std::string& directory) {
     return answer;
   }
   // Made on the CPU, as every probe makes them before moving them: the same inputs for every device.
-  ProbeContext context(at::Device(at::kCPU), std::stoull(cell.settings.at("seed")), *variant);
+  ProbeContext context(at::Device(at::kCPU), std::stoull(cell.settings.at("seed")), *variant, nullptr, scheme);
   try {
     apply_cell_settings(cell.settings);
     probe->prepare(context);
@@ -139,8 +140,8 @@ int export_inputs_main() {
   }
   apply_process_settings(cells.process_settings);
   for (std::size_t i = 0; i < cells.cells.size(); ++i)
-    std::cout << (cells.cells[i].model ? export_model_cell(cells.cells[i], directories[i], origins[i])
-                                       : export_cell(cells.cells[i], directories[i]))
+    std::cout << (cells.cells[i].model ? export_model_cell(cells.cells[i], cells.input_scheme, directories[i], origins[i])
+                                       : export_cell(cells.cells[i], cells.input_scheme, directories[i]))
                      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
               << std::endl;
   return 0;

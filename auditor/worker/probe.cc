@@ -9,6 +9,7 @@
 
 #include "hash/digest.h"
 #include "hash/tensor_digest.h"
+#include "worker/portable_tensor.h"
 
 namespace repro_audit {
 namespace {
@@ -34,11 +35,14 @@ void InputCache::keep(Entry entry) {
   entries_.push_back(std::move(entry));
 }
 
-ProbeContext::ProbeContext(const at::Device& device, std::uint64_t seed, VariantInfo variant, InputCache* cache)
+ProbeContext::ProbeContext(const at::Device& device, std::uint64_t seed, VariantInfo variant, InputCache* cache,
+                           InputScheme scheme)
     : cache_(cache),
       device_(device),
       variant_(std::move(variant)),
-      generator_(at::make_generator<at::CPUGeneratorImpl>(seed)) {}
+      generator_(at::make_generator<at::CPUGeneratorImpl>(seed)),
+      seed_(seed),
+      scheme_(scheme) {}
 
 at::ScalarType ProbeContext::dtype() const {
   if (!variant_.dtype)
@@ -63,20 +67,33 @@ at::Tensor ProbeContext::made(const at::Tensor& cpu_tensor, std::string digest) 
 
 at::Tensor ProbeContext::drawn(const std::string& request, const std::function<at::Tensor()>& draw) {
   if (!cache_) return made(draw());
-  const auto state = generator_.get_state();
-  const auto key = request + " " + digest_tensor(state);
+  const bool aten = scheme_ == InputScheme::aten;
+  const auto place =
+      aten ? digest_tensor(generator_.get_state()) : fmt::format("portable seed {} draw {}", seed_, draws_);
+  const auto key = request + " " + place;
   if (auto* entry = cache_->find(key)) {
     auto digest = digest_tensor(entry->tensor);
     if (digest == entry->digest) {
-      generator_.set_state(entry->state_after);
+      if (aten)
+        generator_.set_state(entry->state_after);
+      else
+        ++draws_;
       cache_->note_hit();
       return made(entry->tensor, std::move(digest));
     }
   }
   auto tensor = draw();
   auto digest = digest_tensor(tensor);
-  cache_->keep({key, tensor, digest, generator_.get_state()});
+  cache_->keep({key, tensor, digest, aten ? generator_.get_state() : at::Tensor()});
   return made(tensor, std::move(digest));
+}
+
+at::Tensor ProbeContext::portable(const std::string& kind, at::IntArrayRef sizes, at::ScalarType dtype,
+                                  std::int64_t low, std::int64_t high) {
+  const Stream stream{seed_, draws_++};
+  const auto portable_kind = kind == "unit" ? PortableKind::unit : kind == "spread" ? PortableKind::spread
+                                                                                    : PortableKind::integer;
+  return portable_tensor(portable_kind, stream, sizes, dtype, low, high);
 }
 
 const at::Tensor& ProbeContext::input(const std::string& name, const at::Tensor& tensor) {
@@ -89,18 +106,40 @@ const at::Tensor& ProbeContext::input(const std::string& name, const at::Tensor&
 std::string ProbeContext::input_digest() const { return inputs_.empty() ? "" : combine_digests(inputs_); }
 
 at::Tensor ProbeContext::randn(at::IntArrayRef sizes, at::ScalarType dtype) {
-  return drawn(fmt::format("randn {} {}", sizes, c10::toString(dtype)),
-               [&] { return at::randn(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype); });
+  return drawn(fmt::format("randn {} {}", sizes, c10::toString(dtype)), [&] {
+    if (scheme_ == InputScheme::portable) return portable("spread", sizes, dtype);
+    return at::randn(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype);
+  });
 }
 
 at::Tensor ProbeContext::rand(at::IntArrayRef sizes, at::ScalarType dtype) {
-  return drawn(fmt::format("rand {} {}", sizes, c10::toString(dtype)),
-               [&] { return at::rand(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype); });
+  return drawn(fmt::format("rand {} {}", sizes, c10::toString(dtype)), [&] {
+    if (scheme_ == InputScheme::portable) return portable("unit", sizes, dtype);
+    return at::rand(sizes, generator_, at::TensorOptions().dtype(at::kFloat)).to(dtype);
+  });
 }
 
 at::Tensor ProbeContext::randint(std::int64_t high, at::IntArrayRef sizes) {
-  return drawn(fmt::format("randint {} {}", high, sizes),
-               [&] { return at::randint(high, sizes, generator_, at::TensorOptions().dtype(at::kLong)); });
+  return drawn(fmt::format("randint {} {}", high, sizes), [&] {
+    if (scheme_ == InputScheme::portable) return portable("integer", sizes, at::kLong, 0, high);
+    return at::randint(high, sizes, generator_, at::TensorOptions().dtype(at::kLong));
+  });
+}
+
+at::Tensor ProbeContext::randint(std::int64_t low, std::int64_t high, at::IntArrayRef sizes) {
+  if (scheme_ == InputScheme::aten) return to_device(at::randint(low, high, sizes, generator_, at::kLong));
+  return drawn(fmt::format("randint {} {} {}", low, high, sizes),
+               [&] { return portable("integer", sizes, at::kLong, low, high); });
+}
+
+at::Tensor ProbeContext::sparse_values(at::IntArrayRef sizes, double density, at::ScalarType dtype) {
+  if (scheme_ == InputScheme::aten) {
+    const auto mask = at::rand(sizes, generator_) < density;
+    const auto values = at::randn(sizes, generator_).to(dtype);
+    return to_device(values * mask.to(dtype));
+  }
+  const auto mask = rand(sizes, at::kFloat) < density;
+  return randn(sizes, dtype) * mask.to(dtype);
 }
 
 at::ScalarType scalar_type_of(DType dtype) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/catalogue.h"
+#include "config/input_scheme.h"
 #include "worker/probe_catalogue.h"
 
 namespace repro_audit {
@@ -25,17 +26,18 @@ class Unsupported : public std::runtime_error {
 };
 
 // Random inputs a worker made, for the next cells of the same variant (the same op under other
-// in-process flags): drawn from the same generator state they are the same values, so the next cell
-// takes them instead of drawing again. An entry is found by what was asked (kind, sizes, dtype) and
-// the generator's whole state before the draw, sets the state the draw left, and is handed out only
-// while its digest is unchanged (a probe that changed its input in place made it another tensor).
+// in-process flags): made from the same seed and place they are the same values, so the next cell
+// takes them instead of making them again. An entry is found by what was asked (kind, sizes, dtype)
+// and where: the draw's place and seed (portable scheme) or the generator's whole state before the
+// draw (aten scheme, which then sets the state the draw left). It is handed out only while its digest
+// is unchanged (a probe that changed its input in place made it another tensor).
 class InputCache {
  public:
   struct Entry {
-    std::string key;  // what was asked, and the digest of the generator's state before
+    std::string key;  // what was asked, and where (see above)
     at::Tensor tensor;
     std::string digest;      // of the tensor's canonical bytes when made
-    at::Tensor state_after;  // the generator's state after the draw
+    at::Tensor state_after;  // aten scheme: the generator's state after the draw
   };
   Entry* find(const std::string& key);
   void keep(Entry entry);
@@ -51,7 +53,10 @@ class InputCache {
 class ProbeContext {
  public:
   // `cache`, when given, outlives the context: its inputs are shared with later cells (see InputCache).
-  ProbeContext(const at::Device& device, std::uint64_t seed, VariantInfo variant, InputCache* cache = nullptr);
+  // `scheme`: how inputs are made from the seed (config/input_scheme.h); the audit's, or an older
+  // file's to reproduce its inputs.
+  ProbeContext(const at::Device& device, std::uint64_t seed, VariantInfo variant, InputCache* cache = nullptr,
+               InputScheme scheme = kCurrentInputScheme);
 
   const std::string& variant() const { return variant_.name; }
   const at::Device& device() const { return device_; }
@@ -62,24 +67,38 @@ class ProbeContext {
   at::ScalarType dtype() const;
   const std::string& parameter(const std::string& name) const;
 
-  // Seeded on the CPU, then moved: every device and process sees the same inputs.
+  // Made on the CPU from the seed, then moved: every device and process sees the same inputs, and
+  // under the portable scheme every host too (inputs/portable_values.h).
+  // Signed values with spread exponents (aten scheme: standard normal).
   at::Tensor randn(at::IntArrayRef sizes, at::ScalarType dtype = at::kFloat);
+  // Uniform on [0, 1).
   at::Tensor rand(at::IntArrayRef sizes, at::ScalarType dtype = at::kFloat);
+  // Integers uniform on [0, high), and on [low, high).
   at::Tensor randint(std::int64_t high, at::IntArrayRef sizes);
+  at::Tensor randint(std::int64_t low, std::int64_t high, at::IntArrayRef sizes);
+  // Spread values where a uniform draw falls below `density`, zero elsewhere: a sparse pattern.
+  at::Tensor sparse_values(at::IntArrayRef sizes, double density, at::ScalarType dtype);
   at::Tensor to_device(const at::Tensor& cpu_tensor) const { return cpu_tensor.to(device_); }
-  at::Generator& generator() { return generator_; }
+  InputScheme scheme() const { return scheme_; }
   // Names a tensor the op reads, for the Python form of the probe (`repro` saves it, on the CPU, as
   // inputs.pt): every tensor the Python code uses must be named here. Returns `tensor`.
   const at::Tensor& input(const std::string& name, const at::Tensor& tensor);
   const std::vector<std::pair<std::string, at::Tensor>>& named_inputs() const { return named_; }
-  // Digest of every input made through randn/rand/randint, in order: ATen's random kernels are
-  // vectorised per CPU capability, so another capability can mean other inputs, not only another op.
+  // Digest of every input made through the methods above, in order. Under the aten scheme ATen's
+  // random kernels are vectorised per CPU capability, so another capability can mean other inputs;
+  // the two-bound randint and sparse_values are left out of it there, as before the scheme was recorded.
   std::string input_digest() const;
 
  private:
   at::Tensor made(const at::Tensor& cpu_tensor, std::string digest = "");
-  // The cached draw for this request and generator state, or `draw()` kept for the next cell.
+  // The cached draw for this request and place, or `draw()` kept for the next cell.
   at::Tensor drawn(const std::string& request, const std::function<at::Tensor()>& draw);
+  // The portable scheme's next draw of `kind` ("spread", "unit", "integer [low, high)").
+  at::Tensor portable(const std::string& kind, at::IntArrayRef sizes, at::ScalarType dtype, std::int64_t low = 0,
+                      std::int64_t high = 0);
+  std::uint64_t seed_;
+  InputScheme scheme_;
+  std::uint64_t draws_ = 0;  // portable draws made so far: the next one's stream
   InputCache* cache_;
   std::vector<std::pair<std::string, std::string>> inputs_;
   std::vector<std::pair<std::string, at::Tensor>> named_;

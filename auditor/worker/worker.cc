@@ -164,12 +164,12 @@ void time_until_done(const RunFunction& run, const TimingRule& rule, const at::D
   }
 }
 
-Prepared prepare_cell(const Cell& cell, const at::Device& device, std::uint64_t seed, Tracer& tracer,
-                      ProcessObservation& observation, PerOpState& per_op, InputCache* inputs) {
+Prepared prepare_cell(const Cell& cell, const at::Device& device, std::uint64_t seed, InputScheme scheme,
+                      Tracer& tracer, ProcessObservation& observation, PerOpState& per_op, InputCache* inputs) {
   if (cell.model) {
     VariantInfo variant;
     variant.name = cell.variant;
-    ProbeContext context(device, seed, variant);
+    ProbeContext context(device, seed, variant, nullptr, scheme);
     auto prepared = prepare_model(*cell.model, context);
     observation.input_digest = context.input_digest();
     if (cell.model->per_op) {
@@ -188,7 +188,7 @@ Prepared prepare_cell(const Cell& cell, const at::Device& device, std::uint64_t 
   if (std::find(variant->devices.begin(), variant->devices.end(), kind) == variant->devices.end())
     throw Unsupported(variant->unsupported_reason.empty() ? std::string("no implementation on ") + kind
                                                           : variant->unsupported_reason);
-  ProbeContext context(device, seed, *variant, inputs);
+  ProbeContext context(device, seed, *variant, inputs, scheme);
   auto run = probe->prepare(context);
   observation.input_digest = context.input_digest();
   return {run, probe->info.invariance};
@@ -199,7 +199,7 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
   const at::Device device(request.device);
   const auto seed = static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed")));
   PerOpState per_op;
-  const auto prepared = prepare_cell(cell, device, seed, tracer, observation, per_op, inputs);
+  const auto prepared = prepare_cell(cell, device, seed, request.input_scheme, tracer, observation, per_op, inputs);
   std::vector<at::Tensor> reference;
   // With per-op records, the runs that digest every op are followed by runs that do not, timed
   // apart: the model's own time, and what the per-op digests cost.
@@ -305,7 +305,7 @@ void time_round(const Cell& cell, const WorkerRequest& request, Tracer& tracer, 
   const at::Device device(request.device);
   const auto seed = static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed")));
   PerOpState per_op;
-  const auto prepared = prepare_cell(cell, device, seed, tracer, observation, per_op, inputs);
+  const auto prepared = prepare_cell(cell, device, seed, request.input_scheme, tracer, observation, per_op, inputs);
   for (int i = 0; i < request.warmup; ++i) timed_run(prepared.run, device, seed, tracer, timer);
   auto rule = request.timing;
   rule.budget_seconds = rule.round_budget();

@@ -100,4 +100,62 @@ TEST_F(Portability, ThePortabilityMatrixPutsSumBelowIsaInvariant) {
   EXPECT_EQ(result.at("environment").at("aten_cpu_capability"), env.at("aten_cpu_capability"));
 }
 
+// Ops whose arithmetic cannot depend on the ISA: with inputs identical under every capability, the
+// portability matrix shows them ISA-invariant (under ATen's generator their inputs differed per
+// capability, and so did their bits).
+TEST_F(Portability, ThePortabilityMatrixPutsBincountAndMaxPoolingAtIsaInvariant) {
+  const auto audited = run("run --device cpu --probe bincount/f32 --probe pooling/max2d-f32 --matrix portability "
+                           "--repeats 2 --processes 1 --json " +
+                           path("portability.json"));
+  ASSERT_EQ(audited.exit_code, 0) << audited.output;
+  const auto result = report("portability.json");
+  EXPECT_EQ(result.at("config").at("input_scheme"), 2);
+  std::set<std::string> variants;
+  for (const auto& entry : result.at("portability")) {
+    if (!entry.at("settings").empty()) continue;  // the defaults' in-process settings
+    variants.insert(entry.at("probe").get<std::string>() + "/" + entry.at("variant").get<std::string>());
+    EXPECT_EQ(entry.at("level"), "isa-invariant") << entry.dump();
+  }
+  EXPECT_EQ(variants, (std::set<std::string>{"bincount/f32", "pooling/max2d-f32"}));
+  std::set<std::string> inputs;
+  for (const auto& cell : result.at("cells"))
+    for (const auto& observation : cell.at("observations")) inputs.insert(observation.at("input_digest"));
+  EXPECT_EQ(inputs.size(), 2u) << "one input digest per variant, under every capability, branch and thread count";
+}
+
+// A baseline written before the input scheme was recorded (its inputs from ATen's generator) still
+// gates: the gate makes its inputs the same way, so nothing drifts on the host that recorded it; an
+// audit with today's inputs compared with it shows the inputs changed.
+TEST_F(Portability, ABaselineOfTheOlderInputSchemeGatesWithItsOwnInputs) {
+  const std::string config = "device: cpu\nprobes: {index_add: [f32], matmul: [f32], bincount: [f64]}\n"
+                             "profiles: [default]\naxes: {threads: [1]}\nrepeats: 2\nprocesses: 1\n";
+  write("old.yaml", config + "input_scheme: 1\n");
+  ASSERT_EQ(run("run --config " + path("old.yaml") + " --json " + path("old.json")).exit_code, 0);
+  auto old_report = report("old.json");
+  EXPECT_EQ(old_report.at("config").at("input_scheme"), 1);
+  old_report["config"].erase("input_scheme");  // as an older version wrote it
+  std::ofstream(path("older.json")) << old_report.dump();
+  ASSERT_EQ(run("baseline " + path("older.json") + " -o " + path("base.yaml")).exit_code, 0);
+  auto baseline = slurp(path("base.yaml"));
+  const auto line = baseline.find("input_scheme: 1\n");
+  ASSERT_NE(line, std::string::npos) << baseline;
+  baseline.erase(line, std::string("input_scheme: 1\n").size());
+  write("base.yaml", baseline);
+
+  write("audit.yaml", config);  // today's default scheme: the baseline's wins
+  const auto gate = run("gate --baseline " + path("base.yaml") + " --config " + path("audit.yaml"));
+  EXPECT_EQ(gate.exit_code, 0) << gate.output;
+  EXPECT_NE(gate.output.find("its inputs were made with input scheme 1 (ATen's generator)"), std::string::npos)
+      << gate.output;
+  EXPECT_NE(gate.output.find("3 SAME"), std::string::npos) << gate.output;
+  EXPECT_EQ(gate.output.find("DRIFT"), std::string::npos) << gate.output;
+
+  ASSERT_EQ(run("run --config " + path("audit.yaml") + " --json " + path("new.json")).exit_code, 0);
+  EXPECT_EQ(report("new.json").at("config").at("input_scheme"), 2);
+  const auto compared = run("compare " + path("base.yaml") + " " + path("new.json"));
+  EXPECT_NE(compared.output.find("input scheme 1 (ATen's generator) -> 2 (portable)"), std::string::npos)
+      << compared.output;
+  EXPECT_NE(compared.output.find("DRIFT"), std::string::npos) << compared.output;
+}
+
 }  // namespace

@@ -89,6 +89,26 @@ TEST(Baseline, YamlRoundTripKeepsEveryField) {
   EXPECT_EQ(baseline_to_yaml(loaded), yaml);
 }
 
+// The scheme that made the inputs travels with the digests; a baseline that records none was made
+// before it was recorded, with ATen's generator.
+TEST(Baseline, KeepsTheInputSchemeAndReadsOlderBaselinesAsAtensGenerator) {
+  auto report = testing::sample_report();
+  report.config["input_scheme"] = 2;
+  const auto yaml = baseline_to_yaml(baseline_from_report(report));
+  EXPECT_NE(yaml.find("\ninput_scheme: 2\n"), std::string::npos) << yaml;
+  EXPECT_EQ(parse_baseline(yaml, "base.yaml").input_scheme, InputScheme::portable);
+  report.config.erase("input_scheme");
+  EXPECT_EQ(baseline_from_report(report).input_scheme, InputScheme::aten);
+  const std::string head = "schema: repro-audit.baseline/2\n";
+  EXPECT_EQ(parse_baseline(head + "cells: {}\n", "base.yaml").input_scheme, InputScheme::aten);
+  EXPECT_EQ(parse_baseline(head + "input_scheme: 1\ncells: {}\n", "base.yaml").input_scheme, InputScheme::aten);
+  for (const auto* bad : {"3", "02", "[2]", "two"})
+    EXPECT_NE(error_of(head + "input_scheme: " + bad + "\n").find("base.yaml:2:15: input_scheme"), std::string::npos)
+        << error_of(head + "input_scheme: " + bad + "\n");
+  EXPECT_NE(error_of(head + "input_scheme: 3\n").find("is not one of: 1 (ATen's generator), 2 (portable)"),
+            std::string::npos);
+}
+
 TEST(Baseline, EmptyReportGivesALoadableBaseline) {
   Report report;
   const auto loaded = parse_baseline(baseline_to_yaml(baseline_from_report(report)), "b.yaml");
@@ -112,7 +132,7 @@ TEST(Baseline, WrongOrMissingSchemaNamesFileLineColumn) {
 TEST(Baseline, UnknownKeysFieldsAndVerdictsNameTheValidChoices) {
   const std::string head = "schema: repro-audit.baseline/2\n";
   EXPECT_NE(error_of(head + "cels: {}\n")
-                .find("base.yaml:2:1: unknown key 'cels'; valid keys: schema, tool_version, environment, cells"),
+                .find("base.yaml:2:1: unknown key 'cels'; valid keys: schema, tool_version, input_scheme, environment, cells"),
             std::string::npos);
   EXPECT_NE(
       error_of(head + "cells:\n  a/b@cpu|x=1:\n    verdict: flaky\n")

@@ -86,6 +86,24 @@ TEST(Config, FailOnIsAnEnumWithItsNamesOnlyAtTheEdges) {
   }
 }
 
+// New audits make portable inputs; an older scheme is asked for by number, and a journal or report
+// config that records none was written with ATen's generator.
+TEST(Config, TheInputSchemeIsPortableByDefaultAndOlderFilesReadAsAtensGenerator) {
+  EXPECT_EQ(parse("").input_scheme, InputScheme::portable);
+  EXPECT_EQ(parse("input_scheme: 1\n").input_scheme, InputScheme::aten);
+  EXPECT_EQ(config_to_json(Config{}).at("input_scheme"), 2);
+  EXPECT_NE(error_of("input_scheme: 3\n").find("audit.yaml:1:15: input_scheme must be"), std::string::npos)
+      << error_of("input_scheme: 3\n");
+  Config old;
+  old.input_scheme = InputScheme::aten;
+  EXPECT_EQ(config_from_json(config_to_json(old), "journal").input_scheme, InputScheme::aten);
+  auto json = config_to_json(Config{});
+  json.erase("input_scheme");
+  EXPECT_EQ(config_from_json(json, "journal").input_scheme, InputScheme::aten);
+  json["input_scheme"] = 7;
+  EXPECT_THROW(config_from_json(json, "journal"), UserError);
+}
+
 TEST(Config, MatrixSweepsTheProductOfAxes) {
   const auto config = parse("matrix: {deterministic_algorithms: [off, on], threads: [1, 2]}\n");
   EXPECT_TRUE(config.full_matrix);

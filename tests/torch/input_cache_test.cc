@@ -19,20 +19,28 @@ std::vector<at::Tensor> draw(ProbeContext& context) {
           context.randn({1000, 3})};
 }
 
-TEST(InputCache, TheNextCellGetsTheSameInputsAndDigestWithoutDrawing) {
+class InputCacheOfScheme : public ::testing::TestWithParam<InputScheme> {};
+
+TEST_P(InputCacheOfScheme, TheNextCellGetsTheSameInputsAndDigestWithoutDrawing) {
+  const auto scheme = GetParam();
   InputCache cache;
-  ProbeContext first(at::kCPU, 5, f32(), &cache);
+  ProbeContext first(at::kCPU, 5, f32(), &cache, scheme);
   const auto made = draw(first);
-  ProbeContext uncached(at::kCPU, 5, f32());
+  ProbeContext uncached(at::kCPU, 5, f32(), nullptr, scheme);
   const auto expected = draw(uncached);
-  ProbeContext second(at::kCPU, 5, f32(), &cache);
+  ProbeContext second(at::kCPU, 5, f32(), &cache, scheme);
   const auto again = draw(second);
   EXPECT_EQ(cache.hits(), 4u);
   for (std::size_t i = 0; i < made.size(); ++i) EXPECT_TRUE(at::equal(again[i], expected[i])) << i;
   EXPECT_EQ(second.input_digest(), uncached.input_digest());
-  // The generator is where drawing would have left it: a draw the cache never saw is still right.
-  EXPECT_TRUE(at::equal(at::randn({8}, second.generator()), at::randn({8}, uncached.generator())));
+  // The next draw is where drawing would have left it: a draw the cache never saw is still right.
+  EXPECT_TRUE(at::equal(second.randn({8}), uncached.randn({8})));
+  EXPECT_EQ(cache.hits(), 4u);
 }
+
+INSTANTIATE_TEST_SUITE_P(BothSchemes, InputCacheOfScheme,
+                         ::testing::Values(InputScheme::aten, InputScheme::portable),
+                         [](const auto& info) { return info.param == InputScheme::aten ? "aten" : "portable"; });
 
 TEST(InputCache, AnotherSeedOrShapeIsDrawnAfresh) {
   InputCache cache;

@@ -1,0 +1,47 @@
+#pragma once
+// Probe inputs that are the same bits everywhere: element i of a stream is a pure function of
+// (seed, stream, i) computed with 64-bit integer arithmetic only: no floating-point operation, no
+// libm, no vector kernel, no dependence on the thread count or the order elements are made in.
+//
+// Floats are built from their fields, so every value is exactly representable in its format (f16
+// and bf16 included) and converting it never rounds. "Spread" values have a random sign and an
+// exponent spread over 2^-4 .. 2^2 (magnitudes 1/16 up to 8): sums of them round differently when
+// their order changes, which is what an accumulation-order probe needs to see.
+#include <cstdint>
+
+namespace repro_audit {
+
+// An IEEE-754 binary format by its field widths.
+struct FloatFormat {
+  int exponent_bits;
+  int mantissa_bits;  // stored fraction bits (the leading 1 is implicit)
+};
+inline constexpr FloatFormat kFloat16{5, 10};
+inline constexpr FloatFormat kBFloat16{8, 7};
+inline constexpr FloatFormat kFloat32{8, 23};
+inline constexpr FloatFormat kFloat64{11, 52};
+
+// One draw's elements: the seed of the audit and the draw's place among the probe's draws.
+struct Stream {
+  std::uint64_t seed = 0;
+  std::uint64_t stream = 0;
+};
+
+// 64 random bits: element `index` of `stream` (a SplitMix64-style mix of the three numbers).
+std::uint64_t counter_bits(Stream stream, std::uint64_t index);
+
+// The bit pattern (in the low bits) of (-1)^negative * 1.fraction * 2^exponent in `format`;
+// `exponent` must be within the format's normal range, `fraction` below 2^mantissa_bits.
+std::uint64_t float_bits(FloatFormat format, bool negative, int exponent, std::uint64_t fraction);
+
+// A signed value with a spread exponent (see above), as `format`'s bit pattern.
+std::uint64_t spread_value_bits(FloatFormat format, Stream stream, std::uint64_t index);
+
+// A value uniform on [0, 1) on the grid of 2^-(mantissa_bits + 1), as `format`'s bit pattern.
+std::uint64_t unit_value_bits(FloatFormat format, Stream stream, std::uint64_t index);
+
+// An integer uniform on [low, high) (high > low): bits modulo the range (bias below 2^-32 for any
+// range a probe uses).
+std::int64_t integer_value(Stream stream, std::uint64_t index, std::int64_t low, std::int64_t high);
+
+}  // namespace repro_audit

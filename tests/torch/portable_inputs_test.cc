@@ -1,0 +1,144 @@
+// Inputs identical everywhere: every probe's inputs, made by the real binary (`export-inputs`) under
+// each ATen CPU capability this CPU runs, MKL_CBWR values and thread counts, have one digest under the
+// portable scheme; and the portable tensors hold the golden values bit for bit.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "config/settings.h"
+#include "fingerprint/cpu_info.h"
+#include "protocol/worker_protocol.h"
+#include "worker/portable_tensor.h"
+#include "worker/probe.h"
+#include "worker/probe_catalogue.h"
+
+namespace repro_audit {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every CPU variant of every probe that makes inputs (the fault controls crash or hang on purpose).
+std::vector<Cell> every_cell() {
+  std::vector<Cell> cells;
+  for (const auto& probe : registered_catalogue()) {
+    if (!probe.in_default_suite && !probe.control_expects) continue;
+    for (const auto& variant : probe.variants) {
+      if (std::find(variant.devices.begin(), variant.devices.end(), "cpu") == variant.devices.end()) continue;
+      Cell cell;
+      cell.probe = probe.name;
+      cell.variant = variant.name;
+      cell.device = "cpu";
+      cell.settings = make_flag_set({}, "cpu");
+      cell.key = cell_key(probe.name, variant.name, "cpu", cell.settings);
+      cells.push_back(cell);
+    }
+  }
+  return cells;
+}
+
+// probe/variant -> input digest, as `export-inputs` made them with `environment` set and `threads`.
+std::map<std::string, std::string> input_digests(const std::string& environment, const std::string& threads,
+                                                 InputScheme scheme, const fs::path& folder) {
+  WorkerRequest request;
+  request.cells = every_cell();
+  request.process_settings = {{"threads", threads}};
+  request.input_scheme = scheme;
+  nlohmann::json directories = nlohmann::json::array();
+  for (std::size_t i = 0; i < request.cells.size(); ++i) directories.push_back((folder / std::to_string(i)).string());
+  const auto request_file = folder / "request.json";
+  fs::create_directories(folder);
+  std::ofstream(request_file) << nlohmann::json{{"request", request_to_json(request)}, {"directories", directories}};
+  const auto command = "env " + environment + " " + std::string(REPRO_AUDIT_BINARY) + " export-inputs < " +
+                       request_file.string() + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  while (auto n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  EXPECT_EQ(pclose(pipe), 0) << output;
+  std::map<std::string, std::string> digests;
+  std::size_t start = 0;
+  for (std::size_t end; (end = output.find('\n', start)) != std::string::npos; start = end + 1) {
+    const auto answer = nlohmann::json::parse(output.substr(start, end - start), nullptr, false);
+    if (answer.is_discarded() || !answer.is_object()) continue;
+    EXPECT_FALSE(answer.contains("error")) << answer.dump();
+    digests[answer.value("key", "")] = answer.value("input_digest", "");
+  }
+  fs::remove_all(folder);
+  EXPECT_EQ(digests.size(), request.cells.size()) << output;
+  return digests;
+}
+
+struct Setup {
+  std::string environment;
+  std::string threads;
+};
+
+// The capabilities this CPU runs (never one it lacks: no test depends on the host's ISA), MKL's
+// reproducibility branches and both thread counts.
+std::vector<Setup> setups() {
+  std::vector<Setup> result = {{"-u ATEN_CPU_CAPABILITY -u MKL_CBWR", "2"}, {"-u ATEN_CPU_CAPABILITY MKL_CBWR=COMPATIBLE", "1"}};
+  for (const auto& capability : runnable_cpu_capabilities(parse_cpu_info(read_proc_cpuinfo()).flags))
+    result.push_back({"ATEN_CPU_CAPABILITY=" + capability + " MKL_CBWR=AUTO", capability == "default" ? "1" : "2"});
+  return result;
+}
+
+TEST(PortableInputs, EveryProbesInputsAreTheSameUnderEveryCapabilityCbwrAndThreadCount) {
+  const auto folder = fs::temp_directory_path() / ("portable-inputs-" + std::to_string(getpid()));
+  const auto all = setups();
+  const auto reference = input_digests(all.front().environment, all.front().threads, InputScheme::portable, folder);
+  ASSERT_FALSE(reference.empty());
+  // Every probe of the default suite makes inputs (the fault controls need none).
+  for (const auto& probe : registered_catalogue())
+    if (probe.in_default_suite)
+      for (const auto& [key, digest] : reference)
+        if (key.rfind(probe.name + "/", 0) == 0) EXPECT_EQ(digest.size(), 32u) << key;
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    const auto digests = input_digests(all[i].environment, all[i].threads, InputScheme::portable, folder);
+    for (const auto& [key, digest] : reference)
+      EXPECT_EQ(digests.count(key) ? digests.at(key) : "missing", digest)
+          << key << " under " << all[i].environment << " threads=" << all[i].threads;
+  }
+}
+
+// The reason for the portable scheme, kept visible: ATen's generator gives other inputs under another
+// capability. Only where this CPU runs more than one.
+TEST(PortableInputs, AtensGeneratorGivesOtherInputsUnderAnotherCapability) {
+  const auto capabilities = runnable_cpu_capabilities(parse_cpu_info(read_proc_cpuinfo()).flags);
+  if (capabilities.size() < 2) GTEST_SKIP() << "this CPU runs one ATen capability";
+  const auto folder = fs::temp_directory_path() / ("aten-inputs-" + std::to_string(getpid()));
+  const auto lowest = input_digests("ATEN_CPU_CAPABILITY=" + capabilities.front(), "1", InputScheme::aten, folder);
+  const auto highest = input_digests("ATEN_CPU_CAPABILITY=" + capabilities.back(), "1", InputScheme::aten, folder);
+  int differing = 0;
+  for (const auto& [key, digest] : lowest) differing += highest.count(key) && highest.at(key) != digest;
+  EXPECT_GT(differing, 0) << capabilities.front() << " vs " << capabilities.back();
+}
+
+// The tensors hold the golden values (tests/core/portable_values_test.cc) in their own dtypes.
+TEST(PortableInputs, TensorsHoldTheGoldenValues) {
+  const auto f16 = portable_tensor(PortableKind::spread, {0, 0}, {2, 2}, at::kHalf);
+  EXPECT_EQ(f16.scalar_type(), at::kHalf);
+  EXPECT_EQ(f16.flatten()[2].item<double>(), -6.265625);
+  const auto bf16 = portable_tensor(PortableKind::spread, {0, 0}, {4}, at::kBFloat16);
+  EXPECT_TRUE(at::equal(bf16.to(at::kDouble), at::tensor({-0.08251953125, 1.5703125, -6.125, 2.515625}, at::kDouble)));
+  const auto f64 = portable_tensor(PortableKind::unit, {0, 1}, {4}, at::kDouble);
+  EXPECT_EQ(f64[0].item<double>(), 0.9458807832621713);
+  const auto integers = portable_tensor(PortableKind::integer, {0, 2}, {6}, at::kLong, 0, 1000);
+  EXPECT_TRUE(at::equal(integers, at::tensor({485, 383, 748, 153, 695, 705}, at::kLong)));
+  EXPECT_THROW(portable_tensor(PortableKind::spread, {0, 0}, {4}, at::kInt), std::invalid_argument);
+}
+
+// A probe's context: the draws follow each other as streams 0, 1, 2, ... of the seed.
+TEST(PortableInputs, AContextsDrawsAreTheSeedsStreamsInOrder) {
+  ProbeContext context(at::kCPU, 0, Variant(DType::f32).info());
+  EXPECT_TRUE(at::equal(context.randn({5}), portable_tensor(PortableKind::spread, {0, 0}, {5}, at::kFloat)));
+  EXPECT_TRUE(at::equal(context.rand({5}, at::kDouble), portable_tensor(PortableKind::unit, {0, 1}, {5}, at::kDouble)));
+  EXPECT_TRUE(at::equal(context.randint(1000, {6}), portable_tensor(PortableKind::integer, {0, 2}, {6}, at::kLong, 0, 1000)));
+}
+
+}  // namespace
+}  // namespace repro_audit
