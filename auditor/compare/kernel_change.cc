@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <map>
 #include <optional>
 
@@ -160,7 +161,10 @@ bool explain_mkl_call(std::string_view before, std::string_view after, ChangeLis
   if (other_mode) changes.add({"MKL", function, "CNR:" + old_modes["CNR"], "CNR:" + new_modes["CNR"]});
   if (other_threads) changes.add({"MKL", function + " threads", old_modes["NThr"], new_modes["NThr"]});
   // Explained when nothing else of the record differs.
-  for (auto* found : {&old_modes, &new_modes}) found->erase("CNR"), found->erase("NThr");
+  for (auto* found : {&old_modes, &new_modes}) {
+    found->erase("CNR");
+    found->erase("NThr");
+  }
   return (other_mode || other_threads) && old_modes == new_modes;
 }
 
@@ -198,7 +202,8 @@ KernelChange generic_change(const std::string& library, const Records& before, c
 }
 
 void library_changes(const std::string& library, Records before, Records after, ChangeList& changes) {
-  // Each library's banner (at most one per run) comes first; compared as a banner when both sides have one.
+  // A library's banner, when the run has one, is its first record (trace/library_verbose.h): compared
+  // as a banner when both sides have one, else as a record like the others.
   if (!before.empty() && !after.empty() && is_banner(before[0]->name) && is_banner(after[0]->name)) {
     if (before[0]->name != after[0]->name)
       (library == "MKL" ? mkl_banner_changes : onednn_banner_changes)(before[0]->name, after[0]->name, changes);
