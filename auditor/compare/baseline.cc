@@ -3,6 +3,8 @@
 #include "compare/baseline.h"
 
 #include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -71,7 +73,75 @@ void emit_cell(YAML::Emitter& out, const SnapshotCell& cell) {
   out << YAML::EndMap;
 }
 
+// A record as a plain string when it has no launch configuration (every CPU record), else a flow map.
+void emit_kernel_record(YAML::Emitter& out, const KernelRecord& record) {
+  if (record.grid.empty() && record.block.empty()) return emit_string(out, record.name);
+  out << YAML::Flow << YAML::BeginMap;
+  for (const auto& [name, value] : {std::pair{"name", &record.name}, {"grid", &record.grid}, {"block", &record.block}})
+    if (!value->empty()) {
+      out << YAML::Key << name << YAML::Value;
+      emit_string(out, *value);
+    }
+  out << YAML::EndMap;
+}
+
+bool storable(const std::vector<KernelRecord>& records) {
+  return records.size() <= kMaxBaselineKernelRecords &&
+         std::all_of(records.begin(), records.end(),
+                     [](const KernelRecord& record) { return kernel_record_problem(record).empty(); });
+}
+
+// Each sequence once, in the order cells first name it, however many cells share it.
+void emit_kernel_sequences(YAML::Emitter& out, const Baseline& baseline) {
+  std::vector<const SnapshotCell*> firsts;
+  std::unordered_set<std::string_view> seen;
+  for (const auto& cell : baseline.cells)
+    if (cell.kernels && !cell.kernel_digest.empty() && seen.insert(cell.kernel_digest).second &&
+        storable(*cell.kernels))
+      firsts.push_back(&cell);
+  if (firsts.empty()) return;
+  out << YAML::Key << "kernels" << YAML::Value << YAML::BeginMap;
+  for (const auto* cell : firsts) {
+    out << YAML::Key;
+    emit_string(out, cell->kernel_digest);
+    out << YAML::Value;
+    if (cell->kernels->empty()) out << YAML::Flow;
+    out << YAML::BeginSeq;
+    for (const auto& record : *cell->kernels) emit_kernel_record(out, record);
+    out << YAML::EndSeq;
+  }
+  out << YAML::EndMap;
+}
+
+// The agreed sequence's records, from the first observation that kept them; one copy per digest.
+KernelSequence agreed_kernels(const CellReport& cell, std::unordered_map<std::string, KernelSequence>& copies) {
+  const auto& digest = cell.verdict.kernel_digest;
+  if (digest.empty()) return nullptr;
+  if (const auto it = copies.find(digest); it != copies.end()) return it->second;
+  for (const auto& observation : cell.observations)
+    for (const auto& [sequence_digest, records] : observation.kernel_sequences)
+      if (sequence_digest == digest) {
+        auto copy = std::make_shared<std::vector<KernelRecord>>();
+        copy->reserve(records.size());
+        for (const auto& record : records) copy->push_back({record.name, record.grid, record.block});
+        return copies[digest] = std::move(copy);
+      }
+  return nullptr;
+}
+
 }  // namespace
+
+std::string kernel_record_problem(const KernelRecord& record) {
+  if (record.name.size() > kMaxKernelNameBytes)
+    return fmt::format("a kernel name longer than {} bytes", kMaxKernelNameBytes);
+  if (record.grid.size() > kMaxKernelLaunchBytes || record.block.size() > kMaxKernelLaunchBytes)
+    return fmt::format("a grid or block longer than {} bytes", kMaxKernelLaunchBytes);
+  for (const auto* text : {&record.name, &record.grid, &record.block})
+    if (std::any_of(text->begin(), text->end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+      return "a control character in a kernel record";
+  return "";
+}
 
 Baseline baseline_from_report(const Report& report, const std::string& source) {
   Baseline baseline;
@@ -79,10 +149,12 @@ Baseline baseline_from_report(const Report& report, const std::string& source) {
   baseline.tool_version = report.tool_version;
   baseline.input_scheme = input_scheme_of(report);
   baseline.environment = report.environment;
+  std::unordered_map<std::string, KernelSequence> kernel_copies;
   for (const auto& cell : report.cells) {
     const auto& verdict = cell.verdict;
     baseline.cells.push_back({cell.cell.key, verdict.kind, verdict.digest, verdict.kernel_digest,
-                              verdict.kernels_varied, verdict.timing, verdict.message});
+                              verdict.kernels_varied, verdict.timing, verdict.message,
+                              agreed_kernels(cell, kernel_copies)});
     const auto& model = cell.cell.model;
     if (model && std::none_of(baseline.models.begin(), baseline.models.end(),
                               [&](const ModelSpec& seen) { return seen.name == model->name; }))
@@ -104,7 +176,9 @@ std::string baseline_to_yaml(const Baseline& baseline) {
   if (baseline.cells.empty()) out << YAML::Flow;
   out << YAML::BeginMap;
   for (const auto& cell : baseline.cells) emit_cell(out, cell);
-  out << YAML::EndMap << YAML::EndMap;
+  out << YAML::EndMap;
+  emit_kernel_sequences(out, baseline);
+  out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
 

@@ -2,6 +2,7 @@
 // Baselines: what later audits are held against, kept in git as YAML. A report and a baseline both
 // reduce to a Snapshot, the one shape `compare` and `gate` read.
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,9 @@ namespace repro_audit {
 inline constexpr const char* kBaselineSchema = "repro-audit.baseline/2";
 inline constexpr const char* kBaselineSchemaV1 = "repro-audit.baseline/1";
 
+// The records of one kernel sequence (name, grid, block), shared by every cell that ran it.
+using KernelSequence = std::shared_ptr<const std::vector<KernelRecord>>;
+
 // One cell as compare sees it: only what a baseline keeps, plus the message when a report has it.
 struct SnapshotCell {
   std::string key;  // cell_key(): probe/variant@device|non-default-setting=value,...
@@ -24,7 +28,20 @@ struct SnapshotCell {
   bool kernels_varied = false;
   Timing timing;        // median and spread (p10, p90); samples 0 when untimed
   std::string message;  // verdict message (reports only: baselines stay small and stable)
+  // The records of the sequence kernel_digest names; null when not recorded (untraced, or a baseline
+  // written before they were kept). A baseline keeps each sequence once, under `kernels`.
+  KernelSequence kernels;
 };
+
+// What a baseline keeps of kernel records. A tracer keeps at most 1000 records per run
+// (trace/tracer.h): four times that leaves room. Demangled CUDA template names run to a few thousand
+// characters. The writer leaves out a sequence the reader would refuse, so its cells have no names.
+inline constexpr std::size_t kMaxBaselineKernelRecords = 4096;
+inline constexpr std::size_t kMaxKernelNameBytes = 16384;
+inline constexpr std::size_t kMaxKernelLaunchBytes = 64;  // a grid or block, "x,y,z"
+
+// Why a baseline cannot keep `record` (too long, a control character), or "" when it can.
+std::string kernel_record_problem(const KernelRecord& record);
 
 struct Snapshot {
   std::string source;  // the file it came from, for messages

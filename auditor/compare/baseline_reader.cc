@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "compare/baseline.h"
 #include "compare/yaml_scalar.h"
@@ -18,7 +19,8 @@ namespace repro_audit {
 using nlohmann::json;
 namespace {
 
-const std::vector<std::string> kTopKeys = {"schema", "tool_version", "input_scheme", "environment", "cells"};
+const std::vector<std::string> kTopKeys = {"schema", "tool_version", "input_scheme", "environment", "cells", "kernels"};
+const std::vector<std::string> kKernelRecordKeys = {"name", "grid", "block"};
 const std::vector<std::string> kCellKeys = {"verdict", "digest", "kernel_digest", "kernels_varied", "median_ns",
                                             "p10_ns",  "p90_ns", "samples",       "ci_low_ns",      "ci_high_ns"};
 
@@ -109,6 +111,25 @@ class BaselineReader {
     return cell;
   }
 
+  // One entry of `kernels`: a kernel digest and its records, each a name or {name, grid, block}.
+  std::pair<std::string, KernelSequence> kernel_sequence(const Piece& key, const Piece& node) const {
+    auto digest_text = digest(key, "a kernel sequence digest");
+    if (node.kind != Piece::Kind::sequence)
+      fail(node, fmt::format("kernel sequence {} must be a list of kernel records", digest_text));
+    if (node.items.size() > kMaxBaselineKernelRecords)
+      fail(node, fmt::format("kernel sequence {} has {} records; at most {} are read", digest_text, node.items.size(),
+                             kMaxBaselineKernelRecords));
+    auto records = std::make_shared<std::vector<KernelRecord>>();
+    records->reserve(node.items.size());
+    for (const auto& item : node.items) {
+      auto record = kernel_record(item);
+      if (const auto problem = kernel_record_problem(record); !problem.empty())
+        fail(item, fmt::format("malformed kernel record in sequence {}: {}", digest_text, problem));
+      records->push_back(std::move(record));
+    }
+    return {std::move(digest_text), std::move(records)};
+  }
+
  private:
   // yaml-cpp tags quoted scalars "!" and plain ones "?": a quoted "2.0" stays a string.
   json json_of(const Piece& piece) const {
@@ -130,6 +151,31 @@ class BaselineReader {
         break;
     }
     return nullptr;
+  }
+
+  KernelRecord kernel_record(const Piece& piece) const {
+    if (piece.kind == Piece::Kind::scalar) return {piece.text, "", ""};
+    if (piece.kind != Piece::Kind::map)
+      fail(piece, fmt::format("a kernel record must be a name or a map of: {}", fmt::join(kKernelRecordKeys, ", ")));
+    KernelRecord record;
+    bool has_name = false;
+    for (std::size_t i = 0; i + 1 < piece.items.size(); i += 2) {
+      const auto name = scalar(piece.items[i], "a kernel record field");
+      const auto& value = piece.items[i + 1];
+      if (name == "name") {
+        record.name = scalar(value, name);
+        has_name = true;
+      } else if (name == "grid") {
+        record.grid = scalar(value, name);
+      } else if (name == "block") {
+        record.block = scalar(value, name);
+      } else {
+        fail(piece.items[i], fmt::format("unknown kernel record field '{}'; valid fields: {}", name,
+                                         fmt::join(kKernelRecordKeys, ", ")));
+      }
+    }
+    if (!has_name) fail(piece, "a kernel record has no name");
+    return record;
   }
 
   std::string digest(const Piece& piece, const std::string& what) const {
@@ -185,6 +231,13 @@ class BaselineEvents : public YAML::EventHandler {
     return rule1_keys_;
   }
 
+  // Each cell gets the records of its kernel digest; a digest without an entry leaves it without names.
+  void attach_kernels() const {
+    for (auto& cell : baseline_.cells)
+      if (const auto it = kernel_sequences_.find(cell.kernel_digest); it != kernel_sequences_.end())
+        cell.kernels = it->second;
+  }
+
  private:
   [[noreturn]] void not_a_baseline() const {
     reader_.fail(Piece(), fmt::format("not a repro-audit baseline: expected a map with 'schema: {}'", kBaselineSchema));
@@ -195,17 +248,18 @@ class BaselineEvents : public YAML::EventHandler {
       if (piece.kind != Piece::Kind::map) not_a_baseline();
       root_ = Piece(piece.kind, piece.mark);
     }
-    // The cells are read one by one, never gathered into their map.
-    if (open_.size() == 1 && piece.kind == Piece::Kind::map && root_key_ && root_key_->kind == Piece::Kind::scalar &&
-        root_key_->text == "cells")
-      in_cells_ = true;
+    // The cells and the kernel sequences are read one by one, never gathered into their maps.
+    if (open_.size() == 1 && piece.kind == Piece::Kind::map && root_key_ && root_key_->kind == Piece::Kind::scalar) {
+      in_cells_ = root_key_->text == "cells";
+      in_kernels_ = root_key_->text == "kernels";
+    }
     open_.push_back(std::move(piece));
   }
 
   void close() {
     auto piece = std::move(open_.back());
     open_.pop_back();
-    if (open_.size() == 1) in_cells_ = false;
+    if (open_.size() == 1) in_cells_ = in_kernels_ = false;
     if (!open_.empty()) add(std::move(piece));
   }
 
@@ -216,9 +270,13 @@ class BaselineEvents : public YAML::EventHandler {
       root_entry(*root_key_, piece);
       root_key_.reset();
     } else if (open_.size() == 2 && in_cells_) {
-      if (!cell_key_) return void(cell_key_ = std::move(piece));
-      read([&] { baseline_.cells.push_back(reader_.cell(*cell_key_, piece)); });
-      cell_key_.reset();
+      if (!entry_key_) return void(entry_key_ = std::move(piece));
+      read([&] { baseline_.cells.push_back(reader_.cell(*entry_key_, piece)); });
+      entry_key_.reset();
+    } else if (open_.size() == 2 && in_kernels_) {
+      if (!entry_key_) return void(entry_key_ = std::move(piece));
+      read([&] { kernel_sequences_.insert(reader_.kernel_sequence(*entry_key_, piece)); });
+      entry_key_.reset();
     } else {
       open_.back().items.push_back(std::move(piece));
     }
@@ -240,7 +298,9 @@ class BaselineEvents : public YAML::EventHandler {
         baseline_.environment = reader_.environment(value);
       else if (name == "cells" && value.kind != Piece::Kind::map && value.kind != Piece::Kind::null)
         reader_.fail(value, "cells must be a map of cell key: {verdict, digest, ...}");
-      else if (name != "cells")
+      else if (name == "kernels" && value.kind != Piece::Kind::map && value.kind != Piece::Kind::null)
+        reader_.fail(value, "kernels must be a map of kernel digest: [kernel records]");
+      else if (name != "cells" && name != "kernels")
         reader_.fail(key, fmt::format("unknown key '{}'; valid keys: {}", name, fmt::join(kTopKeys, ", ")));
     });
   }
@@ -262,8 +322,10 @@ class BaselineEvents : public YAML::EventHandler {
   std::vector<Piece> open_;  // the pieces being built, the root first
   std::optional<Piece> root_;
   std::optional<Piece> root_key_;
-  std::optional<Piece> cell_key_;
+  std::optional<Piece> entry_key_;  // a cell key or a kernel digest, until its value is complete
   bool in_cells_ = false;
+  bool in_kernels_ = false;
+  std::unordered_map<std::string, KernelSequence> kernel_sequences_;
   bool has_schema_ = false;
   bool rule1_keys_ = false;
   std::optional<UserError> deferred_;
@@ -294,6 +356,7 @@ Baseline parse_baseline(const std::string& text, const std::string& source) {
   BaselineEvents events(reader, baseline);
   yaml.stream(text, events);
   if (events.finish()) migrate_rule1_keys(baseline);
+  events.attach_kernels();
   // Keys reach Markdown, HTML and terminals (escaped there): no empty key, no control characters.
   for (const auto& cell : baseline.cells)
     if (cell.key.empty() || std::any_of(cell.key.begin(), cell.key.end(),

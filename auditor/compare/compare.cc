@@ -66,12 +66,42 @@ void classify_verdict(const SnapshotCell& before, const SnapshotCell& after, Cel
   }
 }
 
-void classify_kernels(const SnapshotCell& before, const SnapshotCell& after, CellComparison& result,
+// The files the snapshots came from, to say which side kept no kernel names.
+struct Sides {
+  std::string before;
+  std::string after;
+};
+
+// A detail line names this many kernel changes; the cell's kernel_changes hold them all.
+constexpr std::size_t kKernelChangesInDetail = 3;
+
+void describe_kernels(const SnapshotCell& before, const SnapshotCell& after, const Sides& sides, CellComparison& result,
+                      std::vector<std::string>& notes) {
+  const auto digests =
+      fmt::format("kernels {} -> {}", short_digest(before.kernel_digest), short_digest(after.kernel_digest));
+  if (!before.kernels || !after.kernels) {
+    const auto* missing = !before.kernels && !after.kernels ? "either"
+                          : !before.kernels                 ? sides.before.c_str()
+                                                            : sides.after.c_str();
+    notes.push_back(fmt::format("{} (names not recorded in {})", digests, missing));
+    return;
+  }
+  result.kernel_changes = describe_kernel_changes(*before.kernels, *after.kernels);
+  if (result.kernel_changes.empty()) return notes.push_back(digests);  // the records agree; the digests do not
+  const auto& changes = result.kernel_changes;
+  for (std::size_t i = 0; i < changes.size() && i < kKernelChangesInDetail; ++i)
+    notes.push_back(kernel_change_text(changes[i]));
+  if (changes.size() > kKernelChangesInDetail) {
+    const auto more = changes.size() - kKernelChangesInDetail;
+    notes.push_back(fmt::format("{} more kernel change{}", more, more == 1 ? "" : "s"));
+  }
+}
+
+void classify_kernels(const SnapshotCell& before, const SnapshotCell& after, const Sides& sides, CellComparison& result,
                       std::vector<std::string>& notes) {
   if (!before.kernel_digest.empty() && !after.kernel_digest.empty() && before.kernel_digest != after.kernel_digest) {
     result.changes.push_back(Change::kernels_changed);
-    notes.push_back(
-        fmt::format("kernels {} -> {}", short_digest(before.kernel_digest), short_digest(after.kernel_digest)));
+    describe_kernels(before, after, sides, result, notes);
   } else if (after.kernels_varied && !before.kernels_varied) {
     result.changes.push_back(Change::kernels_changed);
     notes.push_back("kernel selection now varies between runs");
@@ -90,7 +120,7 @@ void classify_timing(const SnapshotCell& before, const SnapshotCell& after, doub
   notes.push_back(timing_text(before.timing, after.timing));
 }
 
-CellComparison compare_cell(const SnapshotCell* before, const SnapshotCell* after, double threshold,
+CellComparison compare_cell(const SnapshotCell* before, const SnapshotCell* after, const Sides& sides, double threshold,
                             bool compare_timing) {
   CellComparison result;
   result.key = after ? after->key : before->key;
@@ -107,7 +137,7 @@ CellComparison compare_cell(const SnapshotCell* before, const SnapshotCell* afte
   } else {
     classify_verdict(*before, *after, result, notes);
     if (!is_broken(*after)) {
-      classify_kernels(*before, *after, result, notes);
+      classify_kernels(*before, *after, sides, result, notes);
       if (compare_timing) classify_timing(*before, *after, threshold, result, notes);
     }
     if (result.changes.empty()) result.changes = {Change::same};
@@ -175,6 +205,7 @@ Comparison compare_snapshots(const Snapshot& before, const Snapshot& after, cons
     comparison.timing_note =
         "Timings compared across platforms on request: SLOWER and FASTER may be the machines, not the change.";
 
+  const Sides sides{before.source.empty() ? "before" : before.source, after.source.empty() ? "after" : after.source};
   // Hashed views of the keys: snapshots of a million cells, without a copy of every key.
   std::unordered_map<std::string_view, const SnapshotCell*> old_cells;
   for (const auto& cell : before.cells) old_cells[cell.key] = &cell;
@@ -183,12 +214,13 @@ Comparison compare_snapshots(const Snapshot& before, const Snapshot& after, cons
   for (const auto& cell : after.cells) {
     new_keys.insert(cell.key);
     auto it = old_cells.find(cell.key);
-    comparison.cells.push_back(compare_cell(it == old_cells.end() ? nullptr : it->second, &cell,
+    comparison.cells.push_back(compare_cell(it == old_cells.end() ? nullptr : it->second, &cell, sides,
                                             options.slower_threshold, comparison.timing_compared));
   }
   for (const auto& cell : before.cells)
     if (!new_keys.count(cell.key))
-      comparison.cells.push_back(compare_cell(&cell, nullptr, options.slower_threshold, comparison.timing_compared));
+      comparison.cells.push_back(
+          compare_cell(&cell, nullptr, sides, options.slower_threshold, comparison.timing_compared));
   return comparison;
 }
 

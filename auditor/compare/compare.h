@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compare/baseline.h"
+#include "compare/kernel_change.h"
 #include "compare/platform.h"
 
 namespace repro_audit {
@@ -36,6 +37,9 @@ struct CellComparison {
   std::optional<SnapshotCell> before;
   std::optional<SnapshotCell> after;
   std::string detail;  // what changed, one line, e.g. "digest 1a2b… -> 3c4d…; median 1.20 ms -> 1.50 ms (+25%)"
+  // KERNELS-CHANGED with the records of both sequences: what changed, by library (compare/kernel_change.h).
+  // Empty when a side kept no names: the detail then gives the digests and says which side.
+  std::vector<KernelChange> kernel_changes;
   bool has(Change change) const;
 };
 

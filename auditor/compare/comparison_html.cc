@@ -43,19 +43,18 @@ std::string cells_section(const Comparison& comparison, const GateResult* gate) 
   html += "</p>\n<table>\n<tr>";
   if (gate) html += "<th>gate</th>";
   html += "<th>class</th><th>cell</th><th>before</th><th>after</th><th>detail</th></tr>\n";
-  const GateActions actions(gate);
-  for (const auto* listed : cells_to_list(comparison, gate, true)) {
-    const auto& cell = *listed;
+  for (const auto& finding : findings_to_list(comparison, gate, true)) {
+    const auto& cell = finding.first();
     html += "<tr>";
-    if (gate) {
-      const auto action = actions.action(cell.key);
-      html +=
-          action == GateAction::ignore ? "<td></td>" : fmt::format("<td class=\"a-{0}\">{0}</td>", to_string(action));
-    }
-    html +=
-        fmt::format("<td class=\"{}\">{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                    change_css_class(cell.changes.front()), xml_escape(changes_text(cell.changes)),
-                    xml_escape(cell.key), verdict_cell(cell.before), verdict_cell(cell.after), xml_escape(cell.detail));
+    if (gate)
+      html += finding.action == GateAction::ignore
+                  ? "<td></td>"
+                  : fmt::format("<td class=\"a-{0}\">{0}</td>", to_string(finding.action));
+    const auto flag_sets = finding.flag_sets();
+    html += fmt::format("<td class=\"{}\">{}</td><td><code>{}</code>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                        change_css_class(cell.changes.front()), xml_escape(changes_text(cell.changes)),
+                        xml_escape(finding.cell()), flag_sets.empty() ? "" : " (" + xml_escape(flag_sets) + ")",
+                        verdict_cell(cell.before), verdict_cell(cell.after), xml_escape(cell.detail));
   }
   return html + "</table>\n";
 }

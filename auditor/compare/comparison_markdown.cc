@@ -29,14 +29,15 @@ std::string cells_section(const Comparison& comparison, const GateResult* gate) 
   md += fmt::format("\nSlower or faster: beyond {:.0f}% of the measured spread (the new p10 past the old p90).\n\n",
                     comparison.slower_threshold * 100);
   std::string rows;
-  const GateActions actions(gate);
-  for (const auto* cell : cells_to_list(comparison, gate, false)) {
+  for (const auto& finding : findings_to_list(comparison, gate, false)) {
     if (gate) {
-      const auto action = actions.action(cell->key);
+      const auto action = finding.action;
       rows += action == GateAction::fail ? "| **FAIL** " : action == GateAction::warn ? "| WARN " : "| ";
     }
-    rows += fmt::format("| {} | {} | {} |\n", changes_text(cell->changes), markdown_code(cell->key, true),
-                        markdown_text(cell->detail));
+    const auto flag_sets = finding.flag_sets();
+    rows += fmt::format(
+        "| {} | {}{} | {} |\n", changes_text(finding.first().changes), markdown_code(finding.cell(), true),
+        flag_sets.empty() ? "" : " (" + markdown_text(flag_sets) + ")", markdown_text(finding.first().detail));
   }
   if (rows.empty()) return md + "No cell changed.\n";
   return md +

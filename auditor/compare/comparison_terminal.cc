@@ -47,11 +47,13 @@ void print_comparison(const Comparison& comparison, const GateResult* gate, std:
                      headline_counts_text(comparison), comparison.slower_threshold * 100);
   std::size_t width = 0;
   for (const auto& cell : comparison.cells) width = std::max(width, changes_text(cell.changes).size());
-  const GateActions actions(gate);
-  for (const auto* cell : cells_to_list(comparison, gate, false)) {
-    const auto prefix = gate ? action_text(actions.action(cell->key), color) + "  " : std::string();
-    out << fmt::format("  {}{:<{}}  {}\n", prefix, changes_text(cell->changes), width, cell->key);
-    if (!cell->detail.empty()) out << fmt::format("  {}{:<{}}  {}\n", gate ? "      " : "", "", width, cell->detail);
+  for (const auto& finding : findings_to_list(comparison, gate, false)) {
+    const auto prefix = gate ? action_text(finding.action, color) + "  " : std::string();
+    const auto flag_sets = finding.flag_sets();
+    out << fmt::format("  {}{:<{}}  {}{}\n", prefix, changes_text(finding.first().changes), width, finding.cell(),
+                       flag_sets.empty() ? "" : "  (" + flag_sets + ")");
+    const auto& detail = finding.first().detail;
+    if (!detail.empty()) out << fmt::format("  {}{:<{}}  {}\n", gate ? "      " : "", "", width, detail);
   }
 }
 

@@ -68,6 +68,50 @@ std::vector<const CellComparison*> cells_to_list(const Comparison& comparison, c
   return cells;
 }
 
+namespace {
+
+// A finding's line lists this many flag sets and counts the rest: the full matrix has dozens.
+constexpr std::size_t kFlagSetsShown = 6;
+
+std::string key_cell(const std::string& key) { return key.substr(0, key.find('|')); }
+
+std::string key_flag_set(const std::string& key) {
+  const auto bar = key.find('|');
+  return bar == std::string::npos || bar + 1 == key.size() ? "defaults" : key.substr(bar + 1);
+}
+
+std::string verdict_or_dash(const std::optional<SnapshotCell>& cell) { return cell ? to_string(cell->verdict) : "-"; }
+
+}  // namespace
+
+std::string ListedFinding::cell() const { return cells.size() == 1 ? first().key : key_cell(first().key); }
+
+std::string ListedFinding::flag_sets() const {
+  if (cells.size() < 2) return "";
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < cells.size() && i < kFlagSetsShown; ++i) names.push_back(key_flag_set(cells[i]->key));
+  if (cells.size() > kFlagSetsShown) names.push_back(fmt::format("and {} more", cells.size() - kFlagSetsShown));
+  return fmt::format("{} flag sets: {}", cells.size(), fmt::join(names, ", "));
+}
+
+std::vector<ListedFinding> findings_to_list(const Comparison& comparison, const GateResult* gate, bool include_same) {
+  const GateActions actions(gate);
+  std::vector<ListedFinding> findings;
+  std::unordered_map<std::string, std::size_t> index_of;  // what the cells share -> their finding
+  for (const auto* cell : cells_to_list(comparison, gate, include_same)) {
+    const auto action = actions.action(cell->key);
+    auto shared =
+        fmt::format("{}\n{}\n{}\n{}\n{}\n{}", key_cell(cell->key), changes_text(cell->changes), to_string(action),
+                    verdict_or_dash(cell->before), verdict_or_dash(cell->after), cell->detail);
+    const auto [it, added] = index_of.emplace(std::move(shared), findings.size());
+    if (added)
+      findings.push_back({{cell}, action});
+    else
+      findings[it->second].cells.push_back(cell);
+  }
+  return findings;
+}
+
 std::string change_css_class(Change change) {
   std::string name = to_string(change);
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });

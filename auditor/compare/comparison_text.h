@@ -32,6 +32,23 @@ class GateActions {
   std::unordered_map<std::string, std::pair<GateAction, const GateFinding*>> by_key_;
 };
 
+// Cells listed as one finding: cells of one probe/variant@device (the key before '|') that changed
+// the same way under several flag sets: the same classes, verdicts, gate action and detail. The
+// terminal, Markdown and HTML list findings; JSON and JUnit list every cell, and counts stay per cell.
+struct ListedFinding {
+  std::vector<const CellComparison*> cells;  // in listing order; the first stands for all
+  GateAction action = GateAction::ignore;
+  const CellComparison& first() const { return *cells.front(); }
+  // The key of a lone cell, else the part the cells share: "matmul/f32@cpu".
+  std::string cell() const;
+  // "" for a lone cell, else "6 flag sets: defaults, threads=1, deterministic_algorithms=on, ..." (the
+  // part of each key after '|', "defaults" when none; the first few, then how many more).
+  std::string flag_sets() const;
+};
+
+// cells_to_list, with the cells that changed the same way grouped, each group where its first cell is.
+std::vector<ListedFinding> findings_to_list(const Comparison& comparison, const GateResult* gate, bool include_same);
+
 // "NEW-NONDETERMINISM" -> "c-new-nondeterminism": the CSS class of a headline class.
 std::string change_css_class(Change change);
 

@@ -131,9 +131,11 @@ TEST(Baseline, WrongOrMissingSchemaNamesFileLineColumn) {
 
 TEST(Baseline, UnknownKeysFieldsAndVerdictsNameTheValidChoices) {
   const std::string head = "schema: repro-audit.baseline/2\n";
-  EXPECT_NE(error_of(head + "cels: {}\n")
-                .find("base.yaml:2:1: unknown key 'cels'; valid keys: schema, tool_version, input_scheme, environment, cells"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(head + "cels: {}\n")
+          .find(
+              "base.yaml:2:1: unknown key 'cels'; valid keys: schema, tool_version, input_scheme, environment, cells"),
+      std::string::npos);
   EXPECT_NE(
       error_of(head + "cells:\n  a/b@cpu|x=1:\n    verdict: flaky\n")
           .find("base.yaml:4:14: unknown verdict 'flaky'; valid verdicts: deterministic, nondeterministic, warns"),

@@ -117,6 +117,49 @@ TEST(Compare, AnotherKernelSequenceOrVaryingSelectionIsKernelsChanged) {
   EXPECT_EQ(classes(before, after), std::vector<Change>{Change::same});
 }
 
+TEST(Compare, KernelChangesAreSaidByNameWhenBothSidesKeptTheRecords) {
+  auto before = deterministic("d1"), after = deterministic("d1");
+  testing::set_kernels(before, std::string(32, 'a'), testing::mkl_sgemm_kernels(false));
+  testing::set_kernels(after, std::string(32, 'b'), testing::mkl_sgemm_kernels(true));
+  const auto result = compare_one(before, after);
+  EXPECT_EQ(result.changes, std::vector<Change>{Change::kernels_changed});
+  EXPECT_EQ(result.detail, "MKL code path AVX2 -> AVX-512 (DL Boost)");
+  ASSERT_EQ(result.kernel_changes.size(), 1u);
+  EXPECT_EQ(result.kernel_changes[0].library, "MKL");
+  EXPECT_EQ(result.kernel_changes[0].before, "AVX2");
+  EXPECT_EQ(result.kernel_changes[0].after, "AVX-512 (DL Boost)");
+  // The same kernels, and no change to describe.
+  EXPECT_TRUE(compare_one(before, before).kernel_changes.empty());
+}
+
+TEST(Compare, AKernelChangeWithoutNamesOnOneSideKeepsTheDigestsAndSaysWhichSide) {
+  auto named = deterministic("d1"), unnamed = deterministic("d1");
+  testing::set_kernels(named, std::string(32, 'a'), testing::mkl_sgemm_kernels(false));
+  unnamed.verdict.kernel_digest = std::string(32, 'b');  // traced, its records not kept
+  auto result = compare_one(unnamed, named);
+  EXPECT_EQ(result.changes, std::vector<Change>{Change::kernels_changed});
+  EXPECT_EQ(result.detail, "kernels bbbbbbbbbbbb -> aaaaaaaaaaaa (names not recorded in before.yaml)");
+  EXPECT_TRUE(result.kernel_changes.empty());
+  EXPECT_EQ(compare_one(named, unnamed).detail,
+            "kernels aaaaaaaaaaaa -> bbbbbbbbbbbb (names not recorded in after.json)");
+}
+
+TEST(Compare, ADetailNamesTheFirstThreeKernelChangesAndCountsTheRest) {
+  auto before = deterministic("d1"), after = deterministic("d1");
+  std::vector<std::string> old_names = testing::onednn_convolution_kernels(false), new_names = old_names;
+  for (const auto* kind : {"reorder", "matmul", "pooling", "eltwise"}) {
+    old_names.push_back(std::string("onednn:") + kind + " jit:uni src:f32 dst:f32 8x32");
+    new_names.push_back(std::string("onednn:") + kind + " ref:any src:f32 dst:f32 8x32");
+  }
+  testing::set_kernels(before, std::string(32, 'a'), old_names);
+  testing::set_kernels(after, std::string(32, 'b'), new_names);
+  const auto result = compare_one(before, after);
+  EXPECT_EQ(result.kernel_changes.size(), 4u);
+  EXPECT_EQ(result.detail,
+            "oneDNN reorder jit:uni -> ref:any; oneDNN matmul jit:uni -> ref:any; oneDNN pooling jit:uni -> ref:any; "
+            "1 more kernel change");
+}
+
 TEST(Compare, SlowerNeedsBothTheThresholdAndTheSpread) {
   const auto before = deterministic("d1", timing(1000000, 950000, 1050000));
   // +50%, clear of the old spread.
@@ -180,7 +223,9 @@ TEST(Compare, ClassesCombineInPrecedenceOrder) {
   after.verdict.kernel_digest = "k2";
   const auto result = compare_one(before, after);
   EXPECT_EQ(result.changes, (std::vector<Change>{Change::drift, Change::kernels_changed, Change::slower}));
-  EXPECT_EQ(result.detail.rfind("digest d1 -> d2; kernels k1 -> k2; median 1.00 ms -> 1.50 ms", 0), 0u)
+  EXPECT_EQ(result.detail.rfind(
+                "digest d1 -> d2; kernels k1 -> k2 (names not recorded in either); median 1.00 ms -> 1.50 ms", 0),
+            0u)
       << result.detail;
 }
 

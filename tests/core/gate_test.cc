@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
+#include <tuple>
 #include <unistd.h>
 
 #include "compare/comparison_terminal.h"
@@ -352,6 +353,34 @@ TEST_F(GateFiles, APolicyThatCannotBeReadIsAnErrorNotTheDefaults) {
 }
 
 // Printing looked each cell's finding up in the list of findings, within a sort: quadratic.
+// The same change of one probe/variant@device under several flag sets is one line; the gate still
+// counts every cell.
+TEST(Gate, OneChangeUnderSeveralFlagSetsIsOneLine) {
+  std::vector<CellReport> before, after;  // 4 threads: another digest, another line
+  for (const auto& [column, threads, digest] : {std::tuple{"default threads=1", "1", 'b'},
+                                                {"strict threads=1", "1", 'b'},
+                                                {"default threads=1", "2", 'b'},
+                                                {"default threads=1", "4", 'c'}}) {
+    before.push_back(
+        testing::with_threads(cell("sum", "f32", column, VerdictKind::deterministic, std::string(32, 'a')), threads));
+    after.push_back(testing::with_threads(
+        cell("sum", "f32", column, VerdictKind::deterministic, std::string(32, digest)), threads));
+  }
+  const auto comparison = compare_snapshots(baseline_from_report(report_of(before), "base.yaml"),
+                                            baseline_from_report(report_of(after), "r.json"));
+  const auto result = gate_outcome(comparison, default_gate_policy());
+  EXPECT_EQ(result.failures.size(), 4u);
+  std::ostringstream out;
+  print_comparison(comparison, &result, out);
+  const auto text = out.str();
+  EXPECT_NE(text.find("Cells: 4 DRIFT"), std::string::npos);
+  EXPECT_NE(text.find("  FAIL  DRIFT  sum/f32@cpu  (3 flag sets: threads=1, deterministic_algorithms=on,threads=1, "
+                      "defaults)\n               digest aaaaaaaaaaaa -> bbbbbbbbbbbb\n"
+                      "  FAIL  DRIFT  sum/f32@cpu|threads=4\n               digest aaaaaaaaaaaa -> cccccccccccc\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(Gate, ALargeGatePrintsEachFindingOnceAndInOrder) {
   const int count = 20000;
   std::vector<CellReport> before, after;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <unistd.h>
 
 #include "compare/baseline.h"
@@ -29,26 +30,42 @@ using testing::timing;
 
 const char* const kKernel = "void at::native::reduce_kernel<float, 4>(T&&)";
 
-// Before and after a driver upgrade, one cell per class the printers must show.
+// Before and after a driver upgrade, one cell per class the printers must show. conv2d's kernels
+// changed alike under three flag sets (one finding in the terminal, Markdown and HTML); linear's MKL
+// took another code path.
 Comparison sample_comparison() {
   const std::string column = "default threads=1";
   auto det = [&](const std::string& probe, const std::string& digest,
-                 const Timing& time = timing(1000000, 950000, 1050000)) {
-    return cell(probe, "f32", column, VerdictKind::deterministic, digest, time);
+                 const Timing& time = timing(1000000, 950000, 1050000),
+                 const std::string& label = "default threads=1") {
+    return cell(probe, "f32", label, VerdictKind::deterministic, digest, time);
   };
-  auto kernels_before = det("conv2d", "c1"), kernels_after = det("conv2d", "c1");
-  kernels_before.verdict.kernel_digest = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-  kernels_after.verdict.kernel_digest = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+  std::vector<CellReport> conv_before, conv_after;
+  for (const auto& conv :
+       {det("conv2d", "c1"), det("conv2d", "c1", timing(1000000, 950000, 1050000), "strict threads=1"),
+        testing::with_threads(det("conv2d", "c1"), "2")}) {
+    conv_before.push_back(conv);
+    testing::set_kernels(conv_before.back(), "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                         testing::onednn_convolution_kernels(false));
+    conv_after.push_back(conv);
+    testing::set_kernels(conv_after.back(), "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+                         testing::onednn_convolution_kernels(true));
+  }
+  auto linear_before = det("linear", "l1"), linear_after = det("linear", "l1");
+  testing::set_kernels(linear_before, "cccccccccccccccccccccccccccccccc", testing::mkl_sgemm_kernels(true));
+  testing::set_kernels(linear_after, "dddddddddddddddddddddddddddddddd", testing::mkl_sgemm_kernels(false));
   auto crashed = cell("embedding_bag", "f32", column, VerdictKind::crashed);
   crashed.verdict.message = "SIGSEGV in <cudnn> & \"friends\"";
-  auto before = report_of({det("sum", "5555555555555555"), kernels_before, det("matmul", "m1"),
-                           cell("index_add", "f32", column, VerdictKind::nondeterministic), det("scatter_add", "s1"),
-                           det("embedding_bag", "e1"), det("cumsum", "u1"),
-                           det("bmm", "b1", timing(2000000, 1900000, 2100000)), det("ctc_loss", "t1")});
+  auto before =
+      report_of({det("sum", "5555555555555555"), conv_before[0], conv_before[1], conv_before[2], det("matmul", "m1"),
+                 linear_before, cell("index_add", "f32", column, VerdictKind::nondeterministic),
+                 det("scatter_add", "s1"), det("embedding_bag", "e1"), det("cumsum", "u1"),
+                 det("bmm", "b1", timing(2000000, 1900000, 2100000)), det("ctc_loss", "t1")});
   auto after =
-      report_of({det("sum", "6666666666666666"), kernels_after, det("matmul", "m1", timing(1500000, 1400000, 1600000)),
-                 det("index_add", "i1"), cell("scatter_add", "f32", column, VerdictKind::nondeterministic), crashed,
-                 det("bincount", "n1"), det("bmm", "b1", timing(1000000, 950000, 1050000)), det("ctc_loss", "t1")});
+      report_of({det("sum", "6666666666666666"), conv_after[0], conv_after[1], conv_after[2],
+                 det("matmul", "m1", timing(1500000, 1400000, 1600000)), linear_after, det("index_add", "i1"),
+                 cell("scatter_add", "f32", column, VerdictKind::nondeterministic), crashed, det("bincount", "n1"),
+                 det("bmm", "b1", timing(1000000, 950000, 1050000)), det("ctc_loss", "t1")});
   after.environment["cuda"]["driver"] = 13020;
   // Timings across the upgrade on request: the printers must show SLOWER and FASTER, and say so.
   return compare_snapshots(baseline_from_report(before, "baselines/cpu.yaml"),
@@ -144,6 +161,41 @@ TEST(Printers, HtmlAndXmlNeverCarryRawKernelNamesOrMessages) {
   EXPECT_NE(gate_html.find("SIGSEGV in &lt;cudnn&gt; &amp; &quot;friends&quot;"), std::string::npos);
 }
 
+// conv2d's kernels changed alike under three flag sets: one finding with its flag sets in the
+// terminal, Markdown and HTML, every cell in JSON and JUnit; the change said by name.
+TEST(Printers, FindingsAreGroupedAcrossFlagSetsAndKernelChangesNamed) {
+  const auto comparison = sample_comparison();
+  const auto gate = gate_outcome(comparison, default_gate_policy());
+  const std::string flag_sets = "(3 flag sets: threads=1, deterministic_algorithms=on,threads=1, defaults)";
+  const std::string detail =
+      "oneDNN isa AVX2 -> AVX-512 (DL Boost, BF16); oneDNN convolution jit:avx2 -> jit:avx512_core";
+  const auto text = terminal(comparison, &gate);
+  const auto line = text.rfind('\n', text.find("conv2d/f32@cpu  " + flag_sets)) + 1;
+  EXPECT_EQ(text.substr(line, 24), "  WARN  KERNELS-CHANGED ") << text;
+  EXPECT_NE(text.find("MKL code path AVX-512 (DL Boost) -> AVX2"), std::string::npos);
+  const auto md = render_comparison("markdown", comparison, &gate);
+  EXPECT_NE(md.find("| WARN | KERNELS-CHANGED | `conv2d/f32@cpu` " + markdown_text(flag_sets) + " | " +
+                    markdown_text(detail) + " |"),
+            std::string::npos)
+      << md;
+  auto html = render_comparison("html", comparison, &gate);
+  html = html.substr(0, html.find("<h2>Time against before</h2>"));  // the chart has a bar per cell
+  EXPECT_NE(html.find("<code>conv2d/f32@cpu</code> " + xml_escape(flag_sets)), std::string::npos);
+  for (const auto& [format, out, shown] : {std::tuple{"terminal", text, detail},
+                                           {"markdown", md, markdown_text(detail)},
+                                           {"html", html, xml_escape(detail)}}) {
+    EXPECT_EQ(out.find("conv2d/f32@cpu|"), std::string::npos) << format;
+    ASSERT_NE(out.find(shown), std::string::npos) << format;
+    EXPECT_EQ(out.find(shown), out.rfind(shown)) << format << ": the detail once";
+  }
+  for (const auto& format : {"json", "junit"}) {
+    const auto out = render_comparison(format, comparison, &gate);
+    for (const auto* key : {"conv2d/f32@cpu|threads=1", "conv2d/f32@cpu|deterministic_algorithms=on,threads=1"})
+      EXPECT_NE(out.find(key), std::string::npos) << format << " " << key;
+  }
+  EXPECT_EQ(gate.warnings.size(), 6u);  // three conv2d cells, linear, matmul, sum's drift: counted per cell
+}
+
 TEST(Printers, HtmlLoadsNothingFromTheNetwork) {
   const auto comparison = sample_comparison();
   const auto gate = gate_outcome(comparison, default_gate_policy());
@@ -171,7 +223,7 @@ TEST(Printers, JunitMarksFailuresAndSkips) {
   const auto comparison = sample_comparison();
   const auto gate = gate_outcome(comparison, default_gate_policy());
   const auto gate_xml = render_comparison("junit", comparison, &gate);
-  EXPECT_NE(gate_xml.find("tests=\"10\" failures=\"2\""), std::string::npos);
+  EXPECT_NE(gate_xml.find("tests=\"13\" failures=\"2\""), std::string::npos);
   EXPECT_NE(gate_xml.find("type=\"NEW-NONDETERMINISM\""), std::string::npos);
   EXPECT_NE(gate_xml.find("type=\"BROKE\""), std::string::npos);
 }

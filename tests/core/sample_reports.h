@@ -101,6 +101,47 @@ inline ProcessObservation traced_process(int index, const std::string& digest, c
   return observation;
 }
 
+// Gives a cell an agreed kernel sequence as a worker records it: the digest in the verdict, the
+// records in the sequences of both processes.
+inline void set_kernels(CellReport& report, const std::string& kernel_digest,
+                        const std::vector<std::string>& kernel_names) {
+  report.verdict.kernel_digest = kernel_digest;
+  report.observations = {
+      traced_process(0, report.verdict.digest, kernel_digest, kernel_names, report.verdict.timing.median_ns),
+      traced_process(1, report.verdict.digest, kernel_digest, kernel_names, report.verdict.timing.median_ns)};
+}
+
+// A cell of `column` with another thread count; "default" with 2 threads has every setting at its
+// default (the key "probe/variant@cpu").
+inline CellReport with_threads(CellReport report, const std::string& threads) {
+  report.cell.settings["threads"] = threads;
+  report.cell.key = cell_key(report.cell.probe, report.cell.variant, "cpu", report.cell.settings);
+  return report;
+}
+
+// Library verbose records (trace/library_verbose.h) as an AVX2 host and an AVX-512 host with DL Boost
+// write them for one op: MKL's banner names the code path it dispatched to, oneDNN's its ISA.
+inline std::string mkl_banner(bool avx512) {
+  return std::string("mkl:oneMKL 2024.0 Update 2 for Intel(R) 64 architecture ") +
+         (avx512 ? "Intel(R) Advanced Vector Extensions 512 (Intel(R) AVX-512) with support for Intel(R) Deep "
+                   "Learning Boost (Intel(R) DL Boost), EVEX-encoded AES and Carry-Less Multiplication (CLMUL) "
+                   "enabled processors, Lnx lp64 gnu_thread"
+                 : "Intel(R) Advanced Vector Extensions 2 (Intel(R) AVX2) enabled processors, Lnx lp64 gnu_thread");
+}
+
+inline std::vector<std::string> mkl_sgemm_kernels(bool avx512) {
+  return {mkl_banner(avx512), "mkl:SGEMM(N,N,512,512,512,*,*,512,*,512,*,*,512) CNR:OFF NThr:2"};
+}
+
+inline std::vector<std::string> onednn_convolution_kernels(bool avx512) {
+  const std::string implementation = avx512 ? "jit:avx512_core" : "jit:avx2";
+  return {std::string("onednn:oneDNN v3.12.0 ") +
+              (avx512 ? "isa:Intel AVX-512 with Intel DL Boost and bfloat16 support" : "isa:Intel AVX2"),
+          "onednn:convolution " + implementation +
+              " forward_training src:f32 wei:f32 dst:f32 alg:convolution_direct "
+              "mb8_ic32oc64_ih32oh32kh3sh1dh0ph1_iw32ow32kw3sw1dw0pw1"};
+}
+
 // Every verdict a printer must show: deterministic (with kernels whose names need escaping),
 // nondeterministic with a measured divergence and varying kernels, raises (a message with quotes),
 // unsupported, a crash that contradicts the documentation, and an invariance probe that varies by
