@@ -86,7 +86,8 @@ Command add_explain_command(CLI::App& app) {
             try {
               explanation = explain(
                   before, after, registered_catalogue(),
-                  [repeats, scheme](const std::vector<Cell>& cells) { return run_here(cells, repeats, scheme); }, options);
+                  [repeats, scheme](const std::vector<Cell>& cells) { return run_here(cells, repeats, scheme); },
+                  options);
             } catch (const Interrupted&) {
               std::cerr << "interrupted: nothing was explained\n";
               return 130;

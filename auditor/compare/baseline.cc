@@ -54,7 +54,9 @@ void emit_json(YAML::Emitter& out, const json& value) {
 void emit_cell(YAML::Emitter& out, const SnapshotCell& cell) {
   out << YAML::Key << cell.key << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "verdict" << YAML::Value << to_string(cell.verdict);
-  for (const auto& [name, value] : {std::pair{"digest", &cell.digest}, {"kernel_digest", &cell.kernel_digest}})
+  for (const auto& [name, value] : {std::pair{"digest", &cell.digest},
+                                    {"kernel_digest", &cell.kernel_digest},
+                                    {"input_digest", &cell.input_digest}})
     if (!value->empty()) {
       out << YAML::Key << name << YAML::Value;
       emit_string(out, *value);
@@ -129,6 +131,12 @@ KernelSequence agreed_kernels(const CellReport& cell, std::unordered_map<std::st
   return nullptr;
 }
 
+std::string first_input_digest(const CellReport& cell) {
+  for (const auto& observation : cell.observations)
+    if (!observation.input_digest.empty()) return observation.input_digest;
+  return "";
+}
+
 }  // namespace
 
 std::string kernel_record_problem(const KernelRecord& record) {
@@ -154,7 +162,7 @@ Baseline baseline_from_report(const Report& report, const std::string& source) {
     const auto& verdict = cell.verdict;
     baseline.cells.push_back({cell.cell.key, verdict.kind, verdict.digest, verdict.kernel_digest,
                               verdict.kernels_varied, verdict.timing, verdict.message,
-                              agreed_kernels(cell, kernel_copies)});
+                              agreed_kernels(cell, kernel_copies), first_input_digest(cell)});
     const auto& model = cell.cell.model;
     if (model && std::none_of(baseline.models.begin(), baseline.models.end(),
                               [&](const ModelSpec& seen) { return seen.name == model->name; }))

@@ -31,6 +31,9 @@ struct SnapshotCell {
   // The records of the sequence kernel_digest names; null when not recorded (untraced, or a baseline
   // written before they were kept). A baseline keeps each sequence once, under `kernels`.
   KernelSequence kernels;
+  // The digest of the inputs the probe made (the first process's); empty when not recorded (files
+  // written before baselines kept it). Equal inputs on both sides: other bits come from the op.
+  std::string input_digest;
 };
 
 // What a baseline keeps of kernel records. A tracer keeps at most 1000 records per run

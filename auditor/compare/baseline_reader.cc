@@ -21,8 +21,9 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"schema", "tool_version", "input_scheme", "environment", "cells", "kernels"};
 const std::vector<std::string> kKernelRecordKeys = {"name", "grid", "block"};
-const std::vector<std::string> kCellKeys = {"verdict", "digest", "kernel_digest", "kernels_varied", "median_ns",
-                                            "p10_ns",  "p90_ns", "samples",       "ci_low_ns",      "ci_high_ns"};
+const std::vector<std::string> kCellKeys = {"verdict",        "digest",    "kernel_digest", "input_digest",
+                                            "kernels_varied", "median_ns", "p10_ns",        "p90_ns",
+                                            "samples",        "ci_low_ns", "ci_high_ns"};
 
 // A YAML node as the baseline reader holds it, built from events: one top-level value or one cell at
 // a time, never the whole file (yaml-cpp's own tree takes about 30 times the text).
@@ -90,6 +91,8 @@ class BaselineReader {
         cell.digest = digest(value, name);
       else if (name == "kernel_digest")
         cell.kernel_digest = digest(value, name);
+      else if (name == "input_digest")
+        cell.input_digest = digest(value, name);
       else if (name == "kernels_varied")
         cell.kernels_varied = boolean(value, name);
       else if (name == "median_ns")

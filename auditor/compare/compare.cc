@@ -57,6 +57,9 @@ void classify_verdict(const SnapshotCell& before, const SnapshotCell& after, Cel
              before.digest != after.digest) {
     result.changes.push_back(Change::drift);
     notes.push_back(fmt::format("digest {} -> {}", short_digest(before.digest), short_digest(after.digest)));
+    if (!before.input_digest.empty() && !after.input_digest.empty() && before.input_digest != after.input_digest)
+      notes.push_back(fmt::format("other inputs (input digest {} -> {})", short_digest(before.input_digest),
+                                  short_digest(after.input_digest)));
   } else if (was_failing && !is_diverging(after) && (is_reproducible(after) || after.verdict == VerdictKind::raises)) {
     result.changes.push_back(Change::fixed);
     notes.push_back(verdict_change);
@@ -189,7 +192,10 @@ Comparison compare_snapshots(const Snapshot& before, const Snapshot& after, cons
   comparison.environment_changes = environment_changes(before.environment, after.environment);
   // Other inputs give other digests whatever the platform: counted like a platform change (DRIFT warns).
   if (before.input_scheme != after.input_scheme) {
-    EnvironmentChange inputs{"input scheme", describe(before.input_scheme), describe(after.input_scheme)};
+    EnvironmentChange inputs;
+    inputs.field = "input scheme";
+    inputs.before = describe(before.input_scheme);
+    inputs.after = describe(after.input_scheme);
     inputs.difference = inputs.before + " -> " + inputs.after + " (other inputs: digests not comparable)";
     inputs.platform = true;
     comparison.environment_changes.insert(comparison.environment_changes.begin(), std::move(inputs));

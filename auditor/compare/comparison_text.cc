@@ -87,11 +87,19 @@ std::string verdict_or_dash(const std::optional<SnapshotCell>& cell) { return ce
 std::string ListedFinding::cell() const { return cells.size() == 1 ? first().key : key_cell(first().key); }
 
 std::string ListedFinding::flag_sets() const {
-  if (cells.size() < 2) return "";
+  std::vector<std::string> keys;
+  for (const auto* cell : cells) keys.push_back(cell->key);
+  return flag_sets_text(keys);
+}
+
+std::string key_variant(const std::string& key) { return key_cell(key); }
+
+std::string flag_sets_text(const std::vector<std::string>& keys) {
+  if (keys.size() < 2) return "";
   std::vector<std::string> names;
-  for (std::size_t i = 0; i < cells.size() && i < kFlagSetsShown; ++i) names.push_back(key_flag_set(cells[i]->key));
-  if (cells.size() > kFlagSetsShown) names.push_back(fmt::format("and {} more", cells.size() - kFlagSetsShown));
-  return fmt::format("{} flag sets: {}", cells.size(), fmt::join(names, ", "));
+  for (std::size_t i = 0; i < keys.size() && i < kFlagSetsShown; ++i) names.push_back(key_flag_set(keys[i]));
+  if (keys.size() > kFlagSetsShown) names.push_back(fmt::format("and {} more", keys.size() - kFlagSetsShown));
+  return fmt::format("{} flag sets: {}", keys.size(), fmt::join(names, ", "));
 }
 
 std::vector<ListedFinding> findings_to_list(const Comparison& comparison, const GateResult* gate, bool include_same) {

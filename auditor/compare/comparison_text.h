@@ -46,6 +46,11 @@ struct ListedFinding {
   std::string flag_sets() const;
 };
 
+// The part of a cell key before '|' ("matmul/f32@cpu"), and "6 flag sets: defaults, threads=1, ..."
+// for keys of one such part ("" for fewer than two keys).
+std::string key_variant(const std::string& key);
+std::string flag_sets_text(const std::vector<std::string>& keys);
+
 // cells_to_list, with the cells that changed the same way grouped, each group where its first cell is.
 std::vector<ListedFinding> findings_to_list(const Comparison& comparison, const GateResult* gate, bool include_same);
 

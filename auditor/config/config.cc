@@ -19,9 +19,8 @@
 namespace repro_audit {
 namespace {
 
-const std::vector<std::string> kKeys = {"device",    "probes", "kind",         "profiles", "axes",
-                                        "matrix",    "repeats", "warmup",      "processes", "seed",
-                                        "input_scheme", "timeout", "fail_on", "models"};
+const std::vector<std::string> kKeys = {"device", "probes",    "kind", "profiles",     "axes",    "matrix",  "repeats",
+                                        "warmup", "processes", "seed", "input_scheme", "timeout", "fail_on", "models"};
 
 class Reader : public YamlReader {
  public:

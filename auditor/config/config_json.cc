@@ -54,8 +54,8 @@ Config config_from_json(const nlohmann::json& json, const std::string& source) {
     const auto scheme = json_integer_or(json, "input_scheme", to_int(kUnrecordedInputScheme));
     const auto parsed_scheme = input_scheme_from_int(scheme);
     if (!parsed_scheme)
-      throw UserError(fmt::format("{}: malformed config: input_scheme {} is not one of: {}", source, scheme,
-                                  kInputSchemeNames));
+      throw UserError(
+          fmt::format("{}: malformed config: input_scheme {} is not one of: {}", source, scheme, kInputSchemeNames));
     config.input_scheme = *parsed_scheme;
     config.timeout_seconds = json.at("timeout").get<double>();
     const auto fail_on = json.at("fail_on").get<std::string>();

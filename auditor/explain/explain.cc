@@ -9,7 +9,9 @@
 #include <set>
 
 #include "compare/baseline.h"
+#include "explain/library_keys.h"
 #include "plan/cell_key.h"
+#include "report/text_format.h"
 
 namespace repro_audit {
 namespace {
@@ -211,6 +213,113 @@ void search_knobs(Search& search, const std::vector<CellExplanation*>& open, con
   }
 }
 
+// Whether both sides' probes made the same inputs: another scheme, or another input digest, means
+// the bits were taken over other values.
+std::string inputs_text(const Snapshot& before, const Snapshot& after, const CellComparison& compared) {
+  if (before.input_scheme != after.input_scheme)
+    return fmt::format("different: input scheme {} vs {}", describe(before.input_scheme), describe(after.input_scheme));
+  const auto& a = compared.before->input_digest;
+  const auto& b = compared.after->input_digest;
+  if (a.empty() || b.empty())
+    return fmt::format("not recorded in {}", a.empty() && b.empty() ? "either" : a.empty() ? "BEFORE" : "AFTER");
+  if (a == b) return "equal";
+  return fmt::format("different (input digest {} -> {})", short_digest(a), short_digest(b));
+}
+
+std::string kernels_text(const CellComparison& compared) {
+  const auto& before = *compared.before;
+  const auto& after = *compared.after;
+  if (before.kernel_digest.empty() || after.kernel_digest.empty()) return "not traced on both sides";
+  if (before.kernel_digest == after.kernel_digest) return "the same";
+  if (compared.kernel_changes.empty())
+    return fmt::format("changed ({} -> {}; names not recorded in {})", short_digest(before.kernel_digest),
+                       short_digest(after.kernel_digest),
+                       !before.kernels && !after.kernels ? "either"
+                       : !before.kernels                 ? "BEFORE"
+                                                         : "AFTER");
+  std::vector<std::string> parts;
+  for (const auto& change : compared.kernel_changes) parts.push_back(kernel_change_text(change));
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+// What changed besides the bits: inputs, kernels by name, and where their libraries look.
+void describe_sides(CellExplanation& cell, const Snapshot& before, const Snapshot& after, const Comparison& comparison,
+                    const CellComparison& compared) {
+  cell.inputs = inputs_text(before, after, compared);
+  cell.kernels = kernels_text(compared);
+  cell.kernel_changes = compared.kernel_changes;
+  std::vector<std::string> libraries;
+  for (const auto& change : compared.kernel_changes)
+    if (std::find(libraries.begin(), libraries.end(), change.library) == libraries.end())
+      libraries.push_back(change.library);
+  for (const auto& library : libraries) {
+    cell.keyed_on.push_back(keyed_on_text(library, comparison.environment_changes));
+    cell.library_pins.push_back(fmt::format("{}: {}", library, library_keys(library).pin));
+  }
+}
+
+// "1.42x slower here (3.10 ms vs 2.18 ms)", or no cost when the spreads overlap.
+std::string cost_text(const Timing& as_is, const Timing& pinned) {
+  if (as_is.samples <= 0 || pinned.samples <= 0 || as_is.median_ns <= 0) return "not measured (untimed)";
+  const double ratio = static_cast<double>(pinned.median_ns) / static_cast<double>(as_is.median_ns);
+  const auto medians = fmt::format("median {} vs {} as is, {} and {} runs", format_duration(pinned.median_ns),
+                                   format_duration(as_is.median_ns), pinned.samples, as_is.samples);
+  if (is_slower(as_is, pinned, 0.10)) return fmt::format("{:.2f}x slower here ({})", ratio, medians);
+  if (is_faster(as_is, pinned, 0.10)) return fmt::format("{:.2f}x faster here ({})", ratio, medians);
+  return fmt::format("no cost outside the noise here ({:.2f}x, {})", ratio, medians);
+}
+
+// The cell under the portable settings, where they apply (the CPU).
+std::optional<Cell> portable_cell(const Cell& cell) {
+  const auto* capability = find_setting("cpu_capability");
+  if (!capability || !applies_to(*capability, cell.device)) return std::nullopt;
+  return with_knobs(cell, {{"cpu_capability", "default", "the portable profile"},
+                           {"mkl_cbwr", "COMPATIBLE", "the portable profile"}});
+}
+
+// Runs the changed cells here under the portable settings: do they give one digest, what would the
+// other host run to confirm it, and what does pinning cost here.
+void try_portable(Search& search, const std::vector<CellExplanation*>& cells, const std::map<std::string, Cell>& known,
+                  const std::map<std::string, SnapshotCell>& as_is, const ExplainOptions& options) {
+  std::vector<Cell> batch;
+  for (auto* cell : cells) {
+    const auto pinned = portable_cell(known.at(cell->key));
+    if (!pinned) {
+      cell->portable_note = "no portable settings for " + known.at(cell->key).device +
+                            ": pin the GPU model and the driver, CUDA, cuDNN and cuBLAS versions (`strict` fixes the "
+                            "algorithms)";
+      continue;
+    }
+    batch.push_back(*pinned);
+  }
+  if (batch.empty()) return;
+  const auto seen = search.run_stage("portable settings", batch);
+  for (auto* cell : cells) {
+    const auto pinned = portable_cell(known.at(cell->key));
+    if (!pinned) continue;
+    const auto* result = find_snapshot_cell(seen, pinned->key);
+    cell->portable_command = audit_command(*pinned, options.executable);
+    if (!result || !is_reproducible(*result)) {
+      cell->portable_note = fmt::format(
+          "not portable here: under cpu_capability=default and mkl_cbwr=COMPATIBLE it {}",
+          result ? fmt::format("gave {} {}", to_string(result->verdict), result->message) : std::string("did not run"));
+      continue;
+    }
+    cell->portable_digest = result->digest;
+    cell->portable_note =
+        result->digest == cell->target_digest
+            ? fmt::format("cpu_capability=default and mkl_cbwr=COMPATIBLE give {}'s bits here",
+                          cell->target == "before" ? "BEFORE" : "AFTER")
+            : fmt::format(
+                  "one digest here under cpu_capability=default and mkl_cbwr=COMPATIBLE ({}); the cell is "
+                  "portable if the other host gives the same",
+                  short_digest(result->digest));
+    const auto here = as_is.find(cell->key);
+    cell->pin_cost =
+        here == as_is.end() ? "not measured (no run as is here)" : cost_text(here->second.timing, result->timing);
+  }
+}
+
 }  // namespace
 
 std::optional<Cell> cell_from_key(const std::string& key, const Catalogue& catalogue,
@@ -290,14 +399,18 @@ Explanation explain(const Snapshot& before, const std::optional<Snapshot>& after
       cells.emplace(cell.key, *known);
       in_order.push_back(*known);
     }
-  std::map<std::string, std::string> here;  // key -> this machine's digest as is ("" when not reproducible)
+  std::map<std::string, std::string> here;         // key -> this machine's digest as is ("" when not reproducible)
+  std::map<std::string, SnapshotCell> here_cells;  // key -> this machine's cell as is
   Snapshot after;
   if (after_given) {
     after = *after_given;
   } else {
     after = search.run_stage("audit of this machine", in_order);
     after.source = "this machine";
-    for (const auto& cell : after.cells) here[cell.key] = is_reproducible(cell) ? cell.digest : "";
+    for (const auto& cell : after.cells) {
+      here[cell.key] = is_reproducible(cell) ? cell.digest : "";
+      here_cells[cell.key] = cell;
+    }
   }
   explanation.after_source = after.source;
   explanation.comparison = compare_snapshots(before, after);
@@ -312,6 +425,7 @@ Explanation explain(const Snapshot& before, const std::optional<Snapshot>& after
     cell.before_digest = is_reproducible(*compared.before) ? compared.before->digest : "";
     cell.after_digest = is_reproducible(*compared.after) ? compared.after->digest : "";
     if (!cells.count(cell.key)) cell.note = "this build cannot run the cell (unknown probe, variant or setting)";
+    describe_sides(cell, before, after, explanation.comparison, compared);
     explanation.cells.push_back(std::move(cell));
   }
   for (auto& cell : explanation.cells)
@@ -325,19 +439,21 @@ Explanation explain(const Snapshot& before, const std::optional<Snapshot>& after
     for (const auto* cell : open) {
       const auto* result = find_snapshot_cell(seen, cell->key);
       here[cell->key] = result && is_reproducible(*result) ? result->digest : "";
+      if (result) here_cells[cell->key] = *result;
     }
   }
   for (auto* cell : open) {
     cell->here_digest = here[cell->key];
     choose_target(*cell);
   }
+  try_portable(search, open, cells, here_cells, options);
   std::erase_if(open, [](const CellExplanation* cell) { return cell->target_digest.empty(); });
 
   search_knobs(search, open, cells, before, after, options);
   for (auto* cell : open)
     if (!cell->explained)
-      cell->note = fmt::format("not explained by any knob tried ({} candidates{})", cell->tried,
-                               explanation.time_limit_reached ? "; the time limit stopped the search" : "");
+      cell->note = fmt::format("not explained by any knob tried{}",
+                               explanation.time_limit_reached ? " (the time limit stopped the search)" : "");
   explanation.seconds = search.elapsed();
   return explanation;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compare/compare.h"
+#include "compare/kernel_change.h"
 #include "config/catalogue.h"
 #include "plan/plan.h"
 #include "report/report.h"
@@ -36,6 +37,19 @@ struct CellExplanation {
   std::string pin;          // "pin ATEN_CPU_CAPABILITY=default on both to get identical bits"
   std::string command;      // the audit that shows it: "repro-audit run --probe sum/f32 --matrix full ..."
   std::string note;         // why it is not explained, or what could not be tried
+  // What changed besides the bits, whether or not a knob explains them:
+  std::string inputs;   // "equal", "different (...)" or "not recorded" (input digests)
+  std::string kernels;  // "the same", "MKL code path AVX2 -> ...; ...", "changed (names not recorded ...)"
+  std::vector<KernelChange> kernel_changes;  // by name, from the sides' kernel sequences
+  std::vector<std::string> keyed_on;         // per library whose kernels changed: the fields it keys on
+  std::vector<std::string> library_pins;     // per library whose kernels changed: what pins its choice
+  // The cell here under the portable settings (the `portable` profile on the CPU): its digest ("" when
+  // not run or its runs disagreed), what that says, the command that checks it on the other host, and
+  // what the pinning costs here (its median against the cell's as is, outside the noise or not).
+  std::string portable_digest;
+  std::string portable_note;
+  std::string portable_command;
+  std::string pin_cost;
 };
 
 struct Explanation {

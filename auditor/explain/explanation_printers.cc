@@ -12,14 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string knob_list(const std::vector<Knob>& knobs) {
-  std::vector<std::string> parts;
-  for (const auto& knob : knobs) parts.push_back(knob.setting + "=" + knob.value);
-  return fmt::format("{}", fmt::join(parts, " and "));
-}
-
-std::string upper_side(const std::string& side) { return side == "before" ? "BEFORE" : "AFTER"; }
-
 int explained_count(const Explanation& explanation) {
   int explained = 0;
   for (const auto& cell : explanation.cells) explained += cell.explained ? 1 : 0;
@@ -53,21 +45,17 @@ std::vector<std::string> environment_lines(const Explanation& explanation) {
 
 }  // namespace
 
-std::string explanation_headline(const CellExplanation& cell) {
-  if (!cell.explained) return cell.note;
-  return fmt::format("reproduced by {} ({}'s bits on this machine, which gives {}'s as is)", knob_list(cell.knobs),
-                     upper_side(cell.target),
-                     cell.side == "neither" ? std::string("neither side") : upper_side(cell.side));
-}
-
 void print_explanation(const Explanation& explanation, std::ostream& out) {
   out << fmt::format("Explaining {} -> {}\n", explanation.before_source, explanation.after_source);
   const auto environment = environment_lines(explanation);
   out << (environment.empty() ? "Environment: unchanged\n" : "Environment changes:\n");
   for (const auto& line : environment) out << "  " << line << "\n";
-  for (const auto& cell : explanation.cells) {
-    out << fmt::format("{} {}: {}\n", to_string(cell.change), cell.key, explanation_headline(cell));
-    if (cell.explained) out << "  " << cell.pin << "\n  check: " << cell.command << "\n";
+  for (const auto& group : group_explanations(explanation)) {
+    const auto& cell = group.first();
+    const auto flag_sets = group.flag_sets();
+    out << fmt::format("{} {}{}: {}\n", to_string(cell.change), group.cell(),
+                       flag_sets.empty() ? "" : " (" + flag_sets + ")", explanation_headline(cell));
+    for (const auto& line : group_detail_lines(group)) out << "  " << line.plain() << "\n";
   }
   out << search_line(explanation) << "\n"
       << "explain: " << summary_line(explanation) << "\n";
@@ -97,6 +85,13 @@ json explanation_to_json(const Explanation& explanation) {
     json knobs = json::array();
     for (const auto& knob : cell.knobs)
       knobs.push_back({{"setting", knob.setting}, {"value", knob.value}, {"reason", knob.reason}});
+    json kernel_changes = json::array();
+    for (const auto& change : cell.kernel_changes)
+      kernel_changes.push_back({{"library", change.library},
+                                {"aspect", change.aspect},
+                                {"before", change.before},
+                                {"after", change.after},
+                                {"text", kernel_change_text(change)}});
     j["cells"].push_back({{"key", cell.key},
                           {"change", to_string(cell.change)},
                           {"before_digest", cell.before_digest},
@@ -109,7 +104,17 @@ json explanation_to_json(const Explanation& explanation) {
                           {"candidates_tried", cell.tried},
                           {"pin", cell.pin},
                           {"command", cell.command},
-                          {"note", cell.note}});
+                          {"note", cell.note},
+                          {"inputs", cell.inputs},
+                          {"kernels", cell.kernels},
+                          {"kernel_changes", kernel_changes},
+                          {"keyed_on", cell.keyed_on},
+                          {"library_pins", cell.library_pins},
+                          {"portable",
+                           {{"digest", cell.portable_digest},
+                            {"note", cell.portable_note},
+                            {"command", cell.portable_command},
+                            {"cost", cell.pin_cost}}}});
   }
   return j;
 }
@@ -123,11 +128,15 @@ std::string render_explanation_markdown(const Explanation& explanation) {
   if (environment.empty()) md += "Unchanged.\n";
   for (const auto& line : environment) md += "- " + markdown_text(line) + "\n";
   md += "\n## Cells\n\n";
-  for (const auto& cell : explanation.cells) {
-    md += fmt::format("- **{}** {}: {}\n", to_string(cell.change), markdown_code(cell.key, false),
+  for (const auto& group : group_explanations(explanation)) {
+    const auto& cell = group.first();
+    const auto flag_sets = group.flag_sets();
+    md += fmt::format("- **{}** {}{}: {}\n", to_string(cell.change), markdown_code(group.cell(), false),
+                      flag_sets.empty() ? "" : " (" + markdown_text(flag_sets) + ")",
                       markdown_text(explanation_headline(cell)));
-    if (cell.explained)
-      md += fmt::format("  - {}\n  - check: {}\n", markdown_text(cell.pin), markdown_code(cell.command, false));
+    for (const auto& line : group_detail_lines(group))
+      md += "  - " + (line.label.empty() ? "" : markdown_text(line.label) + ": ") +
+            (line.command ? markdown_code(line.text, false) : markdown_text(line.text)) + "\n";
   }
   return md + "\n" + markdown_text(search_line(explanation)) + "\n";
 }
@@ -142,12 +151,15 @@ std::string render_explanation_html(const Explanation& explanation) {
   if (environment.empty()) body += "<li>Unchanged.</li>\n";
   for (const auto& line : environment) body += "<li>" + xml_escape(line) + "</li>\n";
   body += "</ul>\n<h2>Cells</h2>\n<table>\n<tr><th>cell</th><th>change</th><th>explanation</th></tr>\n";
-  for (const auto& cell : explanation.cells) {
+  for (const auto& group : group_explanations(explanation)) {
+    const auto& cell = group.first();
     std::string text = xml_escape(explanation_headline(cell));
-    if (cell.explained)
-      text += fmt::format("<br>{}<br>check: <code>{}</code>", xml_escape(cell.pin), xml_escape(cell.command));
-    body += fmt::format("<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>\n", xml_escape(cell.key),
-                        to_string(cell.change), text);
+    for (const auto& line : group_detail_lines(group))
+      text += "<br>" + (line.label.empty() ? "" : xml_escape(line.label) + ": ") +
+              (line.command ? "<code>" + xml_escape(line.text) + "</code>" : xml_escape(line.text));
+    const auto flag_sets = group.flag_sets();
+    body += fmt::format("<tr><td><code>{}</code>{}</td><td>{}</td><td>{}</td></tr>\n", xml_escape(group.cell()),
+                        flag_sets.empty() ? "" : "<br>" + xml_escape(flag_sets), to_string(cell.change), text);
   }
   body += "</table>\n<p>" + xml_escape(search_line(explanation)) + "</p>\n";
   return html_document("repro-audit explain", body);

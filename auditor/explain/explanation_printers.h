@@ -5,6 +5,7 @@
 #include <string>
 
 #include "explain/explain.h"
+#include "explain/explanation_text.h"
 
 namespace repro_audit {
 
@@ -14,8 +15,5 @@ void print_explanation(const Explanation& explanation, std::ostream& out);
 nlohmann::json explanation_to_json(const Explanation& explanation);
 std::string render_explanation_markdown(const Explanation& explanation);
 std::string render_explanation_html(const Explanation& explanation);
-
-// One line per cell: "reproduced by cpu_capability=default (BEFORE's bits)" or its note.
-std::string explanation_headline(const CellExplanation& cell);
 
 }  // namespace repro_audit

@@ -29,8 +29,7 @@ std::uint64_t counter_bits(Stream stream, std::uint64_t index) {
 
 std::uint64_t float_bits(FloatFormat format, bool negative, int exponent, std::uint64_t fraction) {
   const int bias = (1 << (format.exponent_bits - 1)) - 1;
-  if (exponent < 1 - bias || exponent > bias)
-    throw std::invalid_argument("exponent outside the format's normal range");
+  if (exponent < 1 - bias || exponent > bias) throw std::invalid_argument("exponent outside the format's normal range");
   const auto biased = static_cast<std::uint64_t>(exponent + bias);
   const int width = 1 + format.exponent_bits + format.mantissa_bits;
   const std::uint64_t sign = negative ? std::uint64_t{1} << (width - 1) : 0;

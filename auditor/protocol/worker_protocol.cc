@@ -41,7 +41,8 @@ WorkerRequest request_from_json(const json& j) {
   request.process_settings = j.value("process_settings", FlagSet{});
   request.cells = j.at("cells").get<std::vector<Cell>>();
   const auto scheme = input_scheme_from_int(json_integer_or(j, "input_scheme", to_int(kCurrentInputScheme)));
-  if (!scheme) throw json::other_error::create(501, std::string("unknown input_scheme; valid: ") + kInputSchemeNames, &j);
+  if (!scheme)
+    throw json::other_error::create(501, std::string("unknown input_scheme; valid: ") + kInputSchemeNames, &j);
   request.input_scheme = *scheme;
   return request;
 }

@@ -174,8 +174,8 @@ void check_report_config(const json& config, const std::string& source) {
     if (config.contains(key)) (void)json_integer<int>(config.at(key));
   if (config.contains("models")) (void)config.at("models").get<std::vector<ModelSpec>>();
   if (config.contains("input_scheme") && !input_scheme_from_int(json_integer<int>(config.at("input_scheme"))))
-    throw UserError(fmt::format("{}: malformed report: config: input_scheme must be one of: {}", source,
-                                kInputSchemeNames));
+    throw UserError(
+        fmt::format("{}: malformed report: config: input_scheme must be one of: {}", source, kInputSchemeNames));
 }
 
 json merge_to_json(const MergeInfo& merge) {

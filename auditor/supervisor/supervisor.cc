@@ -235,8 +235,8 @@ std::vector<Batch> timing_round_batches(const std::vector<Batch>& batches, const
 
 WorkerRequest batch_request(const Batch& batch, const std::vector<Cell>& cells, int process,
                             const SupervisorOptions& options) {
-  return {options.device, process,     options.repeats,        options.warmup, options.timing, 0,
-          batch.process_settings, cells, options.input_scheme};
+  return {options.device,         process, options.repeats,     options.warmup, options.timing, 0,
+          batch.process_settings, cells,   options.input_scheme};
 }
 
 std::map<std::string, std::string> worker_environment(const FlagSet& process_settings) {

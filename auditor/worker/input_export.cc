@@ -140,8 +140,9 @@ int export_inputs_main() {
   }
   apply_process_settings(cells.process_settings);
   for (std::size_t i = 0; i < cells.cells.size(); ++i)
-    std::cout << (cells.cells[i].model ? export_model_cell(cells.cells[i], cells.input_scheme, directories[i], origins[i])
-                                       : export_cell(cells.cells[i], cells.input_scheme, directories[i]))
+    std::cout << (cells.cells[i].model
+                      ? export_model_cell(cells.cells[i], cells.input_scheme, directories[i], origins[i])
+                      : export_cell(cells.cells[i], cells.input_scheme, directories[i]))
                      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
               << std::endl;
   return 0;

@@ -38,7 +38,8 @@ at::Tensor portable_tensor(PortableKind kind, Stream stream, at::IntArrayRef siz
     if (high <= low) throw std::invalid_argument(fmt::format("an empty integer range [{}, {})", low, high));
     auto* data = tensor.data_ptr<std::int64_t>();
     at::parallel_for(0, tensor.numel(), kGrain, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t i = begin; i < end; ++i) data[i] = integer_value(stream, static_cast<std::uint64_t>(i), low, high);
+      for (std::int64_t i = begin; i < end; ++i)
+        data[i] = integer_value(stream, static_cast<std::uint64_t>(i), low, high);
     });
     return tensor;
   }

@@ -91,8 +91,9 @@ at::Tensor ProbeContext::drawn(const std::string& request, const std::function<a
 at::Tensor ProbeContext::portable(const std::string& kind, at::IntArrayRef sizes, at::ScalarType dtype,
                                   std::int64_t low, std::int64_t high) {
   const Stream stream{seed_, draws_++};
-  const auto portable_kind = kind == "unit" ? PortableKind::unit : kind == "spread" ? PortableKind::spread
-                                                                                    : PortableKind::integer;
+  const auto portable_kind = kind == "unit"     ? PortableKind::unit
+                             : kind == "spread" ? PortableKind::spread
+                                                : PortableKind::integer;
   return portable_tensor(portable_kind, stream, sizes, dtype, low, high);
 }
 

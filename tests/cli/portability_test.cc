@@ -104,9 +104,10 @@ TEST_F(Portability, ThePortabilityMatrixPutsSumBelowIsaInvariant) {
 // portability matrix shows them ISA-invariant (under ATen's generator their inputs differed per
 // capability, and so did their bits).
 TEST_F(Portability, ThePortabilityMatrixPutsBincountAndMaxPoolingAtIsaInvariant) {
-  const auto audited = run("run --device cpu --probe bincount/f32 --probe pooling/max2d-f32 --matrix portability "
-                           "--repeats 2 --processes 1 --json " +
-                           path("portability.json"));
+  const auto audited =
+      run("run --device cpu --probe bincount/f32 --probe pooling/max2d-f32 --matrix portability "
+          "--repeats 2 --processes 1 --json " +
+          path("portability.json"));
   ASSERT_EQ(audited.exit_code, 0) << audited.output;
   const auto result = report("portability.json");
   EXPECT_EQ(result.at("config").at("input_scheme"), 2);
@@ -127,8 +128,9 @@ TEST_F(Portability, ThePortabilityMatrixPutsBincountAndMaxPoolingAtIsaInvariant)
 // gates: the gate makes its inputs the same way, so nothing drifts on the host that recorded it; an
 // audit with today's inputs compared with it shows the inputs changed.
 TEST_F(Portability, ABaselineOfTheOlderInputSchemeGatesWithItsOwnInputs) {
-  const std::string config = "device: cpu\nprobes: {index_add: [f32], matmul: [f32], bincount: [f64]}\n"
-                             "profiles: [default]\naxes: {threads: [1]}\nrepeats: 2\nprocesses: 1\n";
+  const std::string config =
+      "device: cpu\nprobes: {index_add: [f32], matmul: [f32], bincount: [f64]}\n"
+      "profiles: [default]\naxes: {threads: [1]}\nrepeats: 2\nprocesses: 1\n";
   write("old.yaml", config + "input_scheme: 1\n");
   ASSERT_EQ(run("run --config " + path("old.yaml") + " --json " + path("old.json")).exit_code, 0);
   auto old_report = report("old.json");

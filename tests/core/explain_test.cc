@@ -6,6 +6,7 @@
 
 #include "compare/baseline.h"
 #include "explain/explanation_printers.h"
+#include "sample_reports.h"
 #include "test_catalogue.h"
 
 namespace repro_audit {
@@ -17,7 +18,8 @@ using nlohmann::json;
 struct FakeMachine {
   std::function<std::string(const Cell&)> digest_of;
   int cells_run = 0;
-  double* clock = nullptr;  // advanced 10 s per cell when set
+  double* clock = nullptr;                                // advanced 10 s per cell when set
+  std::function<std::int64_t(const Cell&)> median_ns_of;  // timed runs, each within 5% of this, when set
 
   Report operator()(const std::vector<Cell>& cells) {
     Report report;
@@ -32,6 +34,10 @@ struct FakeMachine {
       result.verdict.digests_agree = !digest.empty();
       result.verdict.runs = 3;
       result.verdict.processes = 1;
+      if (median_ns_of) {
+        const auto median = median_ns_of(cell);
+        result.verdict.timing = {median, median * 97 / 100, median * 103 / 100, 20};
+      }
       report.cells.push_back(result);
     }
     return report;
@@ -79,9 +85,10 @@ TEST(Explain, ABaselineRecordedWithTheGenericKernelsIsExplainedByCpuCapability) 
   EXPECT_NE(cell.knobs[0].reason.find("ATEN_CPU_CAPABILITY=default"), std::string::npos) << cell.knobs[0].reason;
   EXPECT_EQ(cell.pin, "pin ATEN_CPU_CAPABILITY=default on both to get identical bits");
   EXPECT_NE(cell.command.find("--axis cpu_capability=default"), std::string::npos) << cell.command;
-  // Two stages: the as-is run, then every single knob at once (one worker per process setting).
-  EXPECT_EQ(explanation.stages.size(), 2u);
-  EXPECT_EQ(machine.cells_run, 1 + cell.tried);
+  // Three stages: the as-is run, the portable settings, then every single knob at once (one worker
+  // per process setting).
+  EXPECT_EQ(explanation.stages.size(), 3u);
+  EXPECT_EQ(machine.cells_run, 2 + cell.tried);
   EXPECT_FALSE(explanation_failed(explanation));
 }
 
@@ -120,7 +127,7 @@ TEST(Explain, TheTimeLimitBoundsTheSearchAndIsReported) {
   FakeMachine machine{[](const Cell&) { return std::string("new"); }, 0, &now};
   auto options = options_here();
   options.clock = [&] { return now; };
-  options.time_limit_seconds = 45;  // the as-is run takes 10 s: three more cells fit
+  options.time_limit_seconds = 45;  // the as-is and portable runs take 10 s each: two more cells fit
   const auto explanation = explain(snapshot("before", "sum/f32@cpu", "old"), snapshot("after", "sum/f32@cpu", "new"),
                                    testing::test_catalogue(), std::ref(machine), options);
   EXPECT_TRUE(explanation.time_limit_reached);
@@ -198,6 +205,104 @@ TEST(ExplainPrinters, EveryFormatCarriesTheKnobsAndThePin) {
   const auto html = render_explanation_html(explanation);
   EXPECT_NE(html.find("pin ATEN_CPU_CAPABILITY=default on both"), std::string::npos) << html;
   EXPECT_NE(html.find("--axis cpu_capability=default"), std::string::npos);
+}
+
+std::vector<KernelRecord> records(const std::vector<std::string>& names) {
+  std::vector<KernelRecord> result;
+  for (const auto& name : names) result.push_back({name, "", ""});
+  return result;
+}
+
+// Another vendor's host: MKL took its AVX-512 path there, AVX2 here; no knob gives the other bits.
+std::pair<Snapshot, Snapshot> cross_vendor(const std::string& key, const std::string& before_inputs,
+                                           const std::string& after_inputs) {
+  auto before = snapshot("intel.yaml", key, "intel-bits", {{"cpu_vendor", "GenuineIntel"}});
+  auto after = snapshot("amd.json", key, "amd-bits", {{"cpu_vendor", "AuthenticAMD"}});
+  before.cells[0].kernel_digest = std::string(32, 'b');
+  before.cells[0].kernels = std::make_shared<std::vector<KernelRecord>>(records(testing::mkl_sgemm_kernels(true)));
+  before.cells[0].input_digest = before_inputs;
+  after.cells[0].kernel_digest = std::string(32, 'a');
+  after.cells[0].kernels = std::make_shared<std::vector<KernelRecord>>(records(testing::mkl_sgemm_kernels(false)));
+  after.cells[0].input_digest = after_inputs;
+  return {before, after};
+}
+
+TEST(Explain, WhenNoKnobReproducesItSaysInputsKernelsByNameWhatTheyKeyOnAndWhatPinningCosts) {
+  const auto [before, after] = cross_vendor("sum/f32@cpu", std::string(32, '1'), std::string(32, '1'));
+  FakeMachine machine{[](const Cell& cell) {
+                        return cell.settings.at("mkl_cbwr") == "COMPATIBLE" ? std::string("compatible") : "amd-bits";
+                      },
+                      0, nullptr,
+                      [](const Cell& cell) -> std::int64_t {
+                        return cell.settings.at("mkl_cbwr") == "COMPATIBLE" ? 2000000 : 1000000;
+                      }};
+  const auto explanation = explain(before, after, testing::test_catalogue(), std::ref(machine), options_here());
+  ASSERT_EQ(explanation.cells.size(), 1u);
+  const auto& cell = explanation.cells[0];
+  EXPECT_FALSE(cell.explained);
+  EXPECT_EQ(cell.inputs, "equal");
+  EXPECT_EQ(cell.kernels, "MKL code path AVX-512 (DL Boost) -> AVX2");
+  ASSERT_EQ(cell.kernel_changes.size(), 1u);
+  EXPECT_EQ(cell.kernel_changes[0].library, "MKL");
+  ASSERT_EQ(cell.keyed_on.size(), 1u);
+  EXPECT_EQ(cell.keyed_on[0].rfind("MKL keys on CPU id (GenuineIntel -> AuthenticAMD), CPU flags (unchanged)", 0), 0u)
+      << cell.keyed_on[0];
+  ASSERT_EQ(cell.library_pins.size(), 1u);
+  EXPECT_NE(cell.library_pins[0].find("MKL_CBWR=COMPATIBLE"), std::string::npos) << cell.library_pins[0];
+  EXPECT_EQ(cell.portable_digest, "compatible");
+  EXPECT_NE(cell.portable_note.find("the cell is portable if the other host gives the same"), std::string::npos)
+      << cell.portable_note;
+  EXPECT_EQ(cell.portable_command,
+            "repro-audit run --probe sum/f32 --matrix full --axis cpu_capability=default --axis "
+            "mkl_cbwr=COMPATIBLE --axis threads=2");
+  EXPECT_EQ(cell.pin_cost.rfind("2.00x slower here (median 2.00 ms vs 1.00 ms as is", 0), 0u) << cell.pin_cost;
+  std::ostringstream out;
+  print_explanation(explanation, out);
+  for (const auto* expected :
+       {"inputs: equal", "kernels: MKL code path AVX-512 (DL Boost) -> AVX2", "to pin MKL: MKL_CBWR=COMPATIBLE",
+        "on the other host: repro-audit run --probe sum/f32", "pinning costs: 2.00x slower here", "search: "})
+    EXPECT_NE(out.str().find(expected), std::string::npos) << expected << "\n" << out.str();
+}
+
+TEST(Explain, OtherInputsAreNamedBeforeAnyKernel) {
+  const auto [before, after] = cross_vendor("sum/f32@cpu", std::string(32, '1'), std::string(32, '2'));
+  FakeMachine machine{[](const Cell&) { return std::string("amd-bits"); }};
+  const auto explanation = explain(before, after, testing::test_catalogue(), std::ref(machine), options_here());
+  EXPECT_EQ(explanation.cells.at(0).inputs, "different (input digest 111111111111 -> 222222222222)");
+  auto older = before;
+  older.input_scheme = InputScheme::aten;
+  older.cells[0].input_digest.clear();
+  auto newer = after;
+  newer.input_scheme = InputScheme::portable;
+  const auto schemes = explain(older, newer, testing::test_catalogue(), std::ref(machine), options_here());
+  EXPECT_EQ(schemes.cells.at(0).inputs, "different: input scheme 1 (ATen's generator) vs 2 (portable)");
+  EXPECT_NE(schemes.comparison.platform_summary.find("input scheme"), std::string::npos);
+  const auto unnamed = explain(snapshot("a", "sum/f32@cpu", "x"), snapshot("b", "sum/f32@cpu", "y"),
+                               testing::test_catalogue(), std::ref(machine), options_here());
+  EXPECT_EQ(unnamed.cells.at(0).inputs, "not recorded in either");
+}
+
+// The same story under several flag sets is one line per variant in every printer but JSON.
+TEST(ExplainPrinters, ChangedCellsOfOneVariantAreGroupedWithTheirFlagSets) {
+  auto before = snapshot("before", "sum/f32@cpu", "old");
+  auto after = snapshot("after", "sum/f32@cpu", "new-2");
+  before.cells.push_back(before.cells[0]);
+  before.cells[1].key = "sum/f32@cpu|threads=1";
+  after.cells.push_back(after.cells[0]);
+  after.cells[1].key = "sum/f32@cpu|threads=1";
+  after.cells[1].digest = "new-1";
+  FakeMachine machine{[](const Cell& cell) { return "new-" + cell.settings.at("threads"); }};
+  const auto explanation = explain(before, after, testing::test_catalogue(), std::ref(machine), options_here());
+  ASSERT_EQ(explanation.cells.size(), 2u);
+  ASSERT_EQ(group_explanations(explanation).size(), 1u);
+  std::ostringstream out;
+  print_explanation(explanation, out);
+  EXPECT_NE(out.str().find("DRIFT sum/f32@cpu (2 flag sets: defaults, threads=1): not explained"), std::string::npos)
+      << out.str();
+  EXPECT_EQ(out.str().find("DRIFT sum/f32@cpu|threads=1"), std::string::npos) << out.str();
+  EXPECT_NE(render_explanation_markdown(explanation).find("(2 flag sets: defaults, threads=1)"), std::string::npos);
+  EXPECT_NE(render_explanation_html(explanation).find("2 flag sets: defaults, threads=1"), std::string::npos);
+  EXPECT_EQ(explanation_to_json(explanation).at("cells").size(), 2u);
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ TEST(PortableValues, StreamsAndSeedsGiveOtherValues) {
 }
 
 TEST(PortableValues, FloatBitsRefusesAnExponentOutsideTheNormalRange) {
-  EXPECT_EQ(float_bits(kFloat16, false, 0, 0), 0x3c00u);  // 1.0
+  EXPECT_EQ(float_bits(kFloat16, false, 0, 0), 0x3c00u);     // 1.0
   EXPECT_EQ(float_bits(kFloat32, true, 1, 0), 0xc0000000u);  // -2.0
   EXPECT_THROW(float_bits(kFloat16, false, 16, 0), std::invalid_argument);
   EXPECT_THROW(float_bits(kFloat16, false, -15, 0), std::invalid_argument);

@@ -38,8 +38,7 @@ TEST_P(InputCacheOfScheme, TheNextCellGetsTheSameInputsAndDigestWithoutDrawing) 
   EXPECT_EQ(cache.hits(), 4u);
 }
 
-INSTANTIATE_TEST_SUITE_P(BothSchemes, InputCacheOfScheme,
-                         ::testing::Values(InputScheme::aten, InputScheme::portable),
+INSTANTIATE_TEST_SUITE_P(BothSchemes, InputCacheOfScheme, ::testing::Values(InputScheme::aten, InputScheme::portable),
                          [](const auto& info) { return info.param == InputScheme::aten ? "aten" : "portable"; });
 
 TEST(InputCache, AnotherSeedOrShapeIsDrawnAfresh) {

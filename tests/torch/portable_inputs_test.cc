@@ -81,7 +81,8 @@ struct Setup {
 // The capabilities this CPU runs (never one it lacks: no test depends on the host's ISA), MKL's
 // reproducibility branches and both thread counts.
 std::vector<Setup> setups() {
-  std::vector<Setup> result = {{"-u ATEN_CPU_CAPABILITY -u MKL_CBWR", "2"}, {"-u ATEN_CPU_CAPABILITY MKL_CBWR=COMPATIBLE", "1"}};
+  std::vector<Setup> result = {{"-u ATEN_CPU_CAPABILITY -u MKL_CBWR", "2"},
+                               {"-u ATEN_CPU_CAPABILITY MKL_CBWR=COMPATIBLE", "1"}};
   for (const auto& capability : runnable_cpu_capabilities(parse_cpu_info(read_proc_cpuinfo()).flags))
     result.push_back({"ATEN_CPU_CAPABILITY=" + capability + " MKL_CBWR=AUTO", capability == "default" ? "1" : "2"});
   return result;
@@ -137,7 +138,8 @@ TEST(PortableInputs, AContextsDrawsAreTheSeedsStreamsInOrder) {
   ProbeContext context(at::kCPU, 0, Variant(DType::f32).info());
   EXPECT_TRUE(at::equal(context.randn({5}), portable_tensor(PortableKind::spread, {0, 0}, {5}, at::kFloat)));
   EXPECT_TRUE(at::equal(context.rand({5}, at::kDouble), portable_tensor(PortableKind::unit, {0, 1}, {5}, at::kDouble)));
-  EXPECT_TRUE(at::equal(context.randint(1000, {6}), portable_tensor(PortableKind::integer, {0, 2}, {6}, at::kLong, 0, 1000)));
+  EXPECT_TRUE(
+      at::equal(context.randint(1000, {6}), portable_tensor(PortableKind::integer, {0, 2}, {6}, at::kLong, 0, 1000)));
 }
 
 }  // namespace
