@@ -168,6 +168,14 @@ namespace {
 // given (the same non-empty host name on the same platform fields): its bits say the host is stable
 // run to run, not that two machines agree, so it is named as a repeated audit and the first one is the
 // host. A host name alone is not enough: two hosts of one name on different platforms are two hosts.
+// A host's platform, and the scheme its inputs were made with: other inputs give other bits on any
+// platform, so the scheme separates hosts like a platform field.
+PlatformFields host_fields(const Report& report) {
+  auto fields = platform_fields(report.environment);
+  fields.emplace_back("input scheme", describe(input_scheme_of(report)));
+  return fields;
+}
+
 std::vector<ReportFile> distinct_hosts(const std::vector<ReportFile>& all, std::vector<FleetDuplicate>& duplicates) {
   std::vector<ReportFile> kept;
   std::map<std::string, std::string> file_of_run;                              // content digest -> file
@@ -182,7 +190,7 @@ std::vector<ReportFile> distinct_hosts(const std::vector<ReportFile>& all, std::
     file_of_run.emplace(run, input.file);
     if (!input.report.host.empty()) {
       const auto [it, added] = file_of_host.emplace(
-          std::make_pair(input.report.host, platform_fields(input.report.environment)), input.file);
+          std::make_pair(input.report.host, host_fields(input.report)), input.file);
       if (!added) {
         duplicates.push_back({input.file, it->second, "another audit of host " + input.report.host});
         continue;
@@ -202,12 +210,12 @@ FleetMatrix build_fleet(const std::vector<ReportFile>& all) {
   std::map<PlatformFields, int> platform_of;
   std::vector<PlatformFields> fields;
   for (std::size_t h = 0; h < inputs.size(); ++h) {
-    auto host_fields = platform_fields(inputs[h].report.environment);
-    const auto [it, added] = platform_of.emplace(host_fields, static_cast<int>(fleet.platforms.size()));
+    auto platform = host_fields(inputs[h].report);
+    const auto [it, added] = platform_of.emplace(platform, static_cast<int>(fleet.platforms.size()));
     if (added) {
       fleet.platforms.push_back(
-          {fmt::format("P{}", fleet.platforms.size() + 1), platform_summary_text(host_fields), host_fields, {}});
-      fields.push_back(host_fields);
+          {fmt::format("P{}", fleet.platforms.size() + 1), platform_summary_text(platform), platform, {}});
+      fields.push_back(platform);
     }
     fleet.hosts[h].platform = it->second;
     fleet.platforms[static_cast<std::size_t>(it->second)].hosts.push_back(static_cast<int>(h));

@@ -95,6 +95,21 @@ TEST(Fleet, ASplitIsExplainedByTheFieldThatDiffersExactlyWhereTheBitsDo) {
   EXPECT_EQ(conv.entries[0].group, 0);  // the majority is group A
 }
 
+// Two hosts of one platform whose inputs were made with different schemes: other inputs, other bits,
+// and the scheme is what separates them.
+TEST(Fleet, TheInputSchemeSeparatesHostsLikeAPlatformField) {
+  const auto environment = gpu_environment("NVIDIA A100-SXM4-80GB", 13000, "2.14.1");
+  auto older = host("old", environment, kB, kA, false, kA);
+  older.report.config["input_scheme"] = 1;
+  auto newer = host("new", environment, kA, kA, false, kA);
+  newer.report.config["input_scheme"] = 2;
+  const auto fleet = build_fleet({older, newer});
+  EXPECT_EQ(fleet.platforms.size(), 2u);
+  const auto& matmul = row(fleet, "matmul/f32@cpu|threads=1");
+  EXPECT_EQ(matmul.category, FleetCategory::split);
+  EXPECT_EQ(matmul.field, "input scheme");
+}
+
 TEST(Fleet, ASplitWithinOnePlatformIsNotBlamedOnAField) {
   const auto fleet = build_fleet(fleet_of_three_platforms());
   const auto& cumsum = row(fleet, "cumsum/f32@cpu|threads=1");
