@@ -75,10 +75,6 @@ constexpr std::size_t kFlagSetsShown = 6;
 
 std::string key_cell(const std::string& key) { return key.substr(0, key.find('|')); }
 
-std::string key_flag_set(const std::string& key) {
-  const auto bar = key.find('|');
-  return bar == std::string::npos || bar + 1 == key.size() ? "defaults" : key.substr(bar + 1);
-}
 
 std::string verdict_or_dash(const std::optional<SnapshotCell>& cell) { return cell ? to_string(cell->verdict) : "-"; }
 
@@ -93,6 +89,11 @@ std::string ListedFinding::flag_sets() const {
 }
 
 std::string key_variant(const std::string& key) { return key_cell(key); }
+
+std::string key_flag_set(const std::string& key) {
+  const auto bar = key.find('|');
+  return bar == std::string::npos || bar + 1 == key.size() ? "defaults" : key.substr(bar + 1);
+}
 
 std::string flag_sets_text(const std::vector<std::string>& keys) {
   if (keys.size() < 2) return "";

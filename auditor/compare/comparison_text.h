@@ -49,6 +49,7 @@ struct ListedFinding {
 // The part of a cell key before '|' ("matmul/f32@cpu"), and "6 flag sets: defaults, threads=1, ..."
 // for keys of one such part ("" for fewer than two keys).
 std::string key_variant(const std::string& key);
+std::string key_flag_set(const std::string& key);  // the part after '|'; "defaults" when none
 std::string flag_sets_text(const std::vector<std::string>& keys);
 
 // cells_to_list, with the cells that changed the same way grouped, each group where its first cell is.

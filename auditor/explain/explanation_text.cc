@@ -29,10 +29,6 @@ std::string shared_story(const CellExplanation& cell) {
                      explanation_headline(cell), cell.inputs, cell.kernels, portable_outcome(cell));
 }
 
-std::string flag_set_of(const std::string& key) {
-  const auto bar = key.find('|');
-  return bar == std::string::npos ? "defaults" : key.substr(bar + 1);
-}
 
 }  // namespace
 
@@ -91,7 +87,7 @@ std::vector<DetailLine> group_detail_lines(const ExplanationGroup& group) {
   for (const auto* each : group.cells) {
     same_cost = same_cost && each->pin_cost == cell.pin_cost;
     tried += each->tried;
-    if (!each->pin_cost.empty()) costs.push_back(flag_set_of(each->key) + ": " + each->pin_cost);
+    if (!each->pin_cost.empty()) costs.push_back(key_flag_set(each->key) + ": " + each->pin_cost);
   }
   if (!cell.pin_cost.empty() && same_cost)
     lines.push_back({"pinning costs", cell.pin_cost});
