@@ -75,7 +75,6 @@ constexpr std::size_t kFlagSetsShown = 6;
 
 std::string key_cell(const std::string& key) { return key.substr(0, key.find('|')); }
 
-
 std::string verdict_or_dash(const std::optional<SnapshotCell>& cell) { return cell ? to_string(cell->verdict) : "-"; }
 
 }  // namespace

@@ -220,8 +220,14 @@ std::string inputs_text(const Snapshot& before, const Snapshot& after, const Cel
     return fmt::format("different: input scheme {} vs {}", describe(before.input_scheme), describe(after.input_scheme));
   const auto& a = compared.before->input_digest;
   const auto& b = compared.after->input_digest;
-  if (a.empty() || b.empty())
-    return fmt::format("not recorded in {}", a.empty() && b.empty() ? "either" : a.empty() ? "BEFORE" : "AFTER");
+  if (a.empty() || b.empty()) {
+    const auto side = a.empty() && b.empty() ? "either" : a.empty() ? "BEFORE" : "AFTER";
+    const auto& scheme = a.empty() ? before.input_scheme : after.input_scheme;
+    return fmt::format("not recorded in {}{}", side,
+                       scheme == InputScheme::aten
+                           ? "; they came from ATen's generator, whose values differ between some ISA levels"
+                           : "");
+  }
   if (a == b) return "equal";
   return fmt::format("different (input digest {} -> {})", short_digest(a), short_digest(b));
 }
@@ -315,8 +321,19 @@ void try_portable(Search& search, const std::vector<CellExplanation*>& cells, co
                   "portable if the other host gives the same",
                   short_digest(result->digest));
     const auto here = as_is.find(cell->key);
-    cell->pin_cost =
-        here == as_is.end() ? "not measured (no run as is here)" : cost_text(here->second.timing, result->timing);
+    if (here == as_is.end()) {
+      cell->pin_cost = "not measured (no run as is here)";
+      continue;
+    }
+    const auto& plain = here->second.timing;
+    const auto& pinned_timing = result->timing;
+    cell->pin_cost = cost_text(plain, pinned_timing);
+    if (plain.samples > 0 && pinned_timing.samples > 0 && plain.median_ns > 0) {
+      cell->pin_ratio = static_cast<double>(pinned_timing.median_ns) / static_cast<double>(plain.median_ns);
+      cell->pin_cost_kind = is_slower(plain, pinned_timing, 0.10)   ? "slower"
+                            : is_faster(plain, pinned_timing, 0.10) ? "faster"
+                                                                    : "no cost";
+    }
   }
 }
 

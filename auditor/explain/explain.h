@@ -50,6 +50,8 @@ struct CellExplanation {
   std::string portable_note;
   std::string portable_command;
   std::string pin_cost;
+  double pin_ratio = 0;       // the portable median over the median as is; 0 when not measured
+  std::string pin_cost_kind;  // "slower", "faster", "no cost" (within the noise); "" when not measured
 };
 
 struct Explanation {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "compare/comparison_text.h"
@@ -28,7 +29,6 @@ std::string shared_story(const CellExplanation& cell) {
   return fmt::format("{}\n{}\n{}\n{}\n{}\n{}", key_variant(cell.key), to_string(cell.change),
                      explanation_headline(cell), cell.inputs, cell.kernels, portable_outcome(cell));
 }
-
 
 }  // namespace
 
@@ -79,18 +79,28 @@ std::vector<DetailLine> group_detail_lines(const ExplanationGroup& group) {
     lines.push_back({"on the other host", cell.portable_command + " --repeats 2", true});
     lines.push_back({"", group.cells.size() == 1 && !cell.portable_digest.empty()
                              ? fmt::format("the cell is portable if that gives digest {}", cell.portable_digest)
-                             : "the cells are portable if that gives this host's digests under the same settings"});
+                             : fmt::format("(for {}; each flag set likewise) the cells are portable if that gives "
+                                           "this host's digests under the same settings",
+                                           key_flag_set(cell.key))});
   }
   std::vector<std::string> costs;
-  bool same_cost = true;
+  bool same_kind = !cell.pin_cost_kind.empty();
+  double low = cell.pin_ratio, high = cell.pin_ratio;
   int tried = 0;
   for (const auto* each : group.cells) {
-    same_cost = same_cost && each->pin_cost == cell.pin_cost;
+    same_kind = same_kind && each->pin_cost_kind == cell.pin_cost_kind;
+    low = std::min(low, each->pin_ratio);
+    high = std::max(high, each->pin_ratio);
     tried += each->tried;
     if (!each->pin_cost.empty()) costs.push_back(key_flag_set(each->key) + ": " + each->pin_cost);
   }
-  if (!cell.pin_cost.empty() && same_cost)
+  if (group.cells.size() == 1 && !cell.pin_cost.empty())
     lines.push_back({"pinning costs", cell.pin_cost});
+  else if (same_kind)  // one word for the group, with the range of the ratios
+    lines.push_back({"pinning costs",
+                     fmt::format("{} here under each of the {} flag sets ({:.2f}x-{:.2f}x)",
+                                 cell.pin_cost_kind == "no cost" ? "no cost outside the noise" : cell.pin_cost_kind,
+                                 group.cells.size(), low, high)});
   else if (!costs.empty())
     lines.push_back({"pinning costs", fmt::format("{}", fmt::join(costs, "; "))});
   lines.push_back({"search", fmt::format("{} candidate cell{} run", tried, tried == 1 ? "" : "s")});

@@ -32,7 +32,8 @@ const LibraryKeys& library_keys(const std::string& library) {
       {"CUTLASS", {"GPU", "torch", "CUDA runtime"}, "the same GPU model and torch build"},
       {"other", {"torch", "CPU flags", "GPU"}, "the same torch build and hardware"},
   };
-  const auto it = std::find_if(table.begin(), table.end(), [&](const LibraryKeys& keys) { return keys.library == library; });
+  const auto it =
+      std::find_if(table.begin(), table.end(), [&](const LibraryKeys& keys) { return keys.library == library; });
   return it != table.end() ? *it : table.back();
 }
 

@@ -189,8 +189,8 @@ std::vector<ReportFile> distinct_hosts(const std::vector<ReportFile>& all, std::
     }
     file_of_run.emplace(run, input.file);
     if (!input.report.host.empty()) {
-      const auto [it, added] = file_of_host.emplace(
-          std::make_pair(input.report.host, host_fields(input.report)), input.file);
+      const auto [it, added] =
+          file_of_host.emplace(std::make_pair(input.report.host, host_fields(input.report)), input.file);
       if (!added) {
         duplicates.push_back({input.file, it->second, "another audit of host " + input.report.host});
         continue;
