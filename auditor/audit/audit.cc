@@ -1,4 +1,5 @@
 #include "audit/audit.h"
+#include "audit/run_policy.h"
 
 #include <unistd.h>
 
@@ -10,8 +11,8 @@
 #include <set>
 
 #include "config/config_json.h"
-#include "config/user_error.h"
-#include "config/version.h"
+#include "common/user_error.h"
+#include "common/version.h"
 #include "report/json_io.h"
 #include "supervisor/journal.h"
 #include "supervisor/supervisor.h"
@@ -261,11 +262,9 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   supervisor.input_scheme = config.input_scheme;
   supervisor.processes = config.processes;
   supervisor.timing = options.timing;
-  // Under --budget every cell's share pays for its one timing round.
+  // Under --budget every cell's share pays for its one timing round (audit/run_policy.h).
   if (options.budget_seconds > 0) supervisor.timing.rounds = 1;
-  // Workers beside each other on one GPU would share its memory and queues: on a GPU, one at a time
-  // unless asked.
-  supervisor.jobs = options.jobs == 0 && device_kind(device.device) != "cpu" ? 1 : options.jobs;
+  supervisor.jobs = jobs_on(device_kind(device.device), options.jobs);
   supervisor.cores = options.cores;
   supervisor.stop_requested = options.stop_requested;
   nlohmann::json environment;

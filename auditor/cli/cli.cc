@@ -9,8 +9,8 @@
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "cli/terminal.h"
-#include "config/user_error.h"
-#include "config/version.h"
+#include "common/user_error.h"
+#include "common/version.h"
 
 namespace repro_audit {
 

@@ -13,7 +13,7 @@
 #include "compare/baseline.h"
 #include "output/output_format.h"
 #include "compare/comparison_terminal.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "report/json_io.h"
 #include "worker/probe_catalogue.h"
 

@@ -11,7 +11,7 @@
 #include "cli/local_audit.h"
 #include "cli/output_options.h"
 #include "compare/baseline.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "explain/explanation_printers.h"
 #include "worker/environment.h"
 #include "worker/probe_catalogue.h"

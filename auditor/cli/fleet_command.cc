@@ -4,8 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/output_paths.h"
-#include "config/atomic_file.h"
+#include "cli/output_options.h"
 #include "fleet/fleet_printers.h"
 #include "report/json_io.h"
 
@@ -14,7 +13,7 @@ namespace repro_audit {
 Command add_fleet_command(CLI::App& app) {
   struct Arguments {
     std::vector<std::string> reports;
-    std::string html, markdown, json;
+    OutputArguments outputs;  // the formats with a fleet form (output/output_format.h)
   };
   auto arguments = std::make_shared<Arguments>();
   auto* fleet = app.add_subcommand(
@@ -24,38 +23,31 @@ Command add_fleet_command(CLI::App& app) {
   fleet->add_option("reports", arguments->reports, "One report per host (or a merged report per host)")
       ->required()
       ->check(CLI::ExistingFile);
-  fleet->add_option("--html", arguments->html, "Write the heatmap as one self-contained HTML page to FILE");
-  fleet->add_option("--markdown", arguments->markdown, "Write Markdown to FILE");
-  fleet->add_option("--json", arguments->json, "Write JSON (repro-audit.fleet/1) to FILE");
-  return {
-      fleet, [arguments] {
-        std::vector<NamedPath> inputs;
-        for (const auto& report : arguments->reports) inputs.push_back({"a report", report});
-        check_outputs({{"--html", arguments->html}, {"--markdown", arguments->markdown}, {"--json", arguments->json}},
-                      inputs);
-        const auto matrix = build_fleet(load_report_files(arguments->reports));
-        std::cout << fleet_text(matrix) << std::flush;
-        std::vector<FileContent> files;
-        if (!arguments->html.empty()) files.push_back({arguments->html, fleet_html(matrix)});
-        if (!arguments->markdown.empty()) files.push_back({arguments->markdown, fleet_markdown(matrix)});
-        if (!arguments->json.empty())
-          files.push_back({arguments->json,
-                           fleet_json(matrix).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"});
-        const auto failures = write_files_atomically(files);
-        for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
-        if (!failures.empty()) return 2;
-        if (matrix.compared == 0) {
-          std::cerr << fmt::format(
-              "repro-audit: nothing was compared: {}\n",
-              matrix.hosts.size() < 2
-                  ? fmt::format("a fleet needs reports of at least two hosts ({} given, {} "
-                                "left out as copies of a host's report)",
-                                matrix.hosts.size() + matrix.duplicates.size(), matrix.duplicates.size())
-                  : "no cell has agreeing runs on two hosts (no common cells, or all skipped)");
-          return 1;
-        }
-        return 0;
-      }};
+  for (const auto* format : fleet_formats()) {
+    const auto index = static_cast<std::size_t>(format - output_formats().data());
+    fleet->add_option("--" + format->name, arguments->outputs.paths[index], format->help);
+  }
+  return {fleet, [arguments] {
+            std::vector<NamedPath> inputs;
+            for (const auto& report : arguments->reports) inputs.push_back({"a report", report});
+            check_outputs(arguments->outputs.named(), inputs);
+            const auto matrix = build_fleet(load_report_files(arguments->reports));
+            std::cout << fleet_text(matrix) << std::flush;
+            const auto failures = write_fleets(arguments->outputs.files(), matrix);
+            for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
+            if (!failures.empty()) return 2;
+            if (matrix.compared == 0) {
+              std::cerr << fmt::format(
+                  "repro-audit: nothing was compared: {}\n",
+                  matrix.hosts.size() < 2
+                      ? fmt::format("a fleet needs reports of at least two hosts ({} given, {} "
+                                    "left out as copies of a host's report)",
+                                    matrix.hosts.size() + matrix.duplicates.size(), matrix.duplicates.size())
+                      : "no cell has agreeing runs on two hosts (no common cells, or all skipped)");
+              return 1;
+            }
+            return 0;
+          }};
 }
 
 }  // namespace repro_audit

@@ -7,7 +7,7 @@
 #include "cli/audit_command.h"
 #include "cli/commands.h"
 #include "config/model_config.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "worker/device.h"
 #include "worker/model_checks.h"
 #include "worker/probe_catalogue.h"

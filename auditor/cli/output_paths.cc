@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 
-#include "config/user_error.h"
+#include "common/user_error.h"
 
 namespace repro_audit {
 namespace {

@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "cli/interruption.h"
 #include "cli/terminal.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "repro/export.h"
 #include "report/cell_printer.h"
 #include "report/json_io.h"

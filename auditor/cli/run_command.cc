@@ -11,12 +11,13 @@
 #include "cli/local_audit.h"
 #include "cli/commands.h"
 #include "config/settings.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "cli/interruption.h"
 #include "cli/output_options.h"
 #include "audit/progress.h"
+#include "audit/run_policy.h"
 #include "cli/terminal.h"
-#include "config/atomic_file.h"
+#include "common/atomic_file.h"
 #include "worker/environment.h"
 #include "compare/baseline.h"
 #include "plan/shard.h"
@@ -288,23 +289,12 @@ int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue,
   check_outputs(outputs, {{"--config", arguments.config_path}});
   AuditOptions options = command_line_audit_options(arguments.journal, arguments.resume);
   set_shard_options(arguments, options);
-  if (!arguments.budget.empty()) options.budget_seconds = budget_seconds(arguments.budget);
-  // Side by side, the later processes' runs are untimed: the timings then come from one process, one
-  // stretch of time, and drift of the host between audits shows as costs and SLOWER (README, Timing).
-  // So by default only an audit that reports no costs runs its workers side by side.
-  options.jobs = arguments.jobs.value_or(arguments.no_cost ? 0 : 1);
-  // Rounds cost a small audit a few seconds (fresh workers, inputs drawn again): one without costs, or
-  // under a budget, takes one.
-  options.timing.rounds =
-      arguments.timing_rounds.value_or(options.budget_seconds > 0 || arguments.no_cost ? 1 : options.timing.rounds);
-  // An audit that shows no costs takes no timing-only runs either: its determinism runs are the work a
-  // plain script would do, and their run times are the report's timings (fewer samples, wider intervals).
-  if (arguments.no_cost && !arguments.timing_rounds) {
-    options.timing.budget_seconds = 0;
-    options.timing.min_samples = 0;
-  }
-  if (options.budget_seconds > 0 && options.timing.rounds > 1)
-    throw UserError("--timing-rounds: under --budget a cell's share pays for one timing round only; leave it out");
+  RunRequest request{arguments.jobs, arguments.timing_rounds, 0, arguments.no_cost};
+  if (!arguments.budget.empty()) request.budget_seconds = budget_seconds(arguments.budget);
+  const auto policy = decide_run_policy(request, options.timing);
+  options.jobs = policy.jobs;
+  options.timing = policy.timing;
+  options.budget_seconds = policy.budget_seconds;
   const auto mode = arguments.quiet                      ? Progress::Mode::quiet
                     : is_capable_terminal(STDERR_FILENO) ? Progress::Mode::live
                                                          : Progress::Mode::final_line;

@@ -14,11 +14,12 @@
 #include <thread>
 
 #include "cli/local_audit.h"
+#include "audit/run_policy.h"
 #include "cli/commands.h"
 #include "cli/interruption.h"
 #include "cli/output_paths.h"
-#include "config/atomic_file.h"
-#include "config/user_error.h"
+#include "common/atomic_file.h"
+#include "common/user_error.h"
 #include "repro/parity.h"
 #include "repro/python_check.h"
 #include "report/json_io.h"
@@ -72,7 +73,8 @@ int python_parity(const PythonCheck& python) {
   for (const auto& probe : catalogue)
     if (!probe.python.code.empty()) config.probes.push_back({probe.name, {}});
   AuditOptions options = local_audit_options();
-  options.timing.rounds = 1;  // digests, not timings
+  // Digests, not timings: no timing-only runs, as an audit without costs (audit/run_policy.h).
+  options.timing = decide_run_policy({.no_cost = true}, options.timing).timing;
   options.stop_requested = stop_requested;
   std::cout << fmt::format(
       "\nPython parity: {} probes on the CPU under strict, 1 thread, against {} (Python {}, torch {})\n",

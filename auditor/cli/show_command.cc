@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "report/cell_printer.h"
 #include "report/json_io.h"
 

@@ -10,10 +10,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include "compare/yaml_scalar.h"
-#include "config/atomic_file.h"
+#include "common/atomic_file.h"
 #include "config/input_file.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "report/json_io.h"
+#include "kinds/cell_kind.h"
 
 namespace repro_audit {
 using nlohmann::json;
@@ -163,10 +164,7 @@ Baseline baseline_from_report(const Report& report, const std::string& source) {
     baseline.cells.push_back({cell.cell.key, verdict.kind, verdict.digest, verdict.kernel_digest,
                               verdict.kernels_varied, verdict.timing, verdict.message,
                               agreed_kernels(cell, kernel_copies), first_input_digest(cell)});
-    const auto& model = cell.cell.model;
-    if (model && std::none_of(baseline.models.begin(), baseline.models.end(),
-                              [&](const ModelSpec& seen) { return seen.name == model->name; }))
-      baseline.models.push_back(*model);
+    kind_of(cell.cell).add_to_baseline(cell, baseline);
   }
   return baseline;
 }

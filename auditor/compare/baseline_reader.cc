@@ -11,7 +11,7 @@
 #include "compare/baseline.h"
 #include "compare/yaml_scalar.h"
 #include "config/input_file.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "config/yaml_reader.h"
 #include "plan/cell_key.h"
 

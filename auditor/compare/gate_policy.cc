@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "config/input_file.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "config/yaml_reader.h"
 
 namespace repro_audit {

@@ -13,7 +13,7 @@
 #include "config/input_file.h"
 #include "config/model_config.h"
 #include "config/settings.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "config/yaml_reader.h"
 
 namespace repro_audit {

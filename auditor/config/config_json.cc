@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "config/json_number.h"
-#include "config/user_error.h"
+#include "common/json_number.h"
+#include "common/user_error.h"
 
 namespace repro_audit {
 

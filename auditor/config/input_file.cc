@@ -10,7 +10,7 @@
 #include <system_error>
 #include <vector>
 
-#include "config/user_error.h"
+#include "common/user_error.h"
 
 namespace repro_audit {
 using nlohmann::json;

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "config/user_error.h"
+#include "common/user_error.h"
 
 namespace repro_audit {
 namespace {

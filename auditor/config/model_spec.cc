@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "config/json_number.h"
+#include "common/json_number.h"
 
 namespace repro_audit {
 

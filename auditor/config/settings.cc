@@ -5,6 +5,11 @@
 #include <fmt/ranges.h>
 
 namespace repro_audit {
+namespace {
+
+std::string python_bool(const std::string& value) { return value == "true" ? "True" : "False"; }
+
+}  // namespace
 
 // In name order, like the cell keys (plan/cell_key.h), though keys do not depend on this order.
 const std::vector<SettingSpec>& setting_specs() {
@@ -17,8 +22,13 @@ const std::vector<SettingSpec>& setting_specs() {
        .scope = S::in_process,
        .on_cpu = false,
        .on_cuda = true,
-       .help = "TF32 in cuBLAS matmuls and cuDNN convolutions"},
-      // cuBLAS reads the variable once, when it starts: only a fresh process can change it.
+       .help = "TF32 in cuBLAS matmuls and cuDNN convolutions",
+       .python =
+           [](const std::string& v) {
+             return fmt::format(
+                 "torch.backends.cuda.matmul.allow_tf32 = {0}\n    torch.backends.cudnn.allow_tf32 = {0}",
+                 python_bool(v));
+           }},
       // ATen picks its CPU kernels once, when it first dispatches: only a fresh process can change it.
       // "inherit" leaves the user's ATEN_CPU_CAPABILITY as it is (that is how a user reproduces an older
       // host's bits); "native" removes it, so ATen takes the best level this CPU runs.
@@ -33,6 +43,7 @@ const std::vector<SettingSpec>& setting_specs() {
        .environment_variable = "ATEN_CPU_CAPABILITY",
        .portability = PortabilityRole::isa,
        .removed_by = "native"},
+      // cuBLAS reads the variable once, when it starts: only a fresh process can change it.
       {.name = "cublas_workspace_config",
        .values = {kUnset, ":4096:8", ":16:8"},
        .default_value = kUnset,
@@ -48,21 +59,24 @@ const std::vector<SettingSpec>& setting_specs() {
        .scope = S::in_process,
        .on_cpu = false,
        .on_cuda = true,
-       .help = "cudnn.benchmark: time candidate algorithms and keep the fastest"},
+       .help = "cudnn.benchmark: time candidate algorithms and keep the fastest",
+       .python = [](const std::string& v) { return "torch.backends.cudnn.benchmark = " + python_bool(v); }},
       {.name = "cudnn_deterministic",
        .values = {"false", "true"},
        .default_value = "false",
        .scope = S::in_process,
        .on_cpu = false,
        .on_cuda = true,
-       .help = "cudnn.deterministic: only deterministic convolution algorithms"},
+       .help = "cudnn.deterministic: only deterministic convolution algorithms",
+       .python = [](const std::string& v) { return "torch.backends.cudnn.deterministic = " + python_bool(v); }},
       {.name = "cudnn_enabled",
        .values = {"true", "false"},
        .default_value = "true",
        .scope = S::in_process,
        .on_cpu = false,
        .on_cuda = true,
-       .help = "cudnn.enabled"},
+       .help = "cudnn.enabled",
+       .python = [](const std::string& v) { return "torch.backends.cudnn.enabled = " + python_bool(v); }},
       {.name = "deterministic_algorithms",
        .values = {"off", "on", "warn"},
        .default_value = "off",
@@ -70,14 +84,23 @@ const std::vector<SettingSpec>& setting_specs() {
        .on_cpu = true,
        .on_cuda = true,
        .help = "torch.use_deterministic_algorithms (warn = warn_only=True)",
-       .determinism = D::mode},
+       .determinism = D::mode,
+       .python =
+           [](const std::string& v) {
+             return fmt::format("torch.use_deterministic_algorithms({}, warn_only={})", v == "off" ? "False" : "True",
+                                v == "warn" ? "True" : "False");
+           }},
       {.name = "fill_uninitialized_memory",
        .values = {"true", "false"},
        .default_value = "true",
        .scope = S::in_process,
        .on_cpu = true,
        .on_cuda = true,
-       .help = "fill new uninitialised memory with NaN when deterministic algorithms are on"},
+       .help = "fill new uninitialised memory with NaN when deterministic algorithms are on",
+       .python =
+           [](const std::string& v) {
+             return "torch.utils.deterministic.fill_uninitialized_memory = " + python_bool(v);
+           }},
       // MKL reads MKL_CBWR when it starts. COMPATIBLE gives the same bits on every x86 CPU MKL runs on;
       // a branch the CPU lacks makes MKL fall back, so the sweeps use unset and COMPATIBLE only.
       {.name = "mkl_cbwr",
@@ -107,7 +130,8 @@ const std::vector<SettingSpec>& setting_specs() {
        .help = "intra-op threads (at::set_num_threads)",
        .portability = PortabilityRole::threads,
        .minimum = 1,
-       .maximum = 1024},
+       .maximum = 1024,
+       .python = [](const std::string& v) { return "torch.set_num_threads(" + v + ")"; }},
   };
   return specs;
 }

@@ -25,8 +25,8 @@ enum class DeterministicMode { off, on, warn };
 enum class PortabilityRole { none, threads, isa };
 
 // Everything the tool knows about a setting. Adding a setting is a row in setting_specs() (and, for
-// an in-process setting, its libtorch call in worker/settings_apply.cc); keys of existing cells do not
-// change as long as the new setting's default is what happened before it existed (see plan/cell_key.h).
+// an in-process setting, its libtorch call in worker/settings_apply.cc and its Python spelling here); keys of existing
+// cells do not change as long as the new setting's default is what happened before it existed (see plan/cell_key.h).
 struct SettingSpec {
   std::string name;
   std::vector<std::string> values;  // empty: any non-negative integer
@@ -45,6 +45,10 @@ struct SettingSpec {
   // Integer settings only: the accepted range.
   long minimum = 0;
   long maximum = 999999999;
+  // In-process settings: the Python line(s) that put torch in this state, for `repro`'s scripts.
+  // Environment settings are spelled from their variable, and `seed` is the script's SEED; a setting
+  // with none of these has no Python form (tests/core/repro_script_test.cc finds it).
+  std::string (*python)(const std::string& value) = nullptr;
 };
 
 inline constexpr const char* kUnset = "unset";

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "config/user_error.h"
+#include "common/user_error.h"
 
 namespace repro_audit {
 

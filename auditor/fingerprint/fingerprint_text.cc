@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "config/json_number.h"
+#include "common/json_number.h"
 
 namespace repro_audit {
 namespace {

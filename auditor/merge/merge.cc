@@ -8,7 +8,7 @@
 #include <set>
 
 #include "compare/platform.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 
 namespace repro_audit {
 namespace {

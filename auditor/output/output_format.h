@@ -1,6 +1,6 @@
 #pragma once
 // The file formats (json, junit, markdown, html): one registry that the CLI builds its options from
-// (--<name> FILE on run, compare and gate) and the golden tests iterate. A format renders both an
+// (--<name> FILE on run, compare, gate, explain and fleet) and the golden tests iterate. A format renders both an
 // audit report and a comparison, so it registers once; this folder may use report/ and compare/,
 // which is why the registry is not in report/ (report/ must not depend on compare/).
 // Adding a format: one printer file pair, one row in the table in output_format.cc, then
@@ -11,6 +11,7 @@
 #include "compare/compare.h"
 #include "compare/gate_policy.h"
 #include "explain/explain.h"
+#include "fleet/fleet_matrix.h"
 #include "report/report.h"
 
 namespace repro_audit {
@@ -24,6 +25,8 @@ struct OutputFormat {
   std::string (*render_comparison)(const Comparison& comparison, const GateResult* gate);
   // Null when the format has no form for `explain` (JUnit: an explanation is not a test result).
   std::string (*render_explanation)(const Explanation& explanation) = nullptr;
+  // Null when the format has no form for `fleet` (JUnit).
+  std::string (*render_fleet)(const FleetMatrix& fleet) = nullptr;
 };
 
 const std::vector<OutputFormat>& output_formats();
@@ -49,6 +52,9 @@ std::vector<std::string> write_reports(const std::vector<OutputFile>& outputs, c
 // The formats `explain` writes: those with an explanation renderer.
 std::vector<const OutputFormat*> explanation_formats();
 std::vector<std::string> write_explanations(const std::vector<OutputFile>& outputs, const Explanation& explanation);
+// The formats `fleet` writes: those with a fleet renderer.
+std::vector<const OutputFormat*> fleet_formats();
+std::vector<std::string> write_fleets(const std::vector<OutputFile>& outputs, const FleetMatrix& fleet);
 std::vector<std::string> write_comparisons(const std::vector<OutputFile>& outputs, const Comparison& comparison,
                                            const GateResult* gate);
 

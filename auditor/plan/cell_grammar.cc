@@ -5,13 +5,11 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "kinds/cell_kind.h"
 #include "plan/cell_key.h"
 
 namespace repro_audit {
 namespace {
-
-// Long enough for every name the tool makes; a name past it is not one of them.
-constexpr std::size_t kMaxNameLength = 200;
 
 bool made_of(const std::string& text, const char* extra) {
   return !text.empty() && text.size() <= kMaxNameLength && std::isalnum(static_cast<unsigned char>(text[0])) &&
@@ -30,11 +28,11 @@ bool is_plain_token(const std::string& text) {
          }));
 }
 
+}  // namespace
+
 std::string shown(const std::string& text) {
   return nlohmann::json(text.substr(0, 80)).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
 }
-
-}  // namespace
 
 bool is_probe_name(const std::string& text) { return made_of(text, "_-."); }
 bool is_variant_name(const std::string& text) { return made_of(text, "_-.=+"); }
@@ -63,11 +61,7 @@ std::string cell_grammar_problem(const Cell& cell, bool check_key) {
                    }) ||
       cell.label.size() > 4 * kMaxNameLength)
     return fmt::format("label {} holds characters no flag set's label has", shown(cell.label));
-  if (cell.model && (cell.model->name.empty() || cell.model->name.size() > kMaxNameLength ||
-                     !std::all_of(cell.model->name.begin(), cell.model->name.end(), [](char c) {
-                       return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-                     })))
-    return fmt::format("model name {} is not a name", shown(cell.model->name));
+  if (auto problem = kind_of(cell).grammar_problem(cell); !problem.empty()) return problem;
   if (check_key) {
     // The key names the cell's probe, variant and device, and settings of the same grammar (files
     // written by hand or by older versions may name a default in it, or a setting the cell lacks).

@@ -8,6 +8,12 @@
 
 namespace repro_audit {
 
+// Long enough for every name the tool makes; a name past it is not one of them.
+inline constexpr std::size_t kMaxNameLength = 200;
+
+// `text` quoted for an error message, at most 80 characters, control characters escaped.
+std::string shown(const std::string& text);
+
 // Probe and model names: letters, digits, '_', '-' and '.', not starting with '.' or '-' (every
 // registered probe, "control.racy_accumulate", "model.<name>").
 bool is_probe_name(const std::string& text);

@@ -6,7 +6,7 @@
 #include <charconv>
 #include <numeric>
 
-#include "config/user_error.h"
+#include "common/user_error.h"
 
 namespace repro_audit {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "config/json_number.h"
+#include "common/json_number.h"
 
 namespace repro_audit {
 using nlohmann::json;

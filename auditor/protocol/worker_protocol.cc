@@ -1,6 +1,6 @@
 #include "protocol/worker_protocol.h"
 
-#include "config/json_number.h"
+#include "common/json_number.h"
 #include "protocol/observation_json.h"
 
 namespace repro_audit {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "report/model_text.h"
+#include "kinds/cell_kind.h"
 #include "report/text_format.h"
 
 namespace repro_audit {
@@ -59,8 +59,7 @@ void print_cell_details(const CellReport& cell, std::ostream& out) {
     out << fmt::format("  digest {}; 95% upper bound on the per-run divergence rate: {:.4f}\n", v.digest,
                        v.divergence_rate_bound);
   print_divergence(v, out);
-  for (const auto& variation : v.variations) out << "  varies: " << variation_text(variation) << "\n";
-  for (const auto& line : model_details(v)) out << "  " << line << "\n";
+  for (const auto& line : kind_of(cell.cell).detail_lines(v)) out << "  " << line << "\n";
   for (const auto& warning : v.warnings) out << "  warning: " << warning << "\n";
   if (v.timing.samples > 0)
     out << "  timing: " << timing_summary(v.timing)

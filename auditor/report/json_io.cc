@@ -7,8 +7,8 @@
 #include <stdexcept>
 
 #include "config/input_file.h"
-#include "config/json_number.h"
-#include "config/user_error.h"
+#include "common/json_number.h"
+#include "common/user_error.h"
 #include "plan/cell_grammar.h"
 #include "plan/cell_key.h"
 #include "protocol/observation_json.h"

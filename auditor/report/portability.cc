@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "kinds/cell_kind.h"
 #include "report/report.h"
 
 namespace repro_audit {
@@ -41,25 +42,6 @@ std::string settings_with_role(const FlagSet& settings, PortabilityRole role, bo
 bool has_digests(const Verdict& verdict) {
   return runs_agreed(verdict.kind) || verdict.kind == VerdictKind::nondeterministic ||
          verdict.kind == VerdictKind::warns;
-}
-
-// An invariance probe's level beside the ladder: held when every member's perturbations did. A
-// member that varies adds where to the limit.
-void judge_invariance(const std::vector<const CellReport*>& members, Portability& result) {
-  const auto invariance = members.front()->cell.invariance;
-  if (invariance == Invariance::none) return;
-  for (const auto* member : members) {
-    const auto& verdict = member->verdict;
-    if (verdict.kind == VerdictKind::invariant) continue;
-    if (verdict.kind == VerdictKind::varies) {
-      const auto& label = member->cell.label.empty() ? member->cell.key : member->cell.label;
-      const auto where = verdict.variations.empty() ? std::string("a perturbation") : verdict.variations.front().output;
-      const auto text = fmt::format("varies with {} under {}", where, label);
-      result.limit = result.limit.empty() ? text : result.limit + "; " + text;
-    }
-    return;
-  }
-  result.invariance = invariance_level(invariance);
 }
 
 std::string input_digest(const CellReport& cell) {
@@ -175,7 +157,7 @@ std::vector<Portability> find_portability(const std::vector<CellReport>& cells) 
   for (const auto& key : order) {
     const auto& members = groups.at(key);
     auto entry = judge_portability(members);
-    judge_invariance(members, entry);
+    kind_of(members.front()->cell).judge_portability(members, entry);
     auto in_process = members.front()->cell.settings;
     in_process.erase("seed");  // another seed is other inputs, not other switches
     entry.settings = settings_with_role(in_process, PortabilityRole::none, true);

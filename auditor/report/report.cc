@@ -1,4 +1,5 @@
 #include "report/report.h"
+#include "kinds/cell_kind.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -97,9 +98,7 @@ Report build_report(const Plan& plan, const std::map<std::string, std::vector<Pr
                     const Catalogue& catalogue) {
   return build_report(plan, observations, [&](const Cell& cell) {
     const auto* probe = find_probe(catalogue, cell.probe);
-    return cell.model ? Documented::unknown
-           : probe    ? probe->documented_on(cell.variant, device_kind(cell.device))
-                      : Documented::deterministic;
+    return kind_of(cell).documented(cell, probe);
   });
 }
 

@@ -1,6 +1,6 @@
 #include "report/terminal_printer.h"
 
-#include "report/model_text.h"
+#include "kinds/cell_kind.h"
 
 #include <fmt/format.h>
 
@@ -137,7 +137,7 @@ void print_summary(const Report& report, FailOn fail_on, std::ostream& out) {
   }
   bool any_model = false;
   for (const auto& cell : report.cells) {
-    const auto lines = model_details(cell.verdict);
+    const auto lines = kind_of(cell.cell).detail_lines(cell.verdict);
     if (lines.empty() || cell.verdict.diverged_outputs.empty()) continue;
     if (!any_model) out << "\nWhere the model's divergence starts:\n";
     any_model = true;

@@ -1,6 +1,6 @@
 #include "report/text_format.h"
 
-#include "report/model_text.h"
+#include "kinds/cell_kind.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -191,8 +191,7 @@ std::vector<std::string> verdict_details(const CellReport& cell) {
     lines.push_back(line);
   }
   if (!v.message.empty()) lines.push_back("message: " + v.message);
-  for (const auto& variation : v.variations) lines.push_back("varies: " + variation_text(variation));
-  for (auto& line : model_details(v)) lines.push_back(std::move(line));
+  for (auto& line : kind_of(cell.cell).detail_lines(v)) lines.push_back(std::move(line));
   for (const auto& warning : v.warnings) lines.push_back("warning: " + warning);
   if (cell.contradiction)
     lines.push_back(fmt::format("{} (documented: {}): {}", cell.contradiction->breaks_audit ? "contradiction" : "note",

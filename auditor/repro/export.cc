@@ -13,13 +13,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "config/atomic_file.h"
-#include "config/json_number.h"
-#include "config/user_error.h"
+#include "common/atomic_file.h"
+#include "common/json_number.h"
+#include "common/user_error.h"
 #include "hash/digest.h"
 #include "config/config_json.h"
 #include "protocol/worker_protocol.h"
 #include "repro/python_script.h"
+#include "kinds/cell_kind.h"
 #include "verdict/origin.h"
 #include "supervisor/supervisor.h"
 
@@ -39,63 +40,13 @@ struct Pending {
 std::string skip_reason(const CellReport& cell, const ProbeInfo* probe) {
   if (cell.verdict.kind == VerdictKind::unsupported)
     return "not run on " + cell.cell.device + ": " + cell.verdict.message;
-  if (cell.cell.model) return "";
-  if (!probe) return "this build has no probe '" + cell.cell.probe + "'";
-  if (!probe->find_variant(cell.cell.variant)) return "this build's probe has no variant '" + cell.cell.variant + "'";
-  if (probe->python.code.empty()) return "the probe has no Python form: " + probe->python.none_reason;
-  if (cell.verdict.kind == VerdictKind::unsupported)
-    return "not run on " + cell.cell.device + ": " + cell.verdict.message;
-  return "";
+  return kind_of(cell.cell).repro_skip_reason(cell, probe);
 }
 
 std::string report_input_digest(const CellReport& cell) {
   for (const auto& observation : cell.observations)
     if (!observation.input_digest.empty()) return observation.input_digest;
   return "";
-}
-
-std::vector<ReproInput> inputs_of(const nlohmann::json& described) {
-  std::vector<ReproInput> inputs;
-  for (const auto& input : described)
-    inputs.push_back({input.at("name"), input.at("dtype"), input.at("sizes").get<std::vector<std::int64_t>>()});
-  return inputs;
-}
-
-void write_script(const fs::path& path, const std::string& text) {
-  write_file_atomically(path.string(), text);
-  ::chmod(path.c_str(), 0755);
-}
-
-// Where a model cell's divergence starts, in its first process's first op sequence: the op's place in
-// the order ops began, which the export's own run counts to; -1 when there is none to export.
-std::int64_t origin_start(const CellReport& cell) {
-  const auto& origin = cell.verdict.origin;
-  if (!cell.cell.model || !origin || cell.observations.empty() || cell.observations.front().op_sequences.empty())
-    return -1;
-  const auto& ops = cell.observations.front().op_sequences.front().ops;
-  if (origin->position < 0 || origin->position >= static_cast<int>(ops.size())) return -1;
-  return ops[static_cast<std::size_t>(origin->position)].start;
-}
-
-void write_model_cell(const Report& report, const Pending& pending, ReproCell& repro, const nlohmann::json& answer) {
-  const auto folder = fs::path(pending.result->folder);
-  const auto& cell = *pending.cell;
-  ModelExport exported;
-  write_script(folder / "repro.py", model_script(repro, answer.value("named", std::vector<std::string>{})));
-  if (answer.contains("origin")) {
-    const auto& origin = answer.at("origin");
-    exported.origin = CapturedOrigin{origin.at("name"), origin.at("overload"), origin.at("arguments"),
-                                     inputs_of(origin.at("tensors")), describe_origin_op(*cell.verdict.origin)};
-    try {
-      write_script(folder / "origin" / "repro.py", origin_script(repro, *exported.origin));
-    } catch (const std::invalid_argument& error) {
-      exported.origin.reset();
-      exported.origin_error = error.what();
-    }
-  }
-  if (exported.origin || exported.origin_error.empty()) exported.origin_error = answer.value("origin_error", "");
-  if (!cell.verdict.origin) exported.origin_error = "the report names no origin for this cell";
-  write_file_atomically((folder / "README.md").string(), model_readme(repro, report, exported));
 }
 
 void write_cell(const Report& report, const Pending& pending, const ProbeInfo* probe, const nlohmann::json& answer) {
@@ -109,14 +60,8 @@ void write_cell(const Report& report, const Pending& pending, const ProbeInfo* p
   repro.warmup = report.config.is_object() ? json_integer_or(report.config, "warmup", 1) : 1;
   const auto torch = report.environment.is_object() ? report.environment.find("torch") : report.environment.end();
   repro.torch_version = torch != report.environment.end() && torch->is_string() ? torch->get<std::string>() : "";
-  repro.inputs = inputs_of(answer.at("inputs"));
-  const auto folder = fs::path(pending.result->folder);
-  if (pending.cell->cell.model) {
-    write_model_cell(report, pending, repro, answer);
-  } else {
-    write_script(folder / "repro.py", python_script(repro));
-    write_file_atomically((folder / "README.md").string(), repro_readme(repro, report));
-  }
+  repro.inputs = repro_inputs_of(answer.at("inputs"));
+  kind_of(pending.cell->cell).write_repro(report, repro, answer, fs::path(pending.result->folder));
   const auto audited = report_input_digest(*pending.cell);
   if (!audited.empty() && audited != repro.input_digest)
     pending.result->warning = fmt::format(
@@ -139,7 +84,7 @@ void export_group(const Report& report, const Catalogue& catalogue, const FlagSe
   for (const auto& pending : group) {
     request.cells.push_back(pending.cell->cell);
     directories.push_back(pending.result->folder);
-    origins.push_back(origin_start(*pending.cell));
+    origins.push_back(kind_of(pending.cell->cell).repro_origin_start(*pending.cell));
   }
   const nlohmann::json message = {
       {"request", request_to_json(request)}, {"directories", directories}, {"origins", origins}};
@@ -217,6 +162,18 @@ void commit(std::vector<ExportedCell>& results, const fs::path& staging, const f
 }
 
 }  // namespace
+
+std::vector<ReproInput> repro_inputs_of(const nlohmann::json& described) {
+  std::vector<ReproInput> inputs;
+  for (const auto& input : described)
+    inputs.push_back({input.at("name"), input.at("dtype"), input.at("sizes").get<std::vector<std::int64_t>>()});
+  return inputs;
+}
+
+void write_script_file(const std::filesystem::path& path, const std::string& text) {
+  write_file_atomically(path.string(), text);
+  ::chmod(path.c_str(), 0755);
+}
 
 std::vector<ExportedCell> export_repros(const Report& report, const std::vector<const CellReport*>& cells,
                                         const Catalogue& catalogue, const std::string& output_folder,

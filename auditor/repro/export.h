@@ -2,12 +2,15 @@
 // `repro-audit repro`: writes, per cell of a report, a folder with repro.py, inputs.pt and README.md
 // (repro/python_script.h). The inputs are made by `repro-audit export-inputs` processes started with
 // each cell's process settings, as the audit's workers were.
+#include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "config/catalogue.h"
 #include "report/report.h"
+#include "repro/python_script.h"
 #include "supervisor/worker_launcher.h"
 
 namespace repro_audit {
@@ -24,5 +27,10 @@ struct ExportedCell {
 std::vector<ExportedCell> export_repros(const Report& report, const std::vector<const CellReport*>& cells,
                                         const Catalogue& catalogue, const std::string& output_folder,
                                         WorkerLauncher& launcher, const std::function<bool()>& stopped = {});
+
+// For the kinds' own files (kinds/cell_kind.h): a script written atomically and made executable, and
+// the inputs an export-inputs worker described ({"name", "dtype", "sizes"} each).
+void write_script_file(const std::filesystem::path& path, const std::string& text);
+std::vector<ReproInput> repro_inputs_of(const nlohmann::json& described);
 
 }  // namespace repro_audit

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "config/atomic_file.h"
+#include "common/atomic_file.h"
 #include "repro/export.h"
 #include "repro/path_checks.h"
 #include "repro/python_check.h"

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "supervisor/worker_process.h"
 
 namespace repro_audit {

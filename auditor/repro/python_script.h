@@ -9,6 +9,7 @@
 
 #include "config/catalogue.h"
 #include "report/report.h"
+#include "repro/python_text.h"
 
 namespace repro_audit {
 
@@ -29,7 +30,8 @@ struct ReproCell {
 };
 
 // The Python lines that put torch in the state of `settings`: environment variables (before torch is
-// imported) and the calls after it. Every setting of setting_specs() has a spelling (a test checks).
+// imported) and the calls after it, spelled by each setting's row in setting_specs() (a test checks
+// that every setting has a spelling).
 struct PythonSettings {
   std::vector<std::string> environment;  // os.environ lines
   std::vector<std::string> calls;        // torch calls
@@ -62,12 +64,15 @@ struct ScriptParts {
   std::string torch_version;
 };
 std::string render_script(const ScriptParts& parts);
+// The parts every cell's script shares: its subject, settings, device, inputs, expected result, runs.
+ScriptParts cell_parts(const CellReport& cell, const ReproCell& repro);
 
-// A probe cell's script.
+// A probe cell's script (probe_script.cc).
 std::string python_script(const ReproCell& repro);
 
-// A model cell's run: forward, or the training run with its SGD steps (`named`: inputs passed by name).
-std::string model_script(const ReproCell& repro, const std::vector<std::string>& named);
+// A model cell's run: forward, or the training run with its SGD steps (`named`: inputs passed by name;
+// `package`: the file is an AOTInductor package, as the worker found from its archive). model_script.cc
+std::string model_script(const ReproCell& repro, const std::vector<std::string>& named, bool package);
 
 // The op where a model cell's divergence starts, alone, on the arguments it had.
 struct CapturedOrigin {
@@ -77,7 +82,7 @@ struct CapturedOrigin {
   std::vector<ReproInput> tensors;
   std::string where;  // "#62 aten::index_put_ (update)"
 };
-std::string origin_script(const ReproCell& repro, const CapturedOrigin& origin);
+std::string origin_script(const ReproCell& repro, const CapturedOrigin& origin);  // origin_script.cc
 std::string repro_readme(const ReproCell& repro, const Report& report);
 
 // What a model cell's folder holds.
@@ -86,15 +91,5 @@ struct ModelExport {
   std::string origin_error;              // why there is no origin/ folder
 };
 std::string model_readme(const ReproCell& repro, const Report& report, const ModelExport& exported);
-
-// A folder name for a cell key: letters, digits, '-', '_', '.', '=' kept, the rest '_'; one that would
-// start with anything but a letter, digit or '_' ("", "..", a hidden name) gets a '_' in front.
-std::string folder_name_of(const std::string& key);
-
-// A Python identifier of ASCII letters, digits and '_' (an op or overload name the script spells as code).
-bool is_identifier(const std::string& text);
-
-// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD.
-std::string valid_utf8(std::string_view text);
 
 }  // namespace repro_audit

@@ -10,11 +10,11 @@
 #include <fmt/format.h>
 
 #include "config/input_file.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "hash/digest.h"
-#include "config/atomic_file.h"
+#include "common/atomic_file.h"
 #include "protocol/observation_json.h"
-#include "config/json_number.h"
+#include "common/json_number.h"
 
 namespace repro_audit {
 namespace {

@@ -11,6 +11,7 @@
 #include "config/settings.h"
 #include "protocol/worker_protocol.h"
 #include "supervisor/worker_launcher.h"
+#include "kinds/cell_kind.h"
 
 namespace repro_audit {
 namespace {
@@ -212,7 +213,7 @@ std::vector<Batch> timing_round_batches(const std::vector<Batch>& batches, const
   for (const auto& batch : batches) {
     Batch taking{batch.process_settings, {}};
     for (const auto& cell : batch.cells) {
-      if (cell.model) continue;  // a model's runs are its timings: no timing-only runs
+      if (!kind_of(cell).has_timing_runs()) continue;  // its runs are its timings (a model's)
       const auto* first = first_process(observations, cell.key);
       if (!first || first->status != ObservationStatus::ok || first->untimed || first->runs.empty() ||
           first->timing_rounds >= round)

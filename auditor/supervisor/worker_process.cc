@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "config/user_error.h"
+#include "common/user_error.h"
 
 extern char** environ;
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "verdict/observation.h"
+#include "common/records.h"
 
 namespace repro_audit {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "verdict/observation.h"
+#include "common/records.h"
 
 namespace repro_audit {
 

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/records.h"
+
 namespace repro_audit {
 
 // How a cell's runs in one process ended. The names exist only at the JSON edge (report/json_io.cc).
@@ -46,13 +48,6 @@ inline std::string observation_status_names() {
   return names;
 }
 
-struct KernelRecord {
-  std::string name;
-  std::string grid;  // "x,y,z" where the backend has it
-  std::string block;
-  std::int64_t op = -1;  // the per-op record (its start order) it ran inside; -1 when not known
-};
-
 struct RunObservation {
   std::string digest;                                        // combined over every output
   std::vector<std::pair<std::string, std::string>> outputs;  // name -> digest, in the probe's order
@@ -80,16 +75,6 @@ struct OpSequence {
   std::string digest;
   std::vector<OpRecord> ops;
   bool truncated = false;  // longer than kMaxOpsPerRun: the tail was not kept
-};
-
-// The first output of a run that differs from run 0 of the same process, measured element-wise.
-struct Divergence {
-  std::string output;
-  int run = 0;
-  std::int64_t differing_elements = -1;  // -1: not measured (only digests were compared)
-  std::int64_t elements = 0;
-  double max_abs_difference = 0;
-  double max_ulp_difference = 0;
 };
 
 struct ProcessObservation {

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <set>
 
-#include "verdict/model_verdict.h"
+#include "kinds/cell_kind.h"
 
 namespace repro_audit {
 namespace {
@@ -58,36 +58,6 @@ std::optional<Divergence> divergence_by_digest(const std::vector<ProcessObservat
           return Divergence{outputs[i].first, static_cast<int>(run), -1, 0, 0, 0};
     }
   return std::nullopt;
-}
-
-// An invariance cell whose runs agree: every perturbed output against the reference (output 0).
-void judge_invariance(const std::vector<ProcessObservation>& observations, Verdict& verdict) {
-  const auto& outputs = observations.front().runs.front().outputs;
-  if (outputs.size() < 2) {
-    verdict.kind = VerdictKind::error;
-    verdict.message = "an invariance probe returned no perturbed result to compare with its reference";
-    return;
-  }
-  for (std::size_t i = 1; i < outputs.size(); ++i) {
-    if (outputs[i].second == outputs.front().second) continue;
-    Divergence variation{outputs[i].first, 0, -1, 0, 0, 0};
-    for (const auto& measured : observations.front().variations)
-      if (measured.output == outputs[i].first) variation = measured;
-    verdict.variations.push_back(variation);
-  }
-  if (verdict.variations.empty()) {
-    verdict.kind = VerdictKind::invariant;
-    verdict.message = fmt::format("all {} perturbed results equal the reference bit for bit", outputs.size() - 1);
-  } else {
-    verdict.kind = VerdictKind::varies;
-    const auto worst = std::max_element(
-        verdict.variations.begin(), verdict.variations.end(),
-        [](const Divergence& a, const Divergence& b) { return a.max_ulp_difference < b.max_ulp_difference; });
-    verdict.message = fmt::format("{} of {} perturbed results differ from the reference; first {}",
-                                  verdict.variations.size(), outputs.size() - 1, verdict.variations.front().output);
-    if (worst->differing_elements >= 0)
-      verdict.message += fmt::format(", max ULP difference {:g} ({})", worst->max_ulp_difference, worst->output);
-  }
 }
 
 void judge_kernels(const std::vector<ProcessObservation>& observations, Verdict& verdict) {
@@ -153,7 +123,6 @@ Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observati
     verdict.kind = VerdictKind::deterministic;
     verdict.digest = *digests.begin();
     verdict.divergence_rate_bound = divergence_rate_bound(verdict.runs);
-    if (cell.invariance != Invariance::none) judge_invariance(observations, verdict);
   } else {
     verdict.kind = VerdictKind::nondeterministic;
     verdict.divergence_scope = within ? "within-process" : "across-processes";
@@ -164,7 +133,7 @@ Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observati
       }
     if (!verdict.divergence) verdict.divergence = divergence_by_digest(observations);
   }
-  judge_model(cell, observations, verdict);
+  kind_of(cell).judge(cell, observations, verdict);  // the rules the cell's kind adds
   const bool warn_only = deterministic_mode(cell.settings) == DeterministicMode::warn;
   // Only determinism alerts make a cell `warns`; other warnings (deprecations) are kept, not judged.
   const auto alert = std::find_if(verdict.warnings.begin(), verdict.warnings.end(), mentions_determinism);

@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "config/version.h"
+#include "common/version.h"
 #include "fingerprint/cpu_info.h"
 
 extern char** environ;

@@ -9,8 +9,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "config/atomic_file.h"
+#include "common/atomic_file.h"
 #include "protocol/worker_protocol.h"
+#include "worker/cell_runner.h"
+#include "worker/model_checks.h"
 #include "worker/model_inputs.h"
 #include "worker/model_runner.h"
 #include "worker/origin_capture.h"
@@ -38,8 +40,8 @@ nlohmann::json described(const std::string& name, const at::Tensor& tensor) {
   return {{"name", name}, {"dtype", c10::toString(tensor.scalar_type())}, {"sizes", tensor.sizes().vec()}};
 }
 
-// A model cell: its inputs as the worker made or read them and, with `origin_start` >= 0, the
-// arguments of the op where its divergence starts, from one run like the audit's first.
+}  // namespace
+
 nlohmann::json export_model_cell(const Cell& cell, InputScheme scheme, const std::string& directory,
                                  std::int64_t origin_start) {
   nlohmann::json answer = {{"key", cell.key}};
@@ -48,6 +50,8 @@ nlohmann::json export_model_cell(const Cell& cell, InputScheme scheme, const std
   variant.name = cell.variant;
   try {
     apply_cell_settings(cell.settings);
+    // What the file is, by its archive (the one rule the worker runs it by): the script loads it so.
+    answer["package"] = model_format(cell.model->path) == ModelFormat::aoti_package;
     ProbeContext context(at::Device(at::kCPU), seed, variant, nullptr, scheme);
     const auto inputs = load_model_inputs(*cell.model, context);
     std::vector<at::Tensor> tensors;
@@ -90,7 +94,7 @@ nlohmann::json export_model_cell(const Cell& cell, InputScheme scheme, const std
   return answer;
 }
 
-nlohmann::json export_cell(const Cell& cell, InputScheme scheme, const std::string& directory) {
+nlohmann::json export_probe_cell(const Cell& cell, InputScheme scheme, const std::string& directory) {
   nlohmann::json answer = {{"key", cell.key}};
   const auto* probe = find_registered_probe(cell.probe);
   const auto* variant = probe ? probe->info.find_variant(cell.variant) : nullptr;
@@ -118,8 +122,6 @@ nlohmann::json export_cell(const Cell& cell, InputScheme scheme, const std::stri
   return answer;
 }
 
-}  // namespace
-
 int export_inputs_main() {
   nlohmann::json request;
   WorkerRequest cells;
@@ -140,9 +142,8 @@ int export_inputs_main() {
   }
   apply_process_settings(cells.process_settings);
   for (std::size_t i = 0; i < cells.cells.size(); ++i)
-    std::cout << (cells.cells[i].model
-                      ? export_model_cell(cells.cells[i], cells.input_scheme, directories[i], origins[i])
-                      : export_cell(cells.cells[i], cells.input_scheme, directories[i]))
+    std::cout << make_cell_runner(cells.cells[i])
+                     ->export_inputs(cells.cells[i], cells.input_scheme, directories[i], origins[i])
                      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
               << std::endl;
   return 0;

@@ -37,12 +37,12 @@ void InputCache::keep(Entry entry) {
 
 ProbeContext::ProbeContext(const at::Device& device, std::uint64_t seed, VariantInfo variant, InputCache* cache,
                            InputScheme scheme)
-    : cache_(cache),
+    : seed_(seed),
+      scheme_(scheme),
+      cache_(cache),
       device_(device),
       variant_(std::move(variant)),
-      generator_(at::make_generator<at::CPUGeneratorImpl>(seed)),
-      seed_(seed),
-      scheme_(scheme) {}
+      generator_(at::make_generator<at::CPUGeneratorImpl>(seed)) {}
 
 at::ScalarType ProbeContext::dtype() const {
   if (!variant_.dtype)

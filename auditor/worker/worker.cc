@@ -8,15 +8,14 @@
 
 #include <fmt/format.h>
 #include <tuple>
-#include <unordered_map>
 
 #include "hash/digest.h"
 #include "hash/tensor_digest.h"
 #include "protocol/observation_json.h"
+#include "kinds/cell_kind.h"
+#include "worker/cell_runner.h"
 #include "worker/digest_pipeline.h"
 #include "worker/environment.h"
-#include "worker/model_runner.h"
-#include "worker/op_recorder.h"
 #include "worker/probe.h"
 #include "worker/settings_apply.h"
 
@@ -42,86 +41,11 @@ void synchronize(const at::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
 
-// An invariance probe's outputs that differ from its reference (output 0), measured against it.
-void measure_variations(const Digested& digested, ProcessObservation& observation) {
-  const auto& names = digested.run.outputs;
-  for (std::size_t i = 1; i < names.size(); ++i)
-    if (names[i].second != names.front().second)
-      observation.variations.push_back(
-          compare_tensors(digested.names[i], 0, digested.canonical.front(), digested.canonical[i]));
-}
-
 void keep_sequence(ProcessObservation& observation, const std::string& digest, std::vector<KernelRecord>&& kernels) {
   for (const auto& [seen, _] : observation.kernel_sequences)
     if (seen == digest) return;
   observation.kernel_sequences.emplace_back(digest, std::move(kernels));
 }
-
-// Run k's per-op records against run 0's: keeps the distinct sequence, and measures the origin
-// op's output against run 0 the first time a run parts from it.
-struct PerOpState {
-  std::unique_ptr<OpRecorder> recorder;
-  RecordedRun reference;
-  std::string reference_digest;
-};
-
-constexpr std::size_t kKeptOutputBytes = std::size_t{256} << 20;
-
-void keep_ops(ProcessObservation& observation, RunObservation& run, RecordedRun&& recorded, int index,
-              PerOpState& per_op, std::vector<KernelRecord>& kernels) {
-  std::unordered_map<std::int64_t, std::size_t> by_start;
-  for (std::size_t i = 0; i < recorded.ops.size(); ++i) by_start[recorded.ops[i].start] = i;
-  for (const auto& kernel : kernels)
-    if (auto it = by_start.find(kernel.op); kernel.op >= 0 && it != by_start.end())
-      recorded.ops[it->second].kernels.push_back(kernel.name);
-  run.op_digest = op_sequence_digest(recorded.ops);
-  run.per_op = true;
-  const bool seen = std::any_of(observation.op_sequences.begin(), observation.op_sequences.end(),
-                                [&](const OpSequence& sequence) { return sequence.digest == run.op_digest; });
-  if (!seen && observation.op_sequences.size() < kMaxOpSequences)
-    observation.op_sequences.push_back({run.op_digest, recorded.ops, recorded.truncated});
-  if (index == 0) {
-    per_op.reference = std::move(recorded);
-    per_op.reference_digest = run.op_digest;
-    return;
-  }
-  if (observation.origin_difference || run.op_digest == per_op.reference_digest) return;
-  const auto comparison = compare_op_sequences(per_op.reference.ops, recorded.ops);
-  if (!comparison.origin) return;
-  const auto at = comparison.origin->position;
-  for (const auto& [i, j] : comparison.matched) {
-    if (i != at) continue;
-    const auto& a = per_op.reference.kept[i];
-    const auto& b = recorded.kept[j];
-    for (std::size_t t = 0; t < a.size() && t < b.size(); ++t) {
-      auto measured = compare_tensors(fmt::format("#{} {}", at, comparison.origin->op), index, a[t], b[t]);
-      if (measured.differing_elements > 0) {
-        observation.origin_difference = measured;
-        return;
-      }
-    }
-  }
-}
-
-// Every output of a model run that differs from run 0, with its largest difference over the runs.
-void measure_output_differences(const Digested& digested, const RunObservation& first,
-                                const std::vector<at::Tensor>& reference, int index, ProcessObservation& observation) {
-  for (std::size_t i = 0; i < digested.names.size() && i < reference.size() && i < first.outputs.size(); ++i) {
-    if (digested.run.outputs[i].second == first.outputs[i].second) continue;
-    auto measured = compare_tensors(digested.names[i], index, reference[i], digested.canonical[i]);
-    auto it = std::find_if(observation.output_differences.begin(), observation.output_differences.end(),
-                           [&](const Divergence& d) { return d.output == measured.output; });
-    if (it == observation.output_differences.end())
-      observation.output_differences.push_back(measured);
-    else if (measured.max_abs_difference > it->max_abs_difference)
-      *it = measured;
-  }
-}
-
-struct Prepared {
-  RunFunction run;
-  Invariance invariance = Invariance::none;
-};
 
 // One run as the determinism runs make it (seeded, synchronized, traced, timed), without a digest.
 std::int64_t timed_run(const RunFunction& run, const at::Device& device, std::uint64_t seed, Tracer& tracer,
@@ -164,84 +88,50 @@ void time_until_done(const RunFunction& run, const TimingRule& rule, const at::D
   }
 }
 
-Prepared prepare_cell(const Cell& cell, const at::Device& device, std::uint64_t seed, InputScheme scheme,
-                      Tracer& tracer, ProcessObservation& observation, PerOpState& per_op, InputCache* inputs) {
-  if (cell.model) {
-    VariantInfo variant;
-    variant.name = cell.variant;
-    ProbeContext context(device, seed, variant, nullptr, scheme);
-    auto prepared = prepare_model(*cell.model, context);
-    observation.input_digest = context.input_digest();
-    if (cell.model->per_op) {
-      if (prepared.per_op_unavailable.empty())
-        per_op.recorder = std::make_unique<OpRecorder>(&tracer);
-      else
-        observation.per_op_unavailable = prepared.per_op_unavailable;
-    }
-    return {prepared.run, Invariance::none};
-  }
-  const auto* probe = find_registered_probe(cell.probe);
-  if (!probe) throw std::runtime_error("this worker has no probe '" + cell.probe + "'");
-  const auto* variant = probe->info.find_variant(cell.variant);
-  if (!variant) throw std::runtime_error("probe '" + cell.probe + "' has no variant '" + cell.variant + "'");
-  const auto kind = device.is_cuda() ? "cuda" : "cpu";
-  if (std::find(variant->devices.begin(), variant->devices.end(), kind) == variant->devices.end())
-    throw Unsupported(variant->unsupported_reason.empty() ? std::string("no implementation on ") + kind
-                                                          : variant->unsupported_reason);
-  ProbeContext context(device, seed, *variant, inputs, scheme);
-  auto run = probe->prepare(context);
-  observation.input_digest = context.input_digest();
-  return {run, probe->info.invariance};
-}
-
+// The determinism runs of a cell, its kind's runner measuring what the kind adds, then its first
+// timing round's timing-only runs.
 void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
              ProcessObservation& observation, InputCache* inputs, OutputCopier* given_copier) {
-  const at::Device device(request.device);
-  const auto seed = static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed")));
-  PerOpState per_op;
-  const auto prepared = prepare_cell(cell, device, seed, request.input_scheme, tracer, observation, per_op, inputs);
+  const CellSetup setup{at::Device(request.device), static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed"))),
+                        request.input_scheme, &tracer, inputs};
+  const auto& device = setup.device;
+  const auto seed = setup.seed;
+  const auto& kind = kind_of(cell);
+  const auto runner = make_cell_runner(cell);
+  const auto run = runner->prepare(cell, setup, observation);
   std::vector<at::Tensor> reference;
-  // With per-op records, the runs that digest every op are followed by runs that do not, timed
-  // apart: the model's own time, and what the per-op digests cost.
-  const int plain_runs = per_op.recorder ? std::max(1, (request.repeats + 1) / 2) : 0;
-  const int total = request.warmup + request.repeats + plain_runs;
+  const int determinism_runs = request.warmup + request.repeats;
+  const int total = determinism_runs + runner->extra_runs(request.repeats);
   // A probe's runs stop at the first digest that differs from run 0's: the verdict is certain, and more
-  // runs add nothing to it. Model cells and invariance probes keep every run for what they measure.
-  const bool may_stop_early = !cell.model && prepared.invariance == Invariance::none;
+  // runs add nothing to it. Kinds that measure every run (models, invariance probes) keep them all.
+  const bool may_stop_early = kind.stops_at_first_difference();
   const auto started = std::chrono::steady_clock::now();
   const auto spent = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
   // What a run leaves besides its outputs, until its digest is taken.
   struct Ran {
     int index = 0;
     std::int64_t elapsed_ns = 0;
-    RecordedRun recorded;
     std::vector<KernelRecord> kernels;
-    bool recording = false;
+    std::unique_ptr<RunExtras> extras;  // what the kind keeps of it
   };
   // A run's digest, what it shows, and whether the runs stop after it.
   const auto account = [&](Digested digested, Ran ran) {
     const int index = ran.index;
     digested.run.warmup = index < request.warmup;
     digested.run.time_ns = ran.elapsed_ns;
-    if (ran.recording) keep_ops(observation, digested.run, std::move(ran.recorded), index, per_op, ran.kernels);
+    runner->account(index, digested, digested.run, ran.extras.get(), ran.kernels, reference, observation);
     if (observation.trace_unavailable.empty()) {
       digested.run.kernel_digest = kernel_sequence_digest(ran.kernels);
       keep_sequence(observation, digested.run.kernel_digest, std::move(ran.kernels));
     }
     if (index == 0) {
-      reference = digested.canonical;
-      if (cell.model)
-        for (auto& tensor : reference) tensor = tensor.clone();  // a model's output may alias its parameters
-      if (prepared.invariance != Invariance::none) measure_variations(digested, observation);
-    } else {
-      if (cell.model) measure_output_differences(digested, observation.runs.front(), reference, index, observation);
-      if (!observation.divergence && digested.run.digest != observation.runs.front().digest) {
-        for (std::size_t i = 0; i < digested.canonical.size(); ++i)
-          if (digested.run.outputs[i].second != observation.runs.front().outputs[i].second) {
-            observation.divergence = compare_tensors(digested.names[i], index, reference[i], digested.canonical[i]);
-            break;
-          }
-      }
+      reference = runner->keep_reference(digested.canonical);
+    } else if (!observation.divergence && digested.run.digest != observation.runs.front().digest) {
+      for (std::size_t i = 0; i < digested.canonical.size(); ++i)
+        if (digested.run.outputs[i].second != observation.runs.front().outputs[i].second) {
+          observation.divergence = compare_tensors(digested.names[i], index, reference[i], digested.canonical[i]);
+          break;
+        }
     }
     observation.runs.push_back(std::move(digested.run));
     if (may_stop_early && index > 0 && index + 1 < total &&
@@ -250,33 +140,32 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
       return true;
     }
     // Under --budget: at least kMinimumRepeats after warm-up, then no more once the share is spent.
-    if (cell.budget_seconds > 0 && !per_op.recorder && index + 1 < total &&
+    if (cell.budget_seconds > 0 && runner->budget_applies() && index + 1 < total &&
         index + 1 >= request.warmup + kMinimumRepeats && spent() >= cell.budget_seconds) {
       observation.budget_limited = true;
       return true;
     }
     return false;
   };
-  // On a GPU, run i's digest is taken after run i+1 is launched (worker/digest_pipeline.h); a model's
-  // outputs may alias what its next run restores, so its runs are digested one by one.
+  // On a GPU, run i's digest is taken after run i+1 is launched (worker/digest_pipeline.h), unless the
+  // kind digests its runs one by one.
   const auto own_copier = given_copier ? nullptr : make_output_copier(device);
   auto& copier = given_copier ? *given_copier : *own_copier;
-  DigestPipeline<Ran> pipeline(copier, cell.model ? 0 : copier.depth());
+  DigestPipeline<Ran> pipeline(copier, runner->pipeline_depth(copier.depth()));
   bool stop = false;
   for (int index = 0; index < total && !stop; ++index) {
     Ran ran;
     ran.index = index;
-    ran.recording = per_op.recorder && index < request.warmup + request.repeats;
     at::manual_seed(seed);  // ops that draw random numbers (fractional pooling) draw the same ones
     synchronize(device);
     tracer.begin_run();
-    if (ran.recording) per_op.recorder->begin_run(index == 0 || !observation.origin_difference ? kKeptOutputBytes : 0);
+    runner->begin_run(index, index >= determinism_runs, observation);
     timer.start();
-    const auto outputs = prepared.run();
+    const auto outputs = run();
     // The previous run's digest while this one executes; the digest may stop the runs after this one.
     if (pipeline.depth() > 0 && pipeline.has_pending() && std::apply(account, pipeline.collect())) stop = true;
     ran.elapsed_ns = timer.stop_ns();
-    if (ran.recording) ran.recorded = per_op.recorder->end_run();
+    ran.extras = runner->end_run();
     synchronize(device);
     ran.kernels = tracer.end_run();
     pipeline.submit(outputs, std::move(ran));
@@ -284,7 +173,7 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
       if (std::apply(account, pipeline.collect())) stop = true;
   }
   while (pipeline.has_pending()) std::apply(account, pipeline.collect());
-  if (cell.model) return;
+  if (!kind.has_timing_runs()) return;
   auto rule = request.timing;
   rule.budget_seconds = rule.round_budget();  // the first of the timing rounds
   if (request.process > 0) {                  // one process's timing-only runs time the cell; the others add digests
@@ -295,23 +184,31 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
     rule.budget_seconds = std::min(rule.budget_seconds, std::max(0.0, cell.budget_seconds - spent()));
     rule.min_samples = 0;
   }
-  time_until_done(prepared.run, rule, device, seed, tracer, timer, observation);
+  time_until_done(run, rule, device, seed, tracer, timer, observation);
 }
 
 // A later timing round of a cell (timing/timing.h): its inputs drawn as before, the warm-up runs, then
 // timing-only runs for the round's share of the budget, and at least the round's minimum.
 void time_round(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
                 ProcessObservation& observation, InputCache* inputs) {
-  const at::Device device(request.device);
-  const auto seed = static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed")));
-  PerOpState per_op;
-  const auto prepared = prepare_cell(cell, device, seed, request.input_scheme, tracer, observation, per_op, inputs);
-  for (int i = 0; i < request.warmup; ++i) timed_run(prepared.run, device, seed, tracer, timer);
+  const CellSetup setup{at::Device(request.device), static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed"))),
+                        request.input_scheme, &tracer, inputs};
+  const auto run = make_cell_runner(cell)->prepare(cell, setup, observation);
+  for (int i = 0; i < request.warmup; ++i) timed_run(run, setup.device, setup.seed, tracer, timer);
   auto rule = request.timing;
   rule.budget_seconds = rule.round_budget();
   rule.min_samples = rule.round_min_samples;
-  time_until_done(prepared.run, rule, device, seed, tracer, timer, observation, true);
+  time_until_done(run, rule, setup.device, setup.seed, tracer, timer, observation, true);
   observation.timing_rounds = request.timing_round;
+}
+
+// A cell that ended in an error: nothing of its partial runs is kept, only why it ended.
+ProcessObservation failed_observation(const Tracer& tracer, ObservationStatus status, const std::string& message) {
+  ProcessObservation observation;
+  observation.trace_unavailable = tracer.unavailable_reason();
+  observation.status = status;
+  observation.message = message;
+  return observation;
 }
 
 }  // namespace
@@ -330,22 +227,9 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
     else
       run_all(cell, request, tracer, timer, observation, inputs, copier);
   } catch (const Unsupported& unsupported) {
-    observation = ProcessObservation{};
-    observation.trace_unavailable = tracer.unavailable_reason();
-    observation.status = ObservationStatus::unsupported;
-    observation.message = unsupported.what();
+    observation = failed_observation(tracer, ObservationStatus::unsupported, unsupported.what());
   } catch (const std::exception& error) {
-    observation.runs.clear();
-    observation.divergence.reset();
-    observation.variations.clear();
-    observation.kernel_sequences.clear();
-    observation.op_sequences.clear();
-    observation.output_differences.clear();
-    observation.origin_difference.reset();
-    observation.timing_ns.clear();
-    observation.stopped_early = false;
-    observation.status = ObservationStatus::exception;
-    observation.message = error_text(error);
+    observation = failed_observation(tracer, ObservationStatus::exception, error_text(error));
   }
   observation.process = request.process;
   observation.warnings = collector.warnings;

@@ -10,7 +10,7 @@
 
 #include "compare/baseline.h"
 #include "compare/compare.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "report/cell_printer.h"
 #include "report/json_io.h"
 

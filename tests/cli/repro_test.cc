@@ -169,4 +169,25 @@ torch.jit.script(Scatter()).save(sys.argv[1])
   EXPECT_NE(origin.output.find("here     nondeterministic"), std::string::npos) << origin.output;
 }
 
+// What a model file is comes from its archive, as the worker loads it, never from its name: a
+// TorchScript module saved as "net.pt2" is scripted with torch.jit.load.
+TEST_F(ReproCommand, AModelIsScriptedByWhatItsArchiveHoldsNotByItsName) {
+  std::ofstream(path("make.py")) << R"(import sys
+import torch
+torch.manual_seed(0)
+torch.jit.script(torch.nn.Linear(8, 4)).save(sys.argv[1])
+)";
+  const auto model = path("net.pt2");
+  ASSERT_EQ(shell(python() + " " + path("make.py") + " " + model).exit_code, 0);
+  const auto report = path("report.json");
+  const auto audit = run("model " + model + " --input x:f32[2,8] --profile strict --repeats 2 --json " + report);
+  ASSERT_EQ(audit.exit_code, 0) << audit.output;
+  const auto exported = run("repro " + report + " model -o " + path("out"));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  const auto script = slurp(path("out/model.net_forward_cpu_deterministic_algorithms=on/repro.py"));
+  EXPECT_NE(script.find("torch.jit.load(MODEL_PATH"), std::string::npos);
+  EXPECT_EQ(script.find("aoti_load_package"), std::string::npos);
+  EXPECT_NE(script.find("(TorchScript)"), std::string::npos);
+}
+
 }  // namespace

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "audit/audit.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "fake_workers.h"
 #include "supervisor/journal.h"
 #include "test_catalogue.h"

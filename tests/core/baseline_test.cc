@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <unistd.h>
 
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "hostile_inputs.h"
-#include "config/atomic_file.h"
+#include "common/atomic_file.h"
 #include "report/json_io.h"
 #include "sample_reports.h"
 

@@ -16,7 +16,7 @@
 #include "compare/baseline.h"
 #include "compare/compare.h"
 #include "compare/gate_policy.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "report/json_io.h"
 
 namespace repro_audit {

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "config/config_json.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "hostile_inputs.h"
 #include "test_catalogue.h"
 

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "golden_file.h"
-#include "config/atomic_file.h"
+#include "common/atomic_file.h"
 
 namespace repro_audit {
 namespace {

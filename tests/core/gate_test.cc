@@ -10,9 +10,9 @@
 
 #include "compare/comparison_terminal.h"
 #include "compare/comparison_text.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "hostile_inputs.h"
-#include "config/atomic_file.h"
+#include "common/atomic_file.h"
 #include "report/json_io.h"
 #include "sample_reports.h"
 

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "config/atomic_file.h"
+#include "common/atomic_file.h"
 
 namespace repro_audit::testing {
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <vector>
 
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "config/yaml_reader.h"
 #include "hostile_inputs.h"
 

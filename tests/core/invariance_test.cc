@@ -4,7 +4,7 @@
 
 #include "compare/compare.h"
 #include "config/config.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "plan/plan.h"
 #include "report/portability.h"
 #include "report/report.h"

@@ -8,7 +8,7 @@
 #include <map>
 
 #include "config/config_json.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "plan/shard.h"
 #include "report/json_io.h"
 #include "sample_reports.h"

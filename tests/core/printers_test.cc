@@ -11,7 +11,7 @@
 
 #include "compare/baseline.h"
 #include "compare/comparison_terminal.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "golden_file.h"
 #include "report/cell_printer.h"
 #include "report/escape.h"

@@ -8,8 +8,8 @@
 #include <set>
 #include <tuple>
 
-#include "config/json_number.h"
-#include "config/user_error.h"
+#include "common/json_number.h"
+#include "common/user_error.h"
 #include "hash/digest.h"
 #include "hostile_inputs.h"
 #include "report/json_io.h"

@@ -9,7 +9,7 @@
 #include <numeric>
 #include <set>
 
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "test_catalogue.h"
 
 namespace repro_audit {

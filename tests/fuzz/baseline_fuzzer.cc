@@ -4,7 +4,7 @@
 #include <string>
 
 #include "compare/baseline.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

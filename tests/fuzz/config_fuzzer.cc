@@ -5,7 +5,7 @@
 
 #include "../core/test_catalogue.h"
 #include "config/config.h"
-#include "config/user_error.h"
+#include "common/user_error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const auto catalogue = repro_audit::testing::test_catalogue();

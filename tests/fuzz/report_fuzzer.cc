@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "config/user_error.h"
+#include "common/user_error.h"
 #include "repro/export.h"
 #include "report/json_io.h"
 

@@ -5,12 +5,15 @@
 #include "test_tools.h"
 
 #include "config/settings.h"
+#include "kinds/cell_kind.h"
+#include "worker/cell_runner.h"
 #include "timing/timing.h"
 #include "verdict/verdict.h"
 #include "worker/probe.h"
 #include "worker/settings_apply.h"
 
 #include <cmath>
+#include <set>
 
 namespace repro_audit {
 namespace {
@@ -206,6 +209,33 @@ TEST(VerdictDetail, RaisesUnderStrictAndWarnsInWarnOnlyModeWithTheText) {
 
   const auto off = make_cell("test.unpool", "f32", {});
   EXPECT_EQ(judge(off, {testing::run_untraced(off, request)}).kind, VerdictKind::deterministic);
+}
+
+// Every kind in the table has its runner, and a cell that fails to prepare keeps nothing of its runs.
+TEST(CellRunners, EveryKindHasARunner) {
+  auto repeat = make_cell("sum", "f32", {});
+  auto invariance = make_cell("batch_rows", "f32", {});
+  invariance.invariance = Invariance::batch;
+  auto model = make_cell("sum", "f32", {});
+  model.model = ModelSpec{};
+  std::set<std::string> covered;
+  for (const auto& cell : {repeat, invariance, model}) {
+    EXPECT_NE(make_cell_runner(cell), nullptr);
+    covered.insert(kind_of(cell).name());
+  }
+  EXPECT_EQ(covered.size(), cell_kinds().size());
+}
+
+TEST(CellRunners, AnErrorLeavesAFreshObservationWithOnlyWhyItEnded) {
+  WorkerRequest request;
+  request.repeats = 3;
+  auto cell = make_cell("sum", "f32", {});
+  cell.variant = "no-such-variant";
+  const auto observation = testing::run_untraced(cell, request);
+  EXPECT_EQ(observation.status, ObservationStatus::exception);
+  EXPECT_NE(observation.message.find("no-such-variant"), std::string::npos);
+  EXPECT_TRUE(observation.runs.empty());
+  EXPECT_TRUE(observation.input_digest.empty());
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "config/atomic_file.h"
+#include "common/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 
-#include "config/user_error.h"
+#include "common/user_error.h"
 
 namespace repro_audit {
 

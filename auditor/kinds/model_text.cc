@@ -1,4 +1,4 @@
-#include "report/model_text.h"
+#include "kinds/model_text.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,4 +1,4 @@
-#include "verdict/model_verdict.h"
+#include "kinds/model_verdict.h"
 
 #include <fmt/format.h>
 

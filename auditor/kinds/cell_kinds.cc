@@ -1,0 +1,26 @@
+// The kinds of cell, one row each (kinds/cell_kind.h). An explicit table, not self-registration:
+// static registration in a static library is dropped by the linker.
+#include "kinds/cell_kind.h"
+#include "kinds/invariance_kind.h"
+#include "kinds/model_kind.h"
+#include "kinds/repeat_kind.h"
+
+namespace repro_audit {
+
+// Asked in this order; the last takes every cell the others leave.
+const std::vector<const CellKind*>& cell_kinds() {
+  static const std::vector<const CellKind*> kinds = {
+      &model_kind(),
+      &invariance_kind(),
+      &repeat_kind(),
+  };
+  return kinds;
+}
+
+const CellKind& kind_of(const Cell& cell) {
+  for (const auto* kind : cell_kinds())
+    if (kind->claims(cell)) return *kind;
+  return repeat_kind();
+}
+
+}  // namespace repro_audit

@@ -1,0 +1,32 @@
+#include "worker/repeat_cell.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "worker/input_export.h"
+
+namespace repro_audit {
+
+RunFunction ProbeRunner::prepare(const Cell& cell, const CellSetup& setup, ProcessObservation& observation) {
+  const auto* probe = find_registered_probe(cell.probe);
+  if (!probe) throw std::runtime_error("this worker has no probe '" + cell.probe + "'");
+  const auto* variant = probe->info.find_variant(cell.variant);
+  if (!variant) throw std::runtime_error("probe '" + cell.probe + "' has no variant '" + cell.variant + "'");
+  const auto kind = setup.device.is_cuda() ? "cuda" : "cpu";
+  if (std::find(variant->devices.begin(), variant->devices.end(), kind) == variant->devices.end())
+    throw Unsupported(variant->unsupported_reason.empty() ? std::string("no implementation on ") + kind
+                                                          : variant->unsupported_reason);
+  ProbeContext context(setup.device, setup.seed, *variant, setup.inputs, setup.scheme);
+  auto run = probe->prepare(context);
+  observation.input_digest = context.input_digest();
+  return run;
+}
+
+nlohmann::json ProbeRunner::export_inputs(const Cell& cell, InputScheme scheme, const std::string& directory,
+                                          std::int64_t) const {
+  return export_probe_cell(cell, scheme, directory);
+}
+
+std::unique_ptr<CellRunner> make_repeat_runner() { return std::make_unique<ProbeRunner>(); }
+
+}  // namespace repro_audit

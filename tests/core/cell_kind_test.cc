@@ -1,0 +1,84 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "compare/baseline.h"
+#include "kinds/cell_kind.h"
+#include "plan/cell_grammar.h"
+#include "report/report.h"
+
+namespace repro_audit {
+namespace {
+
+Cell cell_of(const std::string& probe) {
+  Cell cell;
+  cell.probe = probe;
+  cell.variant = "f32";
+  cell.device = "cpu";
+  cell.settings = make_flag_set({}, "cpu");
+  cell.key = cell_key(cell.probe, cell.variant, cell.device, cell.settings);
+  return cell;
+}
+
+Cell model_cell(const std::string& name) {
+  auto cell = cell_of("model." + name);
+  ModelSpec model;
+  model.name = name;
+  model.path = "m.pt";
+  cell.model = model;
+  return cell;
+}
+
+TEST(CellKinds, EveryCellHasOneKindAndTheNamesAreDistinct) {
+  std::set<std::string> names;
+  for (const auto* kind : cell_kinds()) EXPECT_TRUE(names.insert(kind->name()).second) << kind->name();
+  EXPECT_EQ(names, (std::set<std::string>{"repeat", "invariance", "model"}));
+  EXPECT_STREQ(cell_kinds().back()->name(), "repeat");  // the last takes every cell
+
+  auto invariance = cell_of("batch_rows");
+  invariance.invariance = Invariance::batch;
+  EXPECT_STREQ(kind_of(cell_of("sum")).name(), "repeat");
+  EXPECT_STREQ(kind_of(invariance).name(), "invariance");
+  EXPECT_STREQ(kind_of(model_cell("net")).name(), "model");
+}
+
+TEST(CellKinds, WhatTheWorkerAsksDiffersByKind) {
+  auto invariance = cell_of("batch_rows");
+  invariance.invariance = Invariance::layout;
+  EXPECT_TRUE(kind_of(cell_of("sum")).stops_at_first_difference());
+  EXPECT_FALSE(kind_of(invariance).stops_at_first_difference());
+  EXPECT_FALSE(kind_of(model_cell("net")).stops_at_first_difference());
+  EXPECT_TRUE(kind_of(invariance).has_timing_runs());
+  EXPECT_FALSE(kind_of(model_cell("net")).has_timing_runs());
+}
+
+TEST(CellKinds, AModelIsDocumentedUnknownAndAProbeAsItsCatalogueSays) {
+  ProbeInfo probe;
+  probe.name = "sum";
+  probe.variants.push_back({.name = "f32", .devices = {"cpu"}});
+  probe.documented = {{"cpu", Documented::nondeterministic}};
+  EXPECT_EQ(kind_of(cell_of("sum")).documented(cell_of("sum"), &probe), Documented::nondeterministic);
+  EXPECT_EQ(kind_of(cell_of("sum")).documented(cell_of("sum"), nullptr), Documented::deterministic);
+  EXPECT_EQ(kind_of(model_cell("net")).documented(model_cell("net"), &probe), Documented::unknown);
+}
+
+TEST(CellKinds, OnlyAModelNameIsCheckedAsAModelsName) {
+  EXPECT_EQ(cell_grammar_problem(model_cell("net-1_a"), true), "");
+  EXPECT_NE(cell_grammar_problem(model_cell("bad.name"), false).find("model name"), std::string::npos);
+}
+
+TEST(CellKinds, ABaselineKeepsEachModelSpecOnceAndNothingForProbes) {
+  Report report;
+  for (const auto& cell : {model_cell("net"), model_cell("net"), cell_of("sum")}) {
+    CellReport entry;
+    entry.cell = cell;
+    entry.verdict.kind = VerdictKind::deterministic;
+    report.cells.push_back(entry);
+  }
+  const auto baseline = baseline_from_report(report, "r.json");
+  ASSERT_EQ(baseline.models.size(), 1u);
+  EXPECT_EQ(baseline.models.front().name, "net");
+}
+
+}  // namespace
+}  // namespace repro_audit
