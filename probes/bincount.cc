@@ -19,6 +19,7 @@ const bool registered =
                        .variant(Variant(DType::f32, "float32 weights"))
                        .variant(Variant(DType::f64, "float64 weights"))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::raises_under_strict}})
+                       .accumulates("output", "weights")
                        .prepare(prepare)
                        .python(R"(return {"output": torch.bincount(input, weights, minlength=1024)})"));
 

@@ -26,6 +26,7 @@ const bool racy =
                        .variant(kFloat32)
                        .documented({{"cpu", Documented::nondeterministic}, {"cuda", Documented::nondeterministic}})
                        .control_expects(VerdictKind::nondeterministic)
+                       .accumulates("output", "values")
                        .prepare(prepare<racy_accumulate>)
                        .python(R"(
                            import threading
@@ -48,6 +49,7 @@ const bool ordered = register_probe(
         .variant(kFloat32)
         .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}})
         .control_expects(VerdictKind::deterministic)
+        .accumulates("output", "values")
         .prepare(prepare<ordered_accumulate>)
         .python(
             R"(return {"output": torch.zeros(16, dtype=values.dtype, device=values.device).index_add_(0, index, values)})"));

@@ -30,6 +30,7 @@ const bool registered = register_probe(
         .variant(
             Variant(DType::f16).cuda_only("float16 convolution is slow and seldom used on the CPU; audited on CUDA"))
         .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
+        .accumulates("grad_weight", "grad_output")
         .prepare(prepare)
         .python(R"(
             input.requires_grad_()

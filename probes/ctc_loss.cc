@@ -41,19 +41,21 @@ RunFunction prepare(ProbeContext& context) {
   };
 }
 
-const bool registered =
-    register_probe(ProbeBuilder("ctc_loss")
-                       .weight(1.5)
-                       .describe("ctc_loss forward and backward: 16 sequences of 50 steps, 20 classes")
-                       .variant(Variant(DType::f32, "float32, native kernel").parameter("path", "native"))
-                       .variant(Variant(DType::f64, "float64, native kernel").parameter("path", "native"))
-                       .variant(Variant("cudnn-f32", "float32, cuDNN path")
-                                    .dtype(DType::f32)
-                                    .parameter("path", "cudnn")
-                                    .cuda_only("the cuDNN path exists only on CUDA"))
-                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::raises_under_strict}})
-                       .prepare(prepare)
-                       .python(R"(
+const bool registered = register_probe(
+    ProbeBuilder("ctc_loss")
+        .weight(1.5)
+        .describe("ctc_loss forward and backward: 16 sequences of 50 steps, 20 classes")
+        .variant(Variant(DType::f32, "float32, native kernel").parameter("path", "native"))
+        .variant(Variant(DType::f64, "float64, native kernel").parameter("path", "native"))
+        .variant(Variant("cudnn-f32", "float32, cuDNN path")
+                     .dtype(DType::f32)
+                     .parameter("path", "cudnn")
+                     .cuda_only("the cuDNN path exists only on CUDA"))
+        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::raises_under_strict}})
+        .accumulation_unchecked("its gradient sums over a target's label positions inside one kernel (atomicAdd on "
+                                "CUDA); no input of the probe orders that sum")
+        .prepare(prepare)
+        .python(R"(
                            log_probs.requires_grad_()
                            loss = F.ctc_loss(log_probs, targets.cpu() if path == "cudnn" else targets,
                                              input_lengths.tolist(), target_lengths.tolist(), blank=0,

@@ -18,6 +18,7 @@ const bool registered =
                        .variant(Variant(DType::f32))
                        .variant(Variant(DType::f64).weight(17))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
+                       .accumulates("output", "input")
                        .prepare(prepare)
                        .python(R"(return {"output": input.cumsum(0)})"));
 

@@ -32,8 +32,12 @@ const bool registered =
                        .variant(Variant("max-f32", "mode=max, float32")
                                     .dtype(DType::f32)
                                     .parameter("mode", "max")
-                                    .documented({{"cuda", Documented::raises_under_strict}}))
+                                    .documented({{"cuda", Documented::raises_under_strict}})
+                                    // One row per bag and column takes each gradient (the max): few rows
+                                    // sum three or more, so any element that changes passes.
+                                    .sensitivity_floor(0.0))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}})
+                       .accumulates("grad_weight", "grad_output")
                        .prepare(prepare)
                        .python(R"(
                            weight.requires_grad_()

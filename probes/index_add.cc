@@ -25,6 +25,7 @@ const bool registered =
                        .variant(Variant(DType::f16))
                        .variant(Variant(DType::bf16))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
+                       .accumulates("output", "source")
                        .prepare(prepare)
                        .python(R"(return {"output": base.index_add(0, index, source)})"));
 

@@ -28,6 +28,7 @@ const bool registered =
                        .variant(Variant(DType::f32))
                        .variant(Variant(DType::f64))
                        .documented({{"cpu", Documented::alternative_under_strict}, {"cuda", Documented::deterministic}})
+                       .accumulates("output", "values")
                        .prepare(prepare)
                        .python(R"(
                            target = base.clone()

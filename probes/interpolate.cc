@@ -147,6 +147,7 @@ const bool registered = register_probe(
                             "trilinear, 3d, as Python runs it on a GPU under deterministic algorithms")
                      .weight(20))
         .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::raises_under_strict}})
+        .accumulates("grad_input", "grad_output")
         .prepare(prepare)
         .python(kPython)
         .python_path("F.interpolate runs torch._decomp's _upsample_linear_vec for bilinear on a non-CPU device under "

@@ -22,6 +22,7 @@ const bool registered =
                        .variant(Variant(DType::bf16))
                        .variant(Variant(DType::f16).weight(96))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})
+                       .accumulates("output", "a")
                        .prepare(prepare)
                        .python(R"(return {"output": torch.matmul(a, b)})"));
 

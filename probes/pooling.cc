@@ -7,7 +7,21 @@
 namespace repro_audit {
 namespace {
 
-at::Tensor pool(const std::string& kind, const at::Tensor& x, bool three_d, const at::Tensor& samples) {
+// "8x16x16" -> {8, 16, 16}
+std::vector<std::int64_t> sizes_of(const std::string& text) {
+  std::vector<std::int64_t> sizes;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto end = text.find('x', start);
+    sizes.push_back(std::stoll(text.substr(start, end - start)));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return sizes;
+}
+
+at::Tensor pool(const std::string& kind, const at::Tensor& x, bool three_d, const at::Tensor& samples,
+                const std::vector<std::int64_t>& fractional_size) {
   if (kind == "max")
     return three_d ? at::max_pool3d(x, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}) : at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1});
   if (kind == "avg")
@@ -17,22 +31,24 @@ at::Tensor pool(const std::string& kind, const at::Tensor& x, bool three_d, cons
   if (kind == "adaptive_max")
     return std::get<0>(three_d ? at::adaptive_max_pool3d(x, {5, 7, 7}) : at::adaptive_max_pool2d(x, {13, 13}));
   // fractional_max: fixed random samples, so every run pools the same regions.
-  return std::get<0>(three_d ? at::fractional_max_pool3d(x, {2, 2, 2}, {6, 12, 12}, samples)
-                             : at::fractional_max_pool2d(x, {2, 2}, {40, 40}, samples));
+  return std::get<0>(three_d ? at::fractional_max_pool3d(x, {2, 2, 2}, fractional_size, samples)
+                             : at::fractional_max_pool2d(x, {2, 2}, fractional_size, samples));
 }
 
 RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
   const auto& kind = context.parameter("pool");
   const bool three_d = context.parameter("dims") == "3d";
+  const auto fractional_size =
+      kind == "fractional_max" ? sizes_of(context.parameter("size")) : std::vector<std::int64_t>{};
   // Overlapping windows (kernel 3, stride 2) make several outputs share an input element.
   const auto input = context.input("input", requiring_grad(three_d ? context.randn({2, 8, 12, 24, 24}, dtype)
                                                                    : context.randn({4, 16, 64, 64}, dtype)));
   const auto samples = context.input("samples", context.rand({input.size(0), input.size(1), three_d ? 3 : 2}, dtype));
   const auto grad_output =
-      context.input("grad_output", context.randn(pool(kind, input, three_d, samples).sizes(), dtype));
+      context.input("grad_output", context.randn(pool(kind, input, three_d, samples, fractional_size).sizes(), dtype));
   return [=] {
-    const auto output = pool(kind, input, three_d, samples);
+    const auto output = pool(kind, input, three_d, samples, fractional_size);
     return Outputs{{"output", output.detach()}, {"grad_input", gradient(output, input, grad_output)}};
   };
 }
@@ -50,9 +66,11 @@ constexpr const char* kPython = R"(
     elif pool == "adaptive_max":
         output = F.adaptive_max_pool3d(input, (5, 7, 7)) if three else F.adaptive_max_pool2d(input, (13, 13))
     elif three:
-        output = F.fractional_max_pool3d(input, 2, output_size=(6, 12, 12), _random_samples=samples)
+        output = F.fractional_max_pool3d(input, 2, output_size=tuple(int(s) for s in size.split("x")),
+                                         _random_samples=samples)
     else:
-        output = F.fractional_max_pool2d(input, 2, output_size=(40, 40), _random_samples=samples)
+        output = F.fractional_max_pool2d(input, 2, output_size=tuple(int(s) for s in size.split("x")),
+                                         _random_samples=samples)
     return {"output": output.detach(), "grad_input": gradient(output, input, grad_output)}
 )";
 
@@ -78,13 +96,29 @@ const bool registered = register_probe(
         .variant(pooled("avg", "2d", DType::bf16, "AvgPool2d 3/2, bfloat16"))
         .variant(pooled("adaptive_avg", "2d", DType::f32, "AdaptiveAvgPool2d to 13x13", kRaises))
         .variant(pooled("adaptive_max", "2d", DType::f32, "AdaptiveMaxPool2d to 13x13", kRaises))
-        .variant(pooled("fractional_max", "2d", DType::f32, "FractionalMaxPool2d 2 to 40x40", kRaises))
+        .variant(pooled("fractional_max", "2d", DType::f32, "FractionalMaxPool2d 2 to 40x40", kRaises)
+                     .parameter("size", "40x40"))
         .variant(pooled("max", "3d", DType::f32, "MaxPool3d 3/2", kAlternative))
         .variant(pooled("avg", "3d", DType::f32, "AvgPool3d 3/2", kRaises))
         .variant(pooled("adaptive_avg", "3d", DType::f32, "AdaptiveAvgPool3d to 5x7x7", kRaises))
         .variant(pooled("adaptive_max", "3d", DType::f32, "AdaptiveMaxPool3d to 5x7x7"))
-        .variant(pooled("fractional_max", "3d", DType::f32, "FractionalMaxPool3d 2 to 6x12x12", kRaises))
+        .variant(pooled("fractional_max", "3d", DType::f32, "FractionalMaxPool3d 2 to 6x12x12", kRaises)
+                     .parameter("size", "6x12x12")
+                     .insensitive_by_design(
+                         "from 12x24x24 to 6x12x12 its windows of 2 never overlap (the ratio is exactly 2): no input "
+                         "element receives two gradients, so there is no order to race; fractional_max3d-overlap-f32 "
+                         "checks the op"))
+        .variant(Variant("fractional_max3d-overlap-f32", "FractionalMaxPool3d 2 to 8x16x16: overlapping windows")
+                     .dtype(DType::f32)
+                     .parameter("pool", "fractional_max")
+                     .parameter("dims", "3d")
+                     .parameter("size", "8x16x16")
+                     .documented(kRaises))
         .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}})
+        // A pool's gradient reaches an input element from a few windows at most, and only an element
+        // reached from three or more can change with the order (a sum of two is the same either way):
+        // by the windows' shape a small share of the elements. Any element that changes passes.
+        .accumulates("grad_input", "grad_output", 0.0)
         .prepare(prepare)
         .python(kPython)
         .python_path("F.max_pool3d(..., return_indices=True) on CUDA under deterministic algorithms runs "

@@ -24,6 +24,7 @@ const bool registered =
                        .variant(Variant(DType::f16))
                        .variant(Variant(DType::bf16))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
+                       .accumulates("output", "source")
                        .prepare(prepare)
                        .python(R"(return {"output": base.scatter_add(0, index, source)})")
                        .python_path("in Python on CUDA with nvidia-cutlass-dsl installed, torch._native registers a "

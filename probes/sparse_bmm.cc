@@ -28,6 +28,7 @@ const bool registered =
                        .variant(Variant(DType::f32))
                        .variant(Variant(DType::f64))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
+                       .accumulates("output", "sparse_values")
                        .prepare(prepare)
                        .python(R"(
                            sparse = torch.sparse_coo_tensor(sparse_indices, sparse_values, (8, 256, 256), is_coalesced=True)

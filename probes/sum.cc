@@ -21,6 +21,7 @@ const bool registered = register_probe(
         .variant(Variant(DType::f64, "float64, whole tensor").parameter("over", "all"))
         .variant(Variant("rows-f32", "float32, per row").dtype(DType::f32).parameter("over", "rows"))
         .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}})
+        .accumulates("output", "input")
         .prepare(prepare)
         .python(R"(return {"output": input.sum(1) if over == "rows" else input.sum()})")
         .python_path("in Python on CUDA with PYTORCH_SUM_INNER_TREE set and nvidia-cutlass-dsl "

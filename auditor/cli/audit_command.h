@@ -19,6 +19,7 @@ struct RunArguments {
   std::vector<std::string> profiles;
   std::vector<std::string> axes;
   std::optional<int> repeats;
+  std::optional<double> detect;  // --detect: repeats chosen to catch this per-run divergence rate
   std::optional<int> processes;
   std::string device;
   std::string matrix;

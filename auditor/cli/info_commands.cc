@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/sensitivity_table.h"
+#include "common/user_error.h"
 #include "config/settings.h"
 #include "fingerprint/fingerprint_text.h"
 #include "worker/environment.h"
@@ -19,7 +21,22 @@ Command add_list_command(CLI::App& app) {
       app.add_subcommand("list", "List probes with their variants and documented behaviour, profiles and settings");
   auto all = std::make_shared<bool>(false);
   list->add_flag("--all", *all, "Include the controls that are not in the default suite");
-  return {list, [all] {
+  auto sensitivity = std::make_shared<bool>(false);
+  auto probes = std::make_shared<std::vector<std::string>>();
+  list->add_flag("--sensitivity", *sensitivity,
+                 "Measure each accumulating variant's sensitivity to the order of accumulation, on the CPU, and list "
+                 "that instead (a few seconds per variant)");
+  list->add_option("--probe", *probes, "With --sensitivity: only these probes (repeatable)")->needs("--sensitivity");
+  return {list, [all, sensitivity, probes] {
+            if (*sensitivity) {
+              const auto catalogue = registered_catalogue();
+              for (const auto& name : *probes)
+                if (!find_probe(catalogue, name))
+                  throw UserError(
+                      fmt::format("--probe: no probe '{}'; valid: {}", name, fmt::join(probe_names(catalogue), ", ")));
+              const std::uint64_t seed = 0;
+              return print_sensitivities(check_sensitivities(*probes, seed), seed, std::cout) == 0 ? 0 : 1;
+            }
             std::cout << "Probes (documented behaviour per device; see torch.use_deterministic_algorithms):\n";
             for (const auto& probe : registered_catalogue()) {
               if (!probe.in_default_suite && !*all) continue;
@@ -42,6 +59,14 @@ Command add_list_command(CLI::App& app) {
               for (const auto& path : probe.python.paths) std::cout << fmt::format("    python path: {}\n", path.note);
               if (probe.control_expects)
                 std::cout << fmt::format("    control: selftest expects '{}'\n", to_string(*probe.control_expects));
+              if (probe.accumulation.checked())
+                std::cout << fmt::format(
+                    "    accumulates: '{}' is a sum linear in '{}'; its sensitivity to the order is checked "
+                    "(list --sensitivity), floor {:.0f}% of its elements\n",
+                    probe.accumulation.output, probe.accumulation.operand, 100.0 * probe.accumulation.floor);
+              else if (!probe.accumulation.unchecked.empty())
+                std::cout << fmt::format("    accumulates: order sensitivity not checked: {}\n",
+                                         probe.accumulation.unchecked);
               for (const auto& variant : probe.variants) {
                 std::vector<std::string> own;
                 for (const auto& [device, value] : variant.documented) own.push_back(device + ": " + to_string(value));

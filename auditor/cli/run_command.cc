@@ -84,7 +84,7 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
   if (!arguments.resume.empty()) {
     if (!arguments.config_path.empty() || !arguments.probes.empty() || !arguments.kind.empty() ||
         !arguments.profiles.empty() || !arguments.axes.empty() || !arguments.matrix.empty() || arguments.repeats ||
-        arguments.processes || !arguments.device.empty())
+        arguments.detect || arguments.processes || !arguments.device.empty())
       throw UserError("--resume: the audit continues with the config it started with; give no other audit options");
     if (!arguments.journal.empty())
       throw UserError("--resume and --journal: --resume names the journal to continue; give only one of them");
@@ -121,6 +121,12 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
   for (const auto& axis : arguments.axes) add_axis_argument(config, axis);
   if (arguments.repeats) config.repeats = *arguments.repeats;
   if (arguments.processes) config.processes = *arguments.processes;
+  if (arguments.detect) {
+    if (!arguments.budget.empty())
+      throw UserError("--detect and --budget: --detect sets the runs a cell needs, --budget may cut them; give one");
+    config.detect = *arguments.detect;
+    config.repeats = repeats_to_detect(*arguments.detect, config.processes, config.warmup);
+  }
   if (!arguments.device.empty()) {
     validate_device(arguments.device, "--device");
     config.device = arguments.device;
@@ -230,7 +236,15 @@ void add_audit_options(CLI::App* run, RunArguments& arguments) {
                   "'full': sweep the cartesian product of the axes instead of profiles; 'portability': sweep "
                   "cpu_capability (native and each level below it), mkl_cbwr and threads")
       ->check(CLI::IsMember({"full", "portability"}));
-  run->add_option("--repeats", arguments.repeats, "Timed runs per process after warm-up")->check(CLI::Range(1, 100000));
+  auto* repeats = run->add_option("--repeats", arguments.repeats, "Timed runs per process after warm-up")
+                      ->check(CLI::Range(1, 100000));
+  run->add_option(
+         "--detect", arguments.detect,
+         fmt::format("Choose the repeats so that a divergence shown by each run with this probability is caught "
+                     "with 95% confidence ({} to {}; e.g. 0.01: 300 runs per cell)",
+                     kMinDetectRate, kMaxDetectRate))
+      ->check(CLI::Range(kMinDetectRate, kMaxDetectRate))
+      ->excludes(repeats);
   run->add_option("--processes", arguments.processes, "Cross-process repeats")->check(CLI::Range(1, 1000));
   run->add_option("--device", arguments.device, "auto | cpu | cuda | cuda:N");
   run->add_option("--fail-on", arguments.fail_on,

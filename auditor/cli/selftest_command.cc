@@ -18,6 +18,8 @@
 #include "cli/commands.h"
 #include "cli/interruption.h"
 #include "cli/output_paths.h"
+#include "cli/power_check.h"
+#include "cli/sensitivity_table.h"
 #include "common/atomic_file.h"
 #include "common/user_error.h"
 #include "repro/parity.h"
@@ -203,19 +205,28 @@ Command add_selftest_command(CLI::App& app) {
                                        cell.cell.label, to_string(expected), to_string(cell.verdict.kind),
                                        ok ? "" : "<- WRONG ", detail);
             }
+            std::cout << "\n";
+            const int insensitive = print_sensitivities(check_sensitivities({}, 0), 0, std::cout);
+            const auto power = check_power(*device);
+            if (stop_requested()) return 130;
+            std::cout << "\n" << power_check_text(power);
             const int parity = python->empty() ? 0 : python_parity(interpreter);
             if (parity == 130) return 130;
-            if (failures == 0 && parity == 0) {
+            if (failures == 0 && insensitive == 0 && power.passed() && parity == 0) {
               std::cout << fmt::format(
-                  "\nselftest passed: every control gave its expected verdict on {}; "
-                  "this machine's audits can be trusted.\n",
+                  "\nselftest passed: every control gave its expected verdict on {}, every accumulating probe's "
+                  "inputs are sensitive to the order of accumulation, and the runs caught a rare divergence as "
+                  "often as they should; this machine's audits can be trusted.\n",
                   report.device);
               return 0;
             }
             std::cout << fmt::format(
-                "\nselftest FAILED: {} control cell(s) gave the wrong verdict on {}{}; "
+                "\nselftest FAILED: {} control cell(s) gave the wrong verdict on {}{}{}{}; "
                 "do not trust this machine's audits until that is explained.\n",
-                failures, report.device, parity == 0 ? "" : ", and Python parity failed");
+                failures, report.device, power.passed() ? "" : ", the runs' statistical power fell short",
+                insensitive == 0 ? ""
+                                 : fmt::format(", {} variant(s) insensitive to the order of accumulation", insensitive),
+                parity == 0 ? "" : ", and Python parity failed");
             return 1;
           }};
 }

@@ -73,6 +73,8 @@ struct VariantInfo {
   std::map<std::string, std::string> parameters;  // the rest, by name: e.g. mode=max
   std::optional<double> weight;                   // overrides the probe's weight
   std::optional<double> expected_cost;            // timing controls: strict's median over default's
+  std::optional<double> sensitivity_floor;        // overrides the probe's AccumulationOrder::floor
+  std::string insensitive_reason;                 // why its sensitivity check fails by design ("" when it should pass)
 };
 
 // A path Python users take that this probe does not (a decomposition chosen in torch.nn.functional, a
@@ -94,6 +96,20 @@ struct PythonForm {
   std::vector<PythonPath> paths;
 };
 
+// Where a probe's result is a sum of contributions whose order a racing kernel, a thread count or an
+// algorithm changes: the output, and the named input (ProbeContext::input) it is linear in, each
+// element a contribution or a factor of one. The sensitivity check (worker/sensitivity.h) sums them in other orders and
+// counts the output's elements whose bits change; fewer than `floor` of them and the probe's inputs
+// could not show a reordering: a deterministic verdict of it would be vacuous.
+struct AccumulationOrder {
+  std::string output;  // empty: not checked
+  std::string operand;
+  double floor = 0.1;
+  std::string unchecked;  // why an order-sensitive probe is not checked (its order is inside one kernel)
+
+  bool checked() const { return !output.empty(); }
+};
+
 struct ProbeInfo {
   std::string name;
   std::string description;
@@ -103,6 +119,7 @@ struct ProbeInfo {
   double timeout_seconds = 60;                   // per cell and process, all runs together
   std::optional<VerdictKind> control_expects;    // a control's required verdict in `selftest`
   Invariance invariance = Invariance::none;      // set for an invariance probe
+  AccumulationOrder accumulation;
   // Expected milliseconds of one run on a CPU, to balance shards when no timings are given; a guide
   // (hosts differ by far more than these numbers do), not a promise.
   double weight = 1;

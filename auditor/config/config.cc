@@ -1,6 +1,8 @@
 #include "config/config.h"
 
 #include <fmt/format.h>
+
+#include <cmath>
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
@@ -210,6 +212,17 @@ std::string too_few_runs(const Config& config) {
       config.repeats, config.processes);
 }
 
+int runs_to_detect(double rate) {
+  // n - 1 >= ln(0.05) / ln(1 - rate); the small slack keeps an exact quotient from rounding up.
+  const double comparisons = std::ceil(std::log(0.05) / std::log1p(-rate) - 1e-9);
+  return 1 + static_cast<int>(std::max(1.0, comparisons));
+}
+
+int repeats_to_detect(double rate, int processes, int warmup) {
+  const int per_process = (runs_to_detect(rate) + processes - 1) / processes;
+  return std::max(1, per_process - warmup);
+}
+
 void validate_config(const Config& config, const Catalogue& catalogue, const std::string& where) {
   validate_device(config.device, where);
   for (const auto& selection : config.probes) validate_probe_selection(selection, catalogue, where);
@@ -229,6 +242,7 @@ void validate_config(const Config& config, const Catalogue& catalogue, const std
   check_range("warmup", config.warmup, 0, 1000);
   check_range("processes", config.processes, 1, 1000);
   check_range("timeout", config.timeout_seconds, 0, 86400);
+  if (config.detect) check_range("detect", *config.detect, kMinDetectRate, kMaxDetectRate);
   if (config.repeats * config.processes < 2) throw UserError(where + ": " + too_few_runs(config));
 }
 

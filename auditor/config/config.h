@@ -40,6 +40,9 @@ struct Config {
   int repeats = 10;          // timed runs per process, after warm-up
   int warmup = 1;            // digested, not timed
   int processes = 2;         // cross-process repeats
+  // --detect: the per-run divergence rate the runs were chosen to catch with 95% confidence (repeats
+  // follow from it: repeats_to_detect); unset: repeats as given.
+  std::optional<double> detect;
   std::uint64_t seed = 0;
   // How inputs are made from the seed; an older scheme only to reproduce an older file's inputs.
   InputScheme input_scheme = kCurrentInputScheme;
@@ -61,5 +64,15 @@ void validate_device(const std::string& device, const std::string& where);
 // Every rule of the YAML, for a config assembled elsewhere: command-line overrides, a journal header.
 void validate_config(const Config& config, const Catalogue& catalogue, const std::string& where);
 std::string too_few_runs(const Config& config);
+
+// --detect's range: below it the runs would be too many, above it any audit catches the divergence.
+inline constexpr double kMinDetectRate = 0.0001;
+inline constexpr double kMaxDetectRate = 0.5;
+// The runs of a cell (every process's, warm-ups included) that catch a divergence shown by each run
+// with probability `rate` with 95% confidence: the fewest n whose bound on the per-run divergence rate
+// after n identical runs, 1 - 0.05^(1/(n-1)), is at most `rate`.
+int runs_to_detect(double rate);
+// The repeats per process that make at least runs_to_detect(rate) runs over `processes`, `warmup` each.
+int repeats_to_detect(double rate, int processes, int warmup);
 
 }  // namespace repro_audit

@@ -26,6 +26,7 @@ nlohmann::json config_to_json(const Config& config) {
                       {"timeout", config.timeout_seconds},
                       {"fail_on", to_string(config.fail_on)}};
   if (!config.models.empty()) j["models"] = config.models;  // absent before model audits
+  if (config.detect) j["detect"] = *config.detect;          // absent without --detect
   return j;
 }
 
@@ -58,6 +59,7 @@ Config config_from_json(const nlohmann::json& json, const std::string& source) {
           fmt::format("{}: malformed config: input_scheme {} is not one of: {}", source, scheme, kInputSchemeNames));
     config.input_scheme = *parsed_scheme;
     config.timeout_seconds = json.at("timeout").get<double>();
+    if (json.contains("detect")) config.detect = json.at("detect").get<double>();
     const auto fail_on = json.at("fail_on").get<std::string>();
     const auto parsed_fail_on = fail_on_from_string(fail_on);
     if (!parsed_fail_on)

@@ -55,6 +55,22 @@ void from_json(const json& j, Divergence& value) {
   value.max_ulp_difference = j.value("max_ulp_difference", 0.0);
 }
 
+void to_json(json& j, const Sensitivity& value) {
+  j = {{"output", value.output},
+       {"elements", value.elements},
+       {"changed", value.changed},
+       {"orders", value.orders},
+       {"floor", value.floor}};
+}
+void from_json(const json& j, Sensitivity& value) {
+  value.output = j.at("output").get<std::string>();
+  value.elements = std::max<std::int64_t>(0, json_integer_or(j, "elements", std::int64_t{0}));
+  value.changed = std::clamp<std::int64_t>(json_integer_or(j, "changed", std::int64_t{0}), 0, value.elements);
+  value.orders = std::max(0, json_integer_or(j, "orders", 0));
+  const double floor = j.value("floor", 0.1);
+  value.floor = floor >= 0 && floor <= 1 ? floor : 0.1;
+}
+
 void to_json(json& j, const ProcessObservation& value) {
   j = {{"process", value.process}, {"status", to_string(value.status)}, {"runs", value.runs}};
   if (!value.host.empty()) j["host"] = value.host;
@@ -68,6 +84,7 @@ void to_json(json& j, const ProcessObservation& value) {
   }
   if (!value.trace_unavailable.empty()) j["trace_unavailable"] = value.trace_unavailable;
   if (!value.variations.empty()) j["variations"] = value.variations;
+  if (value.sensitivity) j["sensitivity"] = *value.sensitivity;
   if (!value.input_digest.empty()) j["input_digest"] = value.input_digest;
   if (!value.op_sequences.empty()) j["op_sequences"] = value.op_sequences;
   if (!value.per_op_unavailable.empty()) j["per_op_unavailable"] = value.per_op_unavailable;
@@ -100,6 +117,8 @@ void from_json(const json& j, ProcessObservation& value) {
   value.trace_unavailable = j.value("trace_unavailable", "");
   value.input_digest = j.value("input_digest", "");
   value.variations = j.value("variations", std::vector<Divergence>{});
+  value.sensitivity.reset();
+  if (j.contains("sensitivity")) value.sensitivity = j.at("sensitivity").get<Sensitivity>();
   value.op_sequences = j.value("op_sequences", std::vector<OpSequence>{});
   value.per_op_unavailable = j.value("per_op_unavailable", "");
   value.output_differences = j.value("output_differences", std::vector<Divergence>{});

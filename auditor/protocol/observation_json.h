@@ -15,6 +15,8 @@ void to_json(nlohmann::json& j, const RunObservation& value);
 void from_json(const nlohmann::json& j, RunObservation& value);
 void to_json(nlohmann::json& j, const Divergence& value);
 void from_json(const nlohmann::json& j, Divergence& value);
+void to_json(nlohmann::json& j, const Sensitivity& value);
+void from_json(const nlohmann::json& j, Sensitivity& value);
 // Throws nlohmann::json::exception for an unknown status, naming the valid ones.
 void to_json(nlohmann::json& j, const ProcessObservation& value);
 void from_json(const nlohmann::json& j, ProcessObservation& value);

@@ -36,6 +36,8 @@ json cell_to_json(const CellReport& report) {
   if (!v.divergence_scope.empty()) j["divergence_scope"] = v.divergence_scope;
   if (v.divergence) j["divergence"] = *v.divergence;
   if (!v.variations.empty()) j["variations"] = v.variations;
+  if (v.sensitivity) j["sensitivity"] = *v.sensitivity;
+  if (is_vacuous(v)) j["vacuous"] = true;
   if (!v.diverged_outputs.empty()) j["diverged_outputs"] = v.diverged_outputs;
   if (v.origin) j["origin"] = *v.origin;
   if (!v.origin_note.empty()) j["origin_note"] = v.origin_note;
@@ -76,6 +78,7 @@ CellReport cell_from_json(const json& j) {
   v.divergence_scope = j.value("divergence_scope", "");
   if (j.contains("divergence")) v.divergence = j.at("divergence").get<Divergence>();
   v.variations = j.value("variations", std::vector<Divergence>{});
+  if (j.contains("sensitivity")) v.sensitivity = j.at("sensitivity").get<Sensitivity>();
   v.diverged_outputs = j.value("diverged_outputs", std::vector<std::string>{});
   if (j.contains("origin")) v.origin = j.at("origin").get<Origin>();
   v.origin_note = j.value("origin_note", "");

@@ -155,6 +155,9 @@ void print_summary(const Report& report, FailOn fail_on, std::ostream& out) {
     out << fmt::format("\nPartial: shard{} {} missing, {} cells of the plan not audited\n",
                        report.merge->missing_shards.size() == 1 ? "" : "s",
                        fmt::join(report.merge->missing_shards, ", "), report.merge->missing_cells.size());
+  const auto power = power_lines(report);
+  if (!power.empty()) out << "\n";
+  for (const auto& line : power) out << line << "\n";
   std::vector<std::string> parts;
   for (const auto& [kind, count] : counts) parts.push_back(fmt::format("{} {}", count, to_string(kind)));
   const bool failed = audit_failed(report, fail_on);

@@ -2,6 +2,8 @@
 
 #include "kinds/cell_kind.h"
 
+#include "config/config.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -313,6 +315,36 @@ std::string verdict_counts(const Report& report) {
   std::vector<std::string> parts;
   for (const auto& [kind, count] : counts) parts.push_back(fmt::format("{} {}", count, to_string(kind)));
   return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::vector<std::string> power_lines(const Report& report) {
+  std::vector<std::string> lines;
+  const auto detect = report.config.find("detect");
+  if (detect != report.config.end() && detect->is_number()) {
+    const double rate = detect->get<double>();
+    if (rate >= kMinDetectRate && rate <= kMaxDetectRate) {
+      const int needed = runs_to_detect(rate);
+      const auto fewer = std::count_if(report.cells.begin(), report.cells.end(), [&](const CellReport& cell) {
+        return runs_agreed(cell.verdict.kind) && cell.verdict.runs < needed;
+      });
+      lines.push_back(fmt::format(
+          "Runs chosen by --detect {:g}: {} runs per cell catch, with 95% confidence, a divergence that shows in a "
+          "fraction {:g} of runs{}",
+          rate, needed, rate,
+          fewer == 0 ? std::string()
+                     : fmt::format("; {} cell(s) whose runs agreed ran fewer and could miss it (their bound says how "
+                                   "much)",
+                                   fewer)));
+    }
+  }
+  const auto vacuous = std::count_if(report.cells.begin(), report.cells.end(),
+                                     [](const CellReport& cell) { return is_vacuous(cell.verdict); });
+  if (vacuous > 0)
+    lines.push_back(fmt::format(
+        "{} deterministic verdict(s) vacuous: their inputs are insensitive to the order of accumulation, so a kernel "
+        "that reorders the sum would give the same bits (show CELL says how many elements change)",
+        vacuous));
+  return lines;
 }
 
 FailOn report_fail_on(const Report& report) {

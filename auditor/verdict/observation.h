@@ -92,6 +92,9 @@ struct ProcessObservation {
   // Invariance probes: each output of the first run that differs from the reference, measured
   // against it (Divergence::output names the perturbation).
   std::vector<Divergence> variations;
+  // Probes that accumulate (config/catalogue.h, AccumulationOrder): their sensitivity to the order,
+  // measured by the first process.
+  std::optional<Sensitivity> sensitivity;
   // Model cells. Distinct per-op sequences (run 0's first; at most a few are kept), why none were
   // recorded when none were, every output that differed from run 0 in this process with its
   // largest difference, and the origin op's output measured against run 0 (Divergence::output is

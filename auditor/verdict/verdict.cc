@@ -76,6 +76,16 @@ double divergence_rate_bound(int runs) {
   return 1.0 - std::pow(0.05, 1.0 / (runs - 1));
 }
 
+std::string sensitivity_text(const Sensitivity& sensitivity) {
+  return fmt::format("{:.1f}% of '{}' ({} of {} elements) change bits under {} other accumulation orders (floor {:g}%)",
+                     100.0 * sensitivity.fraction(), sensitivity.output, sensitivity.changed, sensitivity.elements,
+                     sensitivity.orders, 100.0 * sensitivity.floor);
+}
+
+bool is_vacuous(const Verdict& verdict) {
+  return verdict.kind == VerdictKind::deterministic && verdict.sensitivity && verdict.sensitivity->insensitive();
+}
+
 Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observations) {
   if (!cell.unsupported_reason.empty()) {
     Verdict verdict;

@@ -42,6 +42,8 @@ struct Verdict {
   std::string kernel_digest;  // when every run launched the same sequence
   // varies: each perturbation whose result differs from the reference, measured where a worker did.
   std::vector<Divergence> variations;
+  // Probes that accumulate: how sensitive their inputs make the result to the order (common/records.h).
+  std::optional<Sensitivity> sensitivity;
   // Model cells: the outputs (gradients by parameter name) whose digests differ between runs, where
   // the divergence starts, why no origin is named when none is, and the growth over SGD steps.
   std::vector<std::string> diverged_outputs;
@@ -55,6 +57,11 @@ struct Verdict {
 double divergence_rate_bound(int runs);
 
 Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observations);
+
+// "48.2% of 'output' (482 of 1000 elements) change bits under 3 other accumulation orders (floor 10%)".
+std::string sensitivity_text(const Sensitivity& sensitivity);
+// A deterministic verdict of inputs that could not show a reordering says nothing: true then.
+bool is_vacuous(const Verdict& verdict);
 
 // Pass per the verdict table: deterministic, raises and agreeing warns pass; unsupported is skipped.
 bool is_failing(const Verdict& verdict);

@@ -24,7 +24,8 @@ struct CellSetup {
   std::uint64_t seed = 0;
   InputScheme scheme = kCurrentInputScheme;
   Tracer* tracer = nullptr;
-  InputCache* inputs = nullptr;  // the inputs the variant's cells share; null: made afresh
+  InputCache* inputs = nullptr;      // the inputs the variant's cells share; null: made afresh
+  bool measure_sensitivity = false;  // a probe's sensitivity check (worker/sensitivity.h) is measured
 };
 
 // What a kind keeps of one run until its digest is taken.

@@ -179,6 +179,16 @@ Variant& Variant::expects_cost(double ratio) {
   return *this;
 }
 
+Variant& Variant::sensitivity_floor(double fraction) {
+  info_.sensitivity_floor = fraction;
+  return *this;
+}
+
+Variant& Variant::insensitive_by_design(std::string reason) {
+  info_.insensitive_reason = std::move(reason);
+  return *this;
+}
+
 Variant& Variant::dtype(DType dtype) {
   info_.dtype = dtype;
   return *this;
@@ -247,6 +257,19 @@ ProbeBuilder& ProbeBuilder::invariance(Invariance invariance) {
   return *this;
 }
 
+ProbeBuilder& ProbeBuilder::accumulates(std::string output, std::string operand, double floor) {
+  auto& accumulation = definition_.info.accumulation;
+  accumulation.output = std::move(output);
+  accumulation.operand = std::move(operand);
+  accumulation.floor = floor;
+  return *this;
+}
+
+ProbeBuilder& ProbeBuilder::accumulation_unchecked(std::string reason) {
+  definition_.info.accumulation.unchecked = std::move(reason);
+  return *this;
+}
+
 ProbeBuilder& ProbeBuilder::prepare(PrepareFunction prepare) {
   definition_.prepare = std::move(prepare);
   return *this;
@@ -282,6 +305,9 @@ ProbeDefinition ProbeBuilder::build() const {
   if (!definition_.prepare) fail("no prepare function; add one with .prepare(...)");
   if (!(info.timeout_seconds > 0)) fail("the timeout must be positive");
   if (!(info.weight > 0)) fail("the weight must be positive");
+  if (info.accumulation.checked() &&
+      (info.accumulation.operand.empty() || !(info.accumulation.floor >= 0) || info.accumulation.floor > 1))
+    fail("accumulates(...) needs an operand and a floor between 0 and 1");
   for (const auto& variant : info.variants)
     if (variant.weight && !(*variant.weight > 0))
       fail(fmt::format("variant '{}': the weight must be positive", variant.name));

@@ -5,11 +5,13 @@
 #include <ATen/ATen.h>
 
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/records.h"
 #include "config/catalogue.h"
 #include "config/input_scheme.h"
 #include "worker/probe_catalogue.h"
@@ -41,9 +43,16 @@ class InputCache {
   };
   Entry* find(const std::string& key);
   void keep(Entry entry);
-  void clear() { entries_.clear(); }
+  void clear() {
+    entries_.clear();
+    sensitivity.reset();
+  }
   void note_hit() { ++hits_; }
   std::size_t hits() const { return hits_; }  // inputs handed out again
+
+  // The variant's sensitivity check (worker/sensitivity.h), once measured: a property of its inputs,
+  // the same for every cell of the variant. `second`: why it could not be measured.
+  std::optional<std::pair<std::optional<Sensitivity>, std::string>> sensitivity;
 
  private:
   std::vector<Entry> entries_;
@@ -128,6 +137,12 @@ class Variant {
   Variant& documented(std::map<std::string, Documented> documented);
   Variant& weight(double milliseconds);  // overrides the probe's weight
   Variant& expects_cost(double ratio);   // a timing control: strict's median over default's
+  // The share of its accumulated output's elements that must change under other orders, where the
+  // probe's default does not fit (a max pool's gradient reaches few elements by nature: 0, any change).
+  Variant& sensitivity_floor(double fraction);
+  // Its inputs cannot show a reordering by the op's own shape (pooling windows that never overlap), and
+  // why: its deterministic verdicts are still reported vacuous, and `selftest` does not fail on it.
+  Variant& insensitive_by_design(std::string reason);
   // Exists only on CUDA (e.g. the cuDNN path); `reason` is what other devices report.
   Variant& cuda_only(std::string reason);
 
@@ -159,6 +174,12 @@ class ProbeBuilder {
   // An invariance probe (worker/invariance.h): its run returns the reference first, then the same
   // logical result under each perturbation of this kind.
   ProbeBuilder& invariance(Invariance invariance);
+  // Its result `output` sums contributions and is linear in the input named `operand`: the sensitivity
+  // check (worker/sensitivity.h) measures it; fewer than `floor` of the output's elements changing under
+  // other orders makes the probe insensitive.
+  ProbeBuilder& accumulates(std::string output, std::string operand, double floor = 0.1);
+  // Its order of accumulation lies inside one kernel, out of the check's reach, and why.
+  ProbeBuilder& accumulation_unchecked(std::string reason);
   ProbeBuilder& prepare(PrepareFunction prepare);
   // Its op in Python (catalogue.h, PythonForm): one short template beside the C++ form.
   ProbeBuilder& python(std::string code);

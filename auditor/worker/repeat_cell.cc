@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "worker/input_export.h"
+#include "worker/sensitivity.h"
 
 namespace repro_audit {
 
@@ -19,6 +20,21 @@ RunFunction ProbeRunner::prepare(const Cell& cell, const CellSetup& setup, Proce
   ProbeContext context(setup.device, setup.seed, *variant, setup.inputs, setup.scheme);
   auto run = probe->prepare(context);
   observation.input_digest = context.input_digest();
+  if (setup.measure_sensitivity && probe->info.accumulation.checked()) {
+    std::optional<std::pair<std::optional<Sensitivity>, std::string>> measured;
+    if (setup.inputs && setup.inputs->sensitivity) measured = setup.inputs->sensitivity;
+    if (!measured) {
+      try {
+        measured.emplace(measure_sensitivity(*probe, *variant, setup.seed, setup.scheme), "");
+      } catch (const std::exception& error) {
+        measured.emplace(std::nullopt, error.what());
+      }
+      if (setup.inputs) setup.inputs->sensitivity = measured;
+    }
+    observation.sensitivity = measured->first;
+    if (!measured->second.empty())
+      observation.warnings.push_back("the sensitivity check could not run: " + measured->second);
+  }
   return run;
 }
 

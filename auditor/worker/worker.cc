@@ -92,8 +92,13 @@ void time_until_done(const RunFunction& run, const TimingRule& rule, const at::D
 // timing round's timing-only runs.
 void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
              ProcessObservation& observation, InputCache* inputs, OutputCopier* given_copier) {
-  const CellSetup setup{at::Device(request.device), static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed"))),
-                        request.input_scheme, &tracer, inputs};
+  // The first process measures what is a property of the inputs alone.
+  const CellSetup setup{at::Device(request.device),
+                        static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed"))),
+                        request.input_scheme,
+                        &tracer,
+                        inputs,
+                        request.process == 0};
   const auto& device = setup.device;
   const auto seed = setup.seed;
   const auto& kind = kind_of(cell);

@@ -50,10 +50,18 @@ TEST_F(Timing, TheControlsCostIsSeenAndItsAbsenceIsNot) {
   EXPECT_EQ(costly.at("digest"), cell_of(report, "control.timed_cost/cost-1.3x@cpu|threads=1").at("digest"));
 }
 
-TEST_F(Timing, SelftestCatchesTheRacyControlEveryFaultControlAndTheTimedCost) {
+TEST_F(Timing, SelftestCatchesTheRacyControlEveryFaultControlTheTimedCostAndMeasuresItsPower) {
   const auto result = run("selftest --device cpu");
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("selftest passed"), std::string::npos);
+  // Every accumulating variant measured and sensitive; the rare divergence caught often enough.
+  EXPECT_NE(result.output.find("Order sensitivity:"), std::string::npos) << result.output;
+  EXPECT_TRUE(std::regex_search(result.output, std::regex(R"(index_add/f32 +sensitive +\d)"))) << result.output;
+  EXPECT_EQ(result.output.find("INSENSITIVE"), std::string::npos) << result.output;
+  EXPECT_TRUE(std::regex_search(result.output,
+                                std::regex(R"(Statistical power: control\.rare_divergence/p0\.1 .* in 20 cells of 30 )"
+                                           R"(runs .*: (1[5-9]|20) caught; .*: passed)")))
+      << result.output;
   EXPECT_TRUE(std::regex_search(
       result.output,
       std::regex("control\\.racy_accumulate/f32 +strict threads=2 +nondeterministic +nondeterministic *\n")))
