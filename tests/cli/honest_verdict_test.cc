@@ -49,7 +49,10 @@ TEST_F(HonestVerdicts, CtrlCOnTheTerminalReachesNoWorkerAndNeverBecomesACrash) {
     for (const auto& status : journaled_statuses(journal)) EXPECT_EQ(status, "ok");
     const auto resumed = run("run --resume " + journal.string() + " --json " + path("r.json"));
     EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
-    for (const auto& cell : json::parse(slurp(folder_ / "r.json")).at("cells"))
+    // Kept in a variable: a range-for over a member of a temporary would walk freed memory.
+    const auto resumed_report = json::parse(slurp(folder_ / "r.json"));
+    ASSERT_FALSE(resumed_report.at("cells").empty());
+    for (const auto& cell : resumed_report.at("cells"))
       EXPECT_EQ(cell.at("verdict"), "deterministic") << cell.at("key");
   }
 }
