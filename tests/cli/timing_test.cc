@@ -3,6 +3,7 @@
 // its Python twins (`--python-only`) need no quiet machine and are checked in repro_test.cc.
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 
 #include "cli_tools.h"
 
@@ -57,7 +58,10 @@ TEST_F(Timing, SelftestCatchesTheRacyControlEveryFaultControlTheTimedCostAndMeas
   // Every accumulating variant measured and sensitive; the rare divergence caught often enough.
   EXPECT_NE(result.output.find("Order sensitivity:"), std::string::npos) << result.output;
   EXPECT_TRUE(std::regex_search(result.output, std::regex(R"(index_add/f32 +sensitive +\d)"))) << result.output;
-  EXPECT_EQ(result.output.find("INSENSITIVE"), std::string::npos) << result.output;
+  // Insensitive only where the variant says why (fractional_max3d-f32: windows that never overlap).
+  std::istringstream lines(result.output);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("INSENSITIVE") != std::string::npos) EXPECT_NE(line.find("by design: "), std::string::npos) << line;
   EXPECT_TRUE(std::regex_search(result.output,
                                 std::regex(R"(Statistical power: control\.rare_divergence/p0\.1 .* in 20 cells of 30 )"
                                            R"(runs .*: (1[5-9]|20) caught; .*: passed)")))
