@@ -9,6 +9,7 @@
 #include "common/user_error.h"
 #include "config/settings.h"
 #include "fingerprint/fingerprint_text.h"
+#include "worker/collective_cell.h"
 #include "worker/environment.h"
 #include "worker/input_export.h"
 #include "worker/probe_catalogue.h"
@@ -111,6 +112,12 @@ Command add_worker_command(CLI::App& app) {
   auto* worker = app.add_subcommand("worker", "Internal: run a batch of cells read from stdin");
   worker->group("");  // hidden from --help
   return {worker, [] { return worker_main(); }};
+}
+
+Command add_rank_command(CLI::App& app) {
+  auto* rank = app.add_subcommand("rank", "Internal: one of the other ranks of a collective cell, its request on stdin");
+  rank->group("");  // hidden from --help
+  return {rank, [] { return rank_main(); }};
 }
 
 Command add_export_inputs_command(CLI::App& app) {

@@ -36,9 +36,10 @@ constexpr std::array<std::pair<Invariance, const char*>, 4> kInvarianceNames = {
     {Invariance::split, "split"},
 }};
 
-constexpr std::array<std::pair<ProbeKind, const char*>, 3> kProbeKindNameList = {{
+constexpr std::array<std::pair<ProbeKind, const char*>, 4> kProbeKindNameList = {{
     {ProbeKind::repeat, "repeat"},
     {ProbeKind::invariance, "invariance"},
+    {ProbeKind::collective, "collective"},
     {ProbeKind::all, "all"},
 }};
 
@@ -135,6 +136,7 @@ const ProbeInfo* find_probe(const Catalogue& catalogue, const std::string& name)
 
 bool is_of_kind(const ProbeInfo& probe, ProbeKind kind) {
   if (kind == ProbeKind::all) return true;
+  if (probe.collective) return kind == ProbeKind::collective;
   return (probe.invariance != Invariance::none) == (kind == ProbeKind::invariance);
 }
 

@@ -51,11 +51,11 @@ std::optional<Invariance> invariance_from_string(const std::string& text);
 std::string invariance_level(Invariance invariance);
 
 // Which probes an audit without a probe list runs: repeat-and-digest, invariance, or both.
-enum class ProbeKind { repeat, invariance, all };
+enum class ProbeKind { repeat, invariance, collective, all };
 
-const char* to_string(ProbeKind kind);  // repeat | invariance | all
+const char* to_string(ProbeKind kind);  // repeat | invariance | collective | all
 std::optional<ProbeKind> probe_kind_from_string(const std::string& text);
-inline constexpr const char* kProbeKindNames = "repeat, invariance, all";
+inline constexpr const char* kProbeKindNames = "repeat, invariance, collective, all";
 
 // The floating-point type a variant computes in; worker/probe.cc maps it to torch's.
 enum class DType { f16, bf16, f32, f64 };
@@ -119,6 +119,7 @@ struct ProbeInfo {
   double timeout_seconds = 60;                   // per cell and process, all runs together
   std::optional<VerdictKind> control_expects;    // a control's required verdict in `selftest`
   Invariance invariance = Invariance::none;      // set for an invariance probe
+  bool collective = false;                       // its cells run in `ranks` cooperating processes
   AccumulationOrder accumulation;
   // Expected milliseconds of one run on a CPU, to balance shards when no timings are given; a guide
   // (hosts differ by far more than these numbers do), not a promise.

@@ -22,7 +22,9 @@ enum class DeterministicMode { off, on, warn };
 // How far a setting's values reach when a result is carried to another machine: the levels of
 // report/portability.h. A variant whose bits hold across every value of the `threads` settings is
 // thread-count-invariant; across every value of the `isa` settings too, isa-invariant.
-enum class PortabilityRole { none, threads, isa };
+// `ranks`: a collective cell's rank count, whose level (world-size-invariant) stands beside the
+// ladder (kinds/collective_kind.h).
+enum class PortabilityRole { none, threads, isa, ranks };
 
 // Everything the tool knows about a setting. Adding a setting is a row in setting_specs() (and, for
 // an in-process setting, its libtorch call in worker/settings_apply.cc and its Python spelling here); keys of existing

@@ -1,6 +1,7 @@
 // The kinds of cell, one row each (kinds/cell_kind.h). An explicit table, not self-registration:
 // static registration in a static library is dropped by the linker.
 #include "kinds/cell_kind.h"
+#include "kinds/collective_kind.h"
 #include "kinds/invariance_kind.h"
 #include "kinds/model_kind.h"
 #include "kinds/repeat_kind.h"
@@ -12,6 +13,7 @@ const std::vector<const CellKind*>& cell_kinds() {
   static const std::vector<const CellKind*> kinds = {
       &model_kind(),
       &invariance_kind(),
+      &collective_kind(),
       &repeat_kind(),
   };
   return kinds;

@@ -5,6 +5,8 @@
 #include <fmt/ranges.h>
 #include <set>
 
+#include "common/user_error.h"
+
 namespace repro_audit {
 namespace {
 
@@ -52,6 +54,27 @@ std::vector<FlagSetColumn> make_columns(const Config& config, const std::string&
   return columns;
 }
 
+int ranks_of(const FlagSet& flags) {
+  const auto it = flags.find("ranks");
+  return it == flags.end() || it->second == kNotApplicable ? 1 : std::stoi(it->second);
+}
+
+// Collective probes run in the columns whose `ranks` is 2 or more, every other probe in those where it
+// is 1. When no column has ranks for the collectives, each column gains ranks 2, 3 and 4 for them.
+void add_rank_columns(std::vector<FlagSetColumn>& columns, const std::string& device) {
+  std::vector<FlagSetColumn> added;
+  for (const auto& column : columns) {
+    if (ranks_of(column.flags) >= 2) return;
+    for (const int ranks : kDefaultRanks) {
+      auto flags = column.flags;
+      flags["ranks"] = std::to_string(ranks);
+      added.push_back({fmt::format("{}{}ranks={}", column.label, column.label.empty() ? "" : " ", ranks),
+                       make_flag_set(flags, device)});
+    }
+  }
+  columns.insert(columns.end(), added.begin(), added.end());
+}
+
 }  // namespace
 
 Plan make_plan(const Config& config, const Catalogue& catalogue, const std::string& device) {
@@ -67,9 +90,20 @@ Plan make_plan(const Config& config, const Catalogue& catalogue, const std::stri
     for (const auto& probe : catalogue)
       if (probe.in_default_suite && is_of_kind(probe, config.kind)) selections.push_back({probe.name, {}});
   const auto kind = device_kind(device);
+  const auto probe_of = [&](const ProbeSelection& selection) {
+    return find_probe(config.models.empty() ? catalogue : models, selection.probe);
+  };
+  if (std::any_of(selections.begin(), selections.end(), [&](const auto& s) { return probe_of(s)->collective; }))
+    add_rank_columns(plan.columns, device);
   std::set<std::string> keys;
   for (const auto& selection : selections) {
-    const auto* probe = find_probe(config.models.empty() ? catalogue : models, selection.probe);
+    const auto* probe = probe_of(selection);
+    const auto& columns = plan.columns;
+    if (!probe->collective &&
+        std::none_of(columns.begin(), columns.end(), [](const auto& column) { return ranks_of(column.flags) == 1; }))
+      throw UserError(fmt::format("probe '{}' is not a collective, and every flag set has ranks of 2 or more: add "
+                                  "ranks=1 to the values, or select collective probes only",
+                                  probe->name));
     const ModelSpec* model = nullptr;
     for (const auto& candidate : config.models)
       if (model_probe_name(candidate) == selection.probe) model = &candidate;
@@ -79,6 +113,7 @@ Plan make_plan(const Config& config, const Catalogue& catalogue, const std::stri
         continue;
       const bool supported = std::find(variant.devices.begin(), variant.devices.end(), kind) != variant.devices.end();
       for (const auto& column : plan.columns) {
+        if (probe->collective != (ranks_of(column.flags) >= 2)) continue;
         Cell cell{cell_key(probe->name, variant.name, device, column.flags),
                   probe->name,
                   variant.name,
@@ -96,6 +131,10 @@ Plan make_plan(const Config& config, const Catalogue& catalogue, const std::stri
       }
     }
   }
+  // Columns no probe took (the plain flag sets of an audit of collectives only) are not shown.
+  std::set<std::string> used;
+  for (const auto& cell : plan.cells) used.insert(cell.label);
+  std::erase_if(plan.columns, [&](const FlagSetColumn& column) { return !used.count(column.label); });
   return plan;
 }
 

@@ -49,7 +49,14 @@ struct Batch {
 };
 
 // `device` is concrete here ("cpu", "cuda:0"): the caller resolves "auto".
+// Collective probes (ProbeInfo::collective) take the flag sets whose `ranks` is 2 or more, every other
+// probe those where it is 1; when no flag set sets ranks, each gains kDefaultRanks for the collectives
+// (labelled "<flag set> ranks=W"). Throws UserError when a probe is left without a flag set.
 Plan make_plan(const Config& config, const Catalogue& catalogue, const std::string& device);
+
+// The rank counts a collective probe runs with unless the flag sets say: 2 cannot show a reordering
+// (a + b is b + a), 3 and 4 can.
+inline constexpr int kDefaultRanks[] = {2, 3, 4};
 
 // Cells that need a worker, grouped by process-level settings; unsupported cells are left out.
 std::vector<Batch> make_batches(const std::vector<Cell>& cells);

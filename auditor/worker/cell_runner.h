@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,17 @@ struct CellSetup {
   Tracer* tracer = nullptr;
   InputCache* inputs = nullptr;      // the inputs the variant's cells share; null: made afresh
   bool measure_sensitivity = false;  // a probe's sensitivity check (worker/sensitivity.h) is measured
+};
+
+// A cell that ended as crashed or timeout inside its worker (a collective's other rank crashed or hung):
+// the observation takes the status and the message.
+class CellFailure : public std::runtime_error {
+ public:
+  CellFailure(ObservationStatus status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  ObservationStatus status() const { return status_; }
+
+ private:
+  ObservationStatus status_;
 };
 
 // What a kind keeps of one run until its digest is taken.

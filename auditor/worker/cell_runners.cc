@@ -4,6 +4,7 @@
 
 #include "kinds/cell_kind.h"
 #include "worker/cell_runner.h"
+#include "worker/collective_cell.h"
 #include "worker/invariance_cell.h"
 #include "worker/model_cell.h"
 #include "worker/repeat_cell.h"
@@ -15,6 +16,7 @@ std::unique_ptr<CellRunner> make_cell_runner(const Cell& cell) {
       {"repeat", make_repeat_runner},
       {"invariance", make_invariance_runner},
       {"model", make_model_runner},
+      {"collective", make_collective_runner},
   };
   const auto* name = kind_of(cell).name();
   const auto it = runners.find(name);

@@ -257,6 +257,11 @@ ProbeBuilder& ProbeBuilder::invariance(Invariance invariance) {
   return *this;
 }
 
+ProbeBuilder& ProbeBuilder::collective() {
+  definition_.info.collective = true;
+  return *this;
+}
+
 ProbeBuilder& ProbeBuilder::accumulates(std::string output, std::string operand, double floor) {
   auto& accumulation = definition_.info.accumulation;
   accumulation.output = std::move(output);

@@ -19,6 +19,7 @@
 namespace repro_audit {
 
 using Outputs = std::vector<std::pair<std::string, at::Tensor>>;
+class RankGroup;
 using RunFunction = std::function<Outputs()>;
 
 // Thrown by a probe that has no implementation for the device or dtype at hand.
@@ -89,6 +90,10 @@ class ProbeContext {
   at::Tensor sparse_values(at::IntArrayRef sizes, double density, at::ScalarType dtype);
   at::Tensor to_device(const at::Tensor& cpu_tensor) const { return cpu_tensor.to(device_); }
   InputScheme scheme() const { return scheme_; }
+  // A collective probe's ranks (worker/rank_group.h); null outside a collective cell (the sensitivity
+  // check, which computes the same result in one process).
+  RankGroup* group() const { return group_; }
+  void set_group(RankGroup* group) { group_ = group; }
   // Names a tensor the op reads, for the Python form of the probe (`repro` saves it, on the CPU, as
   // inputs.pt): every tensor the Python code uses must be named here. Returns `tensor`.
   const at::Tensor& input(const std::string& name, const at::Tensor& tensor);
@@ -114,6 +119,7 @@ class ProbeContext {
   at::Device device_;
   VariantInfo variant_;
   at::Generator generator_;
+  RankGroup* group_ = nullptr;
 };
 
 using PrepareFunction = std::function<RunFunction(ProbeContext&)>;
@@ -174,6 +180,9 @@ class ProbeBuilder {
   // An invariance probe (worker/invariance.h): its run returns the reference first, then the same
   // logical result under each perturbation of this kind.
   ProbeBuilder& invariance(Invariance invariance);
+  // A collective probe: its cells run in `ranks` cooperating processes (worker/collective_cell.h), its
+  // op reads ProbeContext::group().
+  ProbeBuilder& collective();
   // Its result `output` sums contributions and is linear in the input named `operand`: the sensitivity
   // check (worker/sensitivity.h) measures it; fewer than `floor` of the output's elements changing under
   // other orders makes the probe insensitive.

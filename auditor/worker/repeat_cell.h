@@ -14,4 +14,12 @@ class ProbeRunner : public CellRunner {
 
 std::unique_ptr<CellRunner> make_repeat_runner();
 
+// The cell's registered probe and variant; throws Unsupported when the variant has no implementation
+// for the device, std::runtime_error when this worker lacks either.
+std::pair<const ProbeDefinition*, const VariantInfo*> cell_probe(const Cell& cell, const at::Device& device);
+// The first process's sensitivity check (worker/sensitivity.h), once per variant in a worker (the
+// setup's input cache keeps it), into the observation; a check that cannot run is a warning.
+void measure_first_sensitivity(const ProbeDefinition& probe, const VariantInfo& variant, const CellSetup& setup,
+                               ProcessObservation& observation);
+
 }  // namespace repro_audit

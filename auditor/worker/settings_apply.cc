@@ -51,6 +51,8 @@ const std::vector<SettingHandler>& handlers() {
       {"fill_uninitialized_memory",
        [](const std::string& value) { context().setDeterministicFillUninitializedMemory(truth(value)); },
        [] { return text(context().deterministicFillUninitializedMemory()); }},
+      // A collective cell's rank count: its runner starts that many ranks (worker/collective_cell.h).
+      {"ranks", nullptr, nullptr},
       // The runner calls torch.manual_seed before building inputs and before every run (worker.cc).
       {"seed", nullptr, nullptr},
       {"threads", [](const std::string& value) { at::set_num_threads(std::stoi(value)); },

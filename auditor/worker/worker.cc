@@ -198,7 +198,8 @@ void time_round(const Cell& cell, const WorkerRequest& request, Tracer& tracer, 
                 ProcessObservation& observation, InputCache* inputs) {
   const CellSetup setup{at::Device(request.device), static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed"))),
                         request.input_scheme, &tracer, inputs};
-  const auto run = make_cell_runner(cell)->prepare(cell, setup, observation);
+  const auto runner = make_cell_runner(cell);  // alive while its run is (a collective's ranks)
+  const auto run = runner->prepare(cell, setup, observation);
   for (int i = 0; i < request.warmup; ++i) timed_run(run, setup.device, setup.seed, tracer, timer);
   auto rule = request.timing;
   rule.budget_seconds = rule.round_budget();
@@ -233,6 +234,8 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
       run_all(cell, request, tracer, timer, observation, inputs, copier);
   } catch (const Unsupported& unsupported) {
     observation = failed_observation(tracer, ObservationStatus::unsupported, unsupported.what());
+  } catch (const CellFailure& failure) {
+    observation = failed_observation(tracer, failure.status(), failure.what());
   } catch (const std::exception& error) {
     observation = failed_observation(tracer, ObservationStatus::exception, error_text(error));
   }

@@ -1,0 +1,211 @@
+#include "worker/collective_cell.h"
+
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "audit/audit.h"
+#include "protocol/worker_protocol.h"
+#include "supervisor/worker_process.h"
+#include "worker/collective_step.h"
+#include "worker/rank_group.h"
+#include "worker/repeat_cell.h"
+
+namespace repro_audit {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// How long a rank is waited for: to join, and in each collective.
+std::chrono::milliseconds wait_limit(const Cell& cell) {
+  const double seconds = std::clamp(cell.timeout_seconds / 2, 1.0, 60.0);
+  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+}
+
+int rank_count(const Cell& cell) {
+  const auto it = cell.settings.find("ranks");
+  return it == cell.settings.end() ? 1 : std::stoi(it->second);
+}
+
+// The other ranks' processes, and what became of them.
+class Peers {
+ public:
+  ~Peers() { end(std::chrono::milliseconds(0)); }
+
+  void start(const std::vector<std::string>& requests) {
+    const auto executable = own_executable();
+    const auto folder = temporary_folder();
+    for (const auto& request : requests)
+      processes_.push_back(std::make_unique<WorkerProcess>(std::vector<std::string>{executable, "rank"},
+                                                           std::map<std::string, std::string>{}, request, folder));
+    said_.assign(processes_.size(), "");
+    ended_.assign(processes_.size(), "");
+    error_.assign(processes_.size(), "");
+  }
+
+  // Waits until every rank said `event`; throws CellFailure when one ended or the limit passed.
+  void await(const std::string& event, std::chrono::milliseconds limit) {
+    const auto deadline = Clock::now() + limit;
+    for (std::size_t i = 0; i < processes_.size(); ++i)
+      while (said_[i] != event) {
+        if (!ended_[i].empty())
+          throw CellFailure(ObservationStatus::crashed, fmt::format("rank {} ended before it joined: {}", i + 1,
+                                                                    ended_[i]));
+        if (Clock::now() >= deadline)
+          throw CellFailure(ObservationStatus::timeout,
+                            fmt::format("rank {} never joined within {:g} s", i + 1, seconds(limit)));
+        read(i, std::min(deadline, Clock::now() + kPoll));
+      }
+  }
+
+  // A rank that ended within `grace`, "rank 2 ended: signal SIGSEGV"; "" when none did. A rank killed
+  // by a signal comes first: the others may have ended since, on the error its end gave them.
+  std::string ended(std::chrono::milliseconds grace) {
+    const auto deadline = Clock::now() + grace;
+    while (true) {
+      for (std::size_t i = 0; i < processes_.size(); ++i) read(i, Clock::now() + std::chrono::milliseconds(10));
+      std::string first;
+      for (std::size_t i = 0; i < processes_.size(); ++i) {
+        if (ended_[i].empty()) continue;
+        const auto text = fmt::format("rank {} ended: {}", i + 1, ended_[i]);
+        if (ended_[i].rfind("signal", 0) == 0) return text;
+        if (first.empty()) first = text;
+      }
+      if (!first.empty() || Clock::now() >= deadline) return first;
+    }
+  }
+
+  // Waits up to `grace` for the ranks to end by themselves, then ends the rest and reaps them all.
+  void end(std::chrono::milliseconds grace) {
+    const auto deadline = Clock::now() + grace;
+    for (std::size_t i = 0; i < processes_.size(); ++i)
+      while (ended_[i].empty() && Clock::now() < deadline) read(i, std::min(deadline, Clock::now() + kPoll));
+    for (auto& process : processes_) process->terminate(std::chrono::milliseconds(0));
+    processes_.clear();
+  }
+
+ private:
+  static constexpr std::chrono::milliseconds kPoll{100};
+  static double seconds(std::chrono::milliseconds duration) { return static_cast<double>(duration.count()) / 1000; }
+
+  // Takes what rank i+1 said until `deadline`: its events, its error, or its end.
+  void read(std::size_t i, Clock::time_point deadline) {
+    if (!ended_[i].empty()) return;
+    std::string line;
+    while (true) {
+      const auto status = processes_[i]->read_line(line, deadline);
+      if (status == Worker::ReadStatus::deadline) return;
+      if (status == Worker::ReadStatus::end_of_output) {
+        ended_[i] = processes_[i]->wait();
+        if (!error_[i].empty()) ended_[i] += " (" + error_[i] + ")";
+        return;
+      }
+      try {
+        const auto event = nlohmann::json::parse(line);
+        said_[i] = event.value("event", "");
+        if (said_[i] == "error") error_[i] = event.value("message", "");
+      } catch (const nlohmann::json::exception&) {
+      }
+    }
+  }
+
+  std::vector<std::unique_ptr<WorkerProcess>> processes_;
+  std::vector<std::string> said_;
+  std::vector<std::string> ended_;
+  std::vector<std::string> error_;
+};
+
+class CollectiveRunner : public CellRunner {
+ public:
+  ~CollectiveRunner() override {
+    try {
+      if (group_ && !failed_) end_runs(*group_);
+      peers_.end(std::chrono::seconds(2));
+    } catch (...) {
+    }
+    group_.reset();
+    std::error_code ignored;
+    if (!folder_.empty()) fs::remove_all(folder_, ignored);
+  }
+
+  RunFunction prepare(const Cell& cell, const CellSetup& setup, ProcessObservation& observation) override {
+    const auto [probe, variant] = cell_probe(cell, setup.device);
+    const int ranks = rank_count(cell);
+    if (ranks < 2) throw Unsupported("a collective cell needs 2 ranks or more");
+    limit_ = wait_limit(cell);
+    auto pattern = (fs::path(temporary_folder()) / "repro-audit-ranks-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("cannot make a folder for the ranks' rendezvous");
+    folder_ = pattern;
+    const auto store = (fs::path(folder_) / "store").string();
+    std::vector<std::string> requests;
+    for (int rank = 1; rank < ranks; ++rank) {
+      WorkerRequest request;
+      request.device = setup.device.str();
+      request.input_scheme = setup.scheme;
+      request.cells = {cell};
+      requests.push_back(nlohmann::json{{"request", request_to_json(request)},
+                                        {"rank", rank},
+                                        {"store", store},
+                                        {"timeout_ms", limit_.count()}}
+                             .dump());
+    }
+    peers_.start(requests);
+    peers_.await("joining", limit_);
+    group_ = guarded([&] {
+      return make_rank_group({0, ranks, store, limit_, setup.device});
+    });
+    ProbeContext context(setup.device, setup.seed, *variant, setup.inputs, setup.scheme);
+    context.set_group(group_.get());
+    const auto run = probe->prepare(context);
+    observation.input_digest = context.input_digest();
+    measure_first_sensitivity(*probe, *variant, setup, observation);
+    return [this, run] {
+      ++runs_;
+      return guarded([&] { return lead_run(*group_, run); });
+    };
+  }
+
+  nlohmann::json export_inputs(const Cell& cell, InputScheme scheme, const std::string& directory,
+                               std::int64_t) const override {
+    throw Unsupported("a collective cell's inputs are drawn by every rank; repro has no script for it");
+  }
+
+ private:
+  // `call`, its failure told by what became of the other ranks.
+  template <typename Call>
+  auto guarded(const Call& call) -> decltype(call()) {
+    try {
+      return call();
+    } catch (const Unsupported&) {
+      failed_ = true;
+      throw;
+    } catch (const std::exception& error) {
+      failed_ = true;
+      const auto where = runs_ == 0 ? std::string("while the ranks met") : fmt::format("in run {}", runs_ - 1);
+      const auto ended = peers_.ended(std::chrono::seconds(2));
+      if (!ended.empty()) throw CellFailure(ObservationStatus::crashed, fmt::format("{} {}", ended, where));
+      throw CellFailure(ObservationStatus::timeout,
+                        fmt::format("a rank did not answer {} within {:g} s; every rank is still running (one hangs "
+                                    "or is too slow for the limit): {}",
+                                    where, static_cast<double>(limit_.count()) / 1000, error.what()));
+    }
+  }
+
+  Peers peers_;
+  std::unique_ptr<RankGroup> group_;
+  std::string folder_;
+  std::chrono::milliseconds limit_{30000};
+  int runs_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<CellRunner> make_collective_runner() { return std::make_unique<CollectiveRunner>(); }
+
+}  // namespace repro_audit

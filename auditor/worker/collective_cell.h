@@ -1,0 +1,20 @@
+#pragma once
+// A collective cell (kinds/collective_kind.h): this worker is rank 0 of `ranks` cooperating processes.
+// It starts the other ranks (`repro-audit rank`, the request on their stdin), waits until each says it
+// is joining, then all rendezvous through a c10d FileStore in a private folder and a process group
+// bound to loopback (worker/rank_group.h); rank 0 leads every run (worker/collective_step.h).
+//
+// A rank that ends (a crash) ends the cell as crashed, naming the rank and its signal; a rank that
+// never joins, or stops answering, ends it as timeout once the cell's share of its time limit for the
+// wait (half of it, at most 60 s) has passed. Every other rank is then ended and reaped; a rank whose
+// worker dies dies with it (PR_SET_PDEATHSIG), so none outlives the cell.
+#include "worker/cell_runner.h"
+
+namespace repro_audit {
+
+std::unique_ptr<CellRunner> make_collective_runner();
+
+// `repro-audit rank`: one of the other ranks, its request read from stdin.
+int rank_main();
+
+}  // namespace repro_audit

@@ -1,0 +1,66 @@
+// `repro-audit rank`: one of the other ranks of a collective cell (worker/collective_cell.h). Its
+// request comes on stdin from rank 0's worker; it says "joining" before the rendezvous, then follows
+// rank 0's runs until told to stop. Events go to stdout as JSON lines: joining, done, or error.
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "protocol/worker_protocol.h"
+#include "worker/collective_cell.h"
+#include "worker/collective_step.h"
+#include "worker/rank_group.h"
+#include "worker/repeat_cell.h"
+#include "worker/settings_apply.h"
+
+namespace repro_audit {
+
+int rank_main() {
+  // Its worker decides when it stops; if the worker dies, so does it.
+  ::signal(SIGINT, SIG_IGN);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1) return 3;
+  const int events_fd = ::dup(STDOUT_FILENO);
+  ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  FILE* events = ::fdopen(events_fd, "w");
+  const auto emit = [&](const nlohmann::json& event) {
+    const auto line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    std::fwrite(line.data(), 1, line.size(), events);
+    std::fflush(events);
+  };
+  try {
+    const auto json = nlohmann::json::parse(std::cin);
+    const auto request = request_from_json(json.at("request"));
+    const int rank = json.at("rank").get<int>();
+    const auto store = json.at("store").get<std::string>();
+    const std::chrono::milliseconds timeout(json.at("timeout_ms").get<std::int64_t>());
+    const auto& cell = request.cells.at(0);
+    const int ranks = std::stoi(cell.settings.at("ranks"));
+    const auto seed = static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed")));
+    const at::Device device(request.device);
+    apply_cell_settings(cell.settings);
+    const auto [probe, variant] = cell_probe(cell, device);
+    // The control whose last rank never joins (probes/collective_faults.cc).
+    const auto fault = variant->parameters.find("fault");
+    if (fault != variant->parameters.end() && fault->second == "absent" && rank == ranks - 1)
+      for (;;) ::pause();
+    emit({{"event", "joining"}});
+    const auto group = make_rank_group({rank, ranks, store, timeout, device});
+    ProbeContext context(device, seed, *variant, nullptr, request.input_scheme);
+    context.set_group(group.get());
+    const auto run = probe->prepare(context);
+    while (true) {
+      at::manual_seed(seed);  // as rank 0 does before each run
+      if (!follow_run(*group, run)) break;
+    }
+    emit({{"event", "done"}});
+    return 0;
+  } catch (const std::exception& error) {
+    emit({{"event", "error"}, {"message", error.what()}});
+    return 1;
+  }
+}
+
+}  // namespace repro_audit
