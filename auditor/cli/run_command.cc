@@ -346,8 +346,9 @@ Command add_run_command(CLI::App& app) {
   run->add_option("--probe", arguments->probes, "Probe to run, NAME or NAME/VARIANT (repeatable)");
   run->add_option("--kind", arguments->kind,
                   "Suite to run when no --probe is named: repeat (repeat-and-digest probes, the default), "
-                  "invariance (batch, layout and split invariance probes), all")
-      ->check(CLI::IsMember({"repeat", "invariance", "all"}));
+                  "invariance (batch, layout and split invariance probes), collective (ranks of this host; "
+                  "ranks 2, 3 and 4 unless --axis ranks=... says), all")
+      ->check(CLI::IsMember({"repeat", "invariance", "collective", "all"}));
   add_audit_options(run, *arguments);
   return {run, [arguments] {
             const auto catalogue = registered_catalogue();

@@ -136,7 +136,7 @@ const ProbeInfo* find_probe(const Catalogue& catalogue, const std::string& name)
 
 bool is_of_kind(const ProbeInfo& probe, ProbeKind kind) {
   if (kind == ProbeKind::all) return true;
-  if (probe.collective) return kind == ProbeKind::collective;
+  if (probe.collective || kind == ProbeKind::collective) return probe.collective && kind == ProbeKind::collective;
   return (probe.invariance != Invariance::none) == (kind == ProbeKind::invariance);
 }
 

@@ -43,6 +43,8 @@ PythonSettings python_settings(const FlagSet& settings, bool on_cuda) {
       python.seed = value;
       continue;
     }
+    // A script is one process: only cells of one rank have one (a collective probe has no Python form).
+    if (name == "ranks") continue;
     if (!spec->environment_variable.empty()) {
       const auto& variable = spec->environment_variable;
       if (value == kInherit)
@@ -64,7 +66,7 @@ PythonSettings python_settings(const FlagSet& settings, bool on_cuda) {
 
 bool has_python_spelling(const std::string& setting) {
   const auto* spec = find_setting(setting);
-  return spec && (setting == "seed" || !spec->environment_variable.empty() || spec->python);
+  return spec && (setting == "seed" || setting == "ranks" || !spec->environment_variable.empty() || spec->python);
 }
 
 std::vector<std::string> distinct_run_digests(const CellReport& cell) {

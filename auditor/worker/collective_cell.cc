@@ -63,20 +63,16 @@ class Peers {
       }
   }
 
-  // A rank that ended within `grace`, "rank 2 ended: signal SIGSEGV"; "" when none did. A rank killed
-  // by a signal comes first: the others may have ended since, on the error its end gave them.
-  std::string ended(std::chrono::milliseconds grace) {
+  // A rank that a signal ended within `grace` ("rank 2 ended: signal SIGSEGV"), "" when none. The
+  // others may end too, on the error its end gave them: they say so and exit, they did not crash.
+  std::string crashed(std::chrono::milliseconds grace) {
     const auto deadline = Clock::now() + grace;
     while (true) {
-      for (std::size_t i = 0; i < processes_.size(); ++i) read(i, Clock::now() + std::chrono::milliseconds(10));
-      std::string first;
       for (std::size_t i = 0; i < processes_.size(); ++i) {
-        if (ended_[i].empty()) continue;
-        const auto text = fmt::format("rank {} ended: {}", i + 1, ended_[i]);
-        if (ended_[i].rfind("signal", 0) == 0) return text;
-        if (first.empty()) first = text;
+        read(i, Clock::now() + std::chrono::milliseconds(10));
+        if (ended_[i].rfind("signal", 0) == 0) return fmt::format("rank {} ended: {}", i + 1, ended_[i]);
       }
-      if (!first.empty() || Clock::now() >= deadline) return first;
+      if (Clock::now() >= deadline) return "";
     }
   }
 
@@ -187,8 +183,11 @@ class CollectiveRunner : public CellRunner {
     } catch (const std::exception& error) {
       failed_ = true;
       const auto where = runs_ == 0 ? std::string("while the ranks met") : fmt::format("in run {}", runs_ - 1);
-      const auto ended = peers_.ended(std::chrono::seconds(2));
-      if (!ended.empty()) throw CellFailure(ObservationStatus::crashed, fmt::format("{} {}", ended, where));
+      const auto crashed = peers_.crashed(std::chrono::seconds(2));
+      if (!crashed.empty()) throw CellFailure(ObservationStatus::crashed, fmt::format("{} {}", crashed, where));
+      const std::string text = error.what();
+      if (text.find("imed out") == std::string::npos && text.find("imeout") == std::string::npos)
+        throw std::runtime_error(fmt::format("rank 0 {}: {}", where, text));
       throw CellFailure(ObservationStatus::timeout,
                         fmt::format("a rank did not answer {} within {:g} s; every rank is still running (one hangs "
                                     "or is too slow for the limit): {}",

@@ -14,8 +14,9 @@ using nlohmann::json;
 
 class Collective : public CliTest {};
 
-// Processes of this binary running `rank` (the other ranks of collective cells).
-int rank_processes() {
+// Processes of this binary running `rank` (the other ranks of collective cells) started by an audit
+// whose TMPDIR was `folder` (the ranks inherit it): other tests' ranks are not counted.
+int rank_processes(const fs::path& folder) {
   int count = 0;
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const auto name = entry.path().filename().string();
@@ -24,7 +25,10 @@ int rank_processes() {
     std::string argv0, argv1;
     std::getline(file, argv0, '\0');
     std::getline(file, argv1, '\0');
-    if (argv0 == binary() && argv1 == "rank") ++count;
+    if (argv0 != binary() || argv1 != "rank") continue;
+    std::ifstream environment(entry.path() / "environ");
+    const std::string variables((std::istreambuf_iterator<char>(environment)), std::istreambuf_iterator<char>());
+    if (variables.find("TMPDIR=" + folder.string() + '\0') != std::string::npos) ++count;
   }
   return count;
 }
@@ -44,7 +48,8 @@ TEST_F(Collective, GlooRanksOnThisHostGiveVerdictsAndTheWorldSizeLevel) {
   const auto report = path("r.json");
   const auto audit = run("run --device cpu --probe all_gather --probe all_reduce/f32 --profile default --axis "
                          "threads=1 --repeats 3 --no-cost --json " +
-                         report);
+                             report,
+                         "TMPDIR=" + folder_.string());
   ASSERT_EQ(audit.exit_code, 0) << audit.output;
   const auto written = json::parse(slurp(report));
   for (const auto* probe : {"all_gather/f32", "all_reduce/f32"})
@@ -62,7 +67,7 @@ TEST_F(Collective, GlooRanksOnThisHostGiveVerdictsAndTheWorldSizeLevel) {
   std::map<std::string, json> levels;
   for (const auto& entry : written.at("portability")) levels[entry.at("probe").get<std::string>()] = entry;
   EXPECT_EQ(levels.at("all_gather").value("invariance", ""), "world-size-invariant") << levels.at("all_gather");
-  EXPECT_EQ(rank_processes(), 0);
+  EXPECT_EQ(rank_processes(folder_), 0);
 }
 
 TEST_F(Collective, ARankThatCrashesHangsOrNeverJoinsEndsItsCellAndNothingElse) {
@@ -70,7 +75,8 @@ TEST_F(Collective, ARankThatCrashesHangsOrNeverJoinsEndsItsCellAndNothingElse) {
   const auto audit = run(
       "run --device cpu --probe control.rank_crash --probe control.rank_hang --probe control.rank_absent --probe "
       "all_gather --profile default --axis threads=1 --axis ranks=3 --processes 1 --repeats 2 --no-cost --json " +
-      report);
+          report,
+      "TMPDIR=" + folder_.string());
   EXPECT_EQ(audit.exit_code, 1) << audit.output;
   const auto written = json::parse(slurp(report));
   const auto& crashed = cell_of(written, "control.rank_crash/default@cpu|ranks=3,threads=1");
@@ -87,7 +93,7 @@ TEST_F(Collective, ARankThatCrashesHangsOrNeverJoinsEndsItsCellAndNothingElse) {
       << absent.at("message");
   // The audit went on: the healthy collective after them was judged.
   EXPECT_EQ(cell_of(written, "all_gather/f32@cpu|ranks=3,threads=1").at("verdict"), "deterministic");
-  EXPECT_EQ(rank_processes(), 0) << "a rank outlived its cell";
+  EXPECT_EQ(rank_processes(folder_), 0) << "a rank outlived its cell";
 }
 
 TEST_F(Collective, ACollectiveNeedsRanksAndOtherProbesRunAlone) {

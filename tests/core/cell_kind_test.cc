@@ -32,7 +32,7 @@ Cell model_cell(const std::string& name) {
 TEST(CellKinds, EveryCellHasOneKindAndTheNamesAreDistinct) {
   std::set<std::string> names;
   for (const auto* kind : cell_kinds()) EXPECT_TRUE(names.insert(kind->name()).second) << kind->name();
-  EXPECT_EQ(names, (std::set<std::string>{"repeat", "invariance", "model"}));
+  EXPECT_EQ(names, (std::set<std::string>{"repeat", "invariance", "model", "collective"}));
   EXPECT_STREQ(cell_kinds().back()->name(), "repeat");  // the last takes every cell
 
   auto invariance = cell_of("batch_rows");
@@ -40,6 +40,11 @@ TEST(CellKinds, EveryCellHasOneKindAndTheNamesAreDistinct) {
   EXPECT_STREQ(kind_of(cell_of("sum")).name(), "repeat");
   EXPECT_STREQ(kind_of(invariance).name(), "invariance");
   EXPECT_STREQ(kind_of(model_cell("net")).name(), "model");
+  auto collective = cell_of("all_reduce");
+  collective.settings["ranks"] = "3";
+  EXPECT_STREQ(kind_of(collective).name(), "collective");
+  collective.settings["ranks"] = "1";
+  EXPECT_STREQ(kind_of(collective).name(), "repeat");
 }
 
 TEST(CellKinds, WhatTheWorkerAsksDiffersByKind) {

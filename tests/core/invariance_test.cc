@@ -176,7 +176,7 @@ TEST(InvarianceSuite, TheConfigNamesItsKindOrTheValidChoices) {
     parse_config("repeats: 3\nkind: batch\n", "a.yaml", catalogue_with_invariance());
     FAIL() << "no error";
   } catch (const UserError& error) {
-    EXPECT_EQ(std::string(error.what()), "a.yaml:2:7: kind must be one of: repeat, invariance, all");
+    EXPECT_EQ(std::string(error.what()), "a.yaml:2:7: kind must be one of: repeat, invariance, collective, all");
   }
 }
 

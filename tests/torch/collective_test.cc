@@ -169,7 +169,7 @@ TEST(CollectiveProbes, ReduceScatterAllGatherAndBucketsGiveEveryRankTheWholeResu
   EXPECT_THROW(definition.prepare(context), Unsupported);
 }
 
-TEST(CollectiveGloo, RealGlooRanksAgreeAndMatchTheFakesOrderWhereTheSumIsExact) {
+TEST(CollectiveGloo, RealGlooRanksGatherExactlyAndInStep) {
   if (collective_backend("cpu").empty()) GTEST_SKIP() << "this build has no gloo";
   const auto folder = std::filesystem::temp_directory_path() / ("repro-audit-gloo-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(folder);
