@@ -218,8 +218,9 @@ TEST(CellRunners, EveryKindHasARunner) {
   invariance.invariance = Invariance::batch;
   auto model = make_cell("sum", "f32", {});
   model.model = ModelSpec{};
+  const auto collective = make_cell("all_reduce", "f32", {{"ranks", "3"}});
   std::set<std::string> covered;
-  for (const auto& cell : {repeat, invariance, model}) {
+  for (const auto& cell : {repeat, invariance, model, collective}) {
     EXPECT_NE(make_cell_runner(cell), nullptr);
     covered.insert(kind_of(cell).name());
   }
