@@ -115,7 +115,8 @@ Command add_worker_command(CLI::App& app) {
 }
 
 Command add_rank_command(CLI::App& app) {
-  auto* rank = app.add_subcommand("rank", "Internal: one of the other ranks of a collective cell, its request on stdin");
+  auto* rank =
+      app.add_subcommand("rank", "Internal: one of the other ranks of a collective cell, its request on stdin");
   rank->group("");  // hidden from --help
   return {rank, [] { return rank_main(); }};
 }

@@ -72,8 +72,8 @@ class CollectiveKind : public CellKind {
     auto lines = repeat_kind().detail_lines(verdict);
     for (const auto& variation : verdict.variations)
       if (variation.output.rfind(kRankPrefix, 0) == 0)
-        lines.push_back(fmt::format("RANKS DISAGREE: {} holds other bits than rank 0 in run {}", variation.output,
-                                    variation.run));
+        lines.push_back(
+            fmt::format("RANKS DISAGREE: {} holds other bits than rank 0 in run {}", variation.output, variation.run));
     return lines;
   }
 

@@ -101,9 +101,10 @@ Plan make_plan(const Config& config, const Catalogue& catalogue, const std::stri
     const auto& columns = plan.columns;
     if (!probe->collective &&
         std::none_of(columns.begin(), columns.end(), [](const auto& column) { return ranks_of(column.flags) == 1; }))
-      throw UserError(fmt::format("probe '{}' is not a collective, and every flag set has ranks of 2 or more: add "
-                                  "ranks=1 to the values, or select collective probes only",
-                                  probe->name));
+      throw UserError(
+          fmt::format("probe '{}' is not a collective, and every flag set has ranks of 2 or more: add "
+                      "ranks=1 to the values, or select collective probes only",
+                      probe->name));
     const ModelSpec* model = nullptr;
     for (const auto& candidate : config.models)
       if (model_probe_name(candidate) == selection.probe) model = &candidate;

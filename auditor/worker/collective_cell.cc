@@ -54,8 +54,8 @@ class Peers {
     for (std::size_t i = 0; i < processes_.size(); ++i)
       while (said_[i] != event) {
         if (!ended_[i].empty())
-          throw CellFailure(ObservationStatus::crashed, fmt::format("rank {} ended before it joined: {}", i + 1,
-                                                                    ended_[i]));
+          throw CellFailure(ObservationStatus::crashed,
+                            fmt::format("rank {} ended before it joined: {}", i + 1, ended_[i]));
         if (Clock::now() >= deadline)
           throw CellFailure(ObservationStatus::timeout,
                             fmt::format("rank {} never joined within {:g} s", i + 1, seconds(limit)));
@@ -144,17 +144,13 @@ class CollectiveRunner : public CellRunner {
       request.device = setup.device.str();
       request.input_scheme = setup.scheme;
       request.cells = {cell};
-      requests.push_back(nlohmann::json{{"request", request_to_json(request)},
-                                        {"rank", rank},
-                                        {"store", store},
-                                        {"timeout_ms", limit_.count()}}
+      requests.push_back(nlohmann::json{
+          {"request", request_to_json(request)}, {"rank", rank}, {"store", store}, {"timeout_ms", limit_.count()}}
                              .dump());
     }
     peers_.start(requests);
     peers_.await("joining", limit_);
-    group_ = guarded([&] {
-      return make_rank_group({0, ranks, store, limit_, setup.device});
-    });
+    group_ = guarded([&] { return make_rank_group({0, ranks, store, limit_, setup.device}); });
     ProbeContext context(setup.device, setup.seed, *variant, setup.inputs, setup.scheme);
     context.set_group(group_.get());
     const auto run = probe->prepare(context);

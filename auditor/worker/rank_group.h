@@ -32,7 +32,7 @@ class RankGroup {
 struct RankGroupOptions {
   int rank = 0;
   int size = 1;
-  std::string store_path;  // the file the ranks rendezvous through (c10d's FileStore): no port for it
+  std::string store_path;                    // the file the ranks rendezvous through (c10d's FileStore): no port for it
   std::chrono::milliseconds timeout{30000};  // for the rendezvous and each collective
   at::Device device = at::kCPU;
 };

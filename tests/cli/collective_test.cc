@@ -46,10 +46,11 @@ const json& cell_of(const json& report, const std::string& key) {
 
 TEST_F(Collective, GlooRanksOnThisHostGiveVerdictsAndTheWorldSizeLevel) {
   const auto report = path("r.json");
-  const auto audit = run("run --device cpu --probe all_gather --probe all_reduce/f32 --profile default --axis "
-                         "threads=1 --repeats 3 --no-cost --json " +
-                             report,
-                         "TMPDIR=" + folder_.string());
+  const auto audit =
+      run("run --device cpu --probe all_gather --probe all_reduce/f32 --profile default --axis "
+          "threads=1 --repeats 3 --no-cost --json " +
+              report,
+          "TMPDIR=" + folder_.string());
   ASSERT_EQ(audit.exit_code, 0) << audit.output;
   const auto written = json::parse(slurp(report));
   for (const auto* probe : {"all_gather/f32", "all_reduce/f32"})
@@ -72,11 +73,11 @@ TEST_F(Collective, GlooRanksOnThisHostGiveVerdictsAndTheWorldSizeLevel) {
 
 TEST_F(Collective, ARankThatCrashesHangsOrNeverJoinsEndsItsCellAndNothingElse) {
   const auto report = path("r.json");
-  const auto audit = run(
-      "run --device cpu --probe control.rank_crash --probe control.rank_hang --probe control.rank_absent --probe "
-      "all_gather --profile default --axis threads=1 --axis ranks=3 --processes 1 --repeats 2 --no-cost --json " +
-          report,
-      "TMPDIR=" + folder_.string());
+  const auto audit =
+      run("run --device cpu --probe control.rank_crash --probe control.rank_hang --probe control.rank_absent --probe "
+          "all_gather --profile default --axis threads=1 --axis ranks=3 --processes 1 --repeats 2 --no-cost --json " +
+              report,
+          "TMPDIR=" + folder_.string());
   EXPECT_EQ(audit.exit_code, 1) << audit.output;
   const auto written = json::parse(slurp(report));
   const auto& crashed = cell_of(written, "control.rank_crash/default@cpu|ranks=3,threads=1");

@@ -53,9 +53,9 @@ TEST(CollectivePlan, CollectivesTakeRanksTwoToFourAndOtherProbesRunAlone) {
   const auto plan = make_plan(collective_config({{"all_reduce", {}}, {"sum", {}}}), with_collective(), "cpu");
   std::vector<std::string> collective, single;
   for (const auto& cell : plan.cells) (cell.probe == "all_reduce" ? collective : single).push_back(cell.key);
-  EXPECT_EQ(collective, (std::vector<std::string>{"all_reduce/f32@cpu|ranks=2,threads=1",
-                                                  "all_reduce/f32@cpu|ranks=3,threads=1",
-                                                  "all_reduce/f32@cpu|ranks=4,threads=1"}));
+  EXPECT_EQ(collective,
+            (std::vector<std::string>{"all_reduce/f32@cpu|ranks=2,threads=1", "all_reduce/f32@cpu|ranks=3,threads=1",
+                                      "all_reduce/f32@cpu|ranks=4,threads=1"}));
   EXPECT_EQ(single, std::vector<std::string>{"sum/f32@cpu|threads=1"});
   std::vector<std::string> labels;
   for (const auto& column : plan.columns) labels.push_back(column.label);
@@ -147,11 +147,10 @@ TEST(CollectiveVerdict, TwoRanksSayWhatTheyCannotShow) {
   const auto agree = [](int, int) { return std::string("same"); };
   const auto verdict = judge(cell, {ranked_runs(0, 2, "r", agree), ranked_runs(1, 2, "r", agree)});
   EXPECT_EQ(verdict.kind, VerdictKind::deterministic);
-  EXPECT_NE(verdict.message.find("2 ranks: each element is a sum of two values"), std::string::npos)
-      << verdict.message;
-  EXPECT_EQ(judge(planned_cell(3), {ranked_runs(0, 3, "r", agree), ranked_runs(1, 3, "r", agree)})
-                .message.find("2 ranks"),
-            std::string::npos);
+  EXPECT_NE(verdict.message.find("2 ranks: each element is a sum of two values"), std::string::npos) << verdict.message;
+  EXPECT_EQ(
+      judge(planned_cell(3), {ranked_runs(0, 3, "r", agree), ranked_runs(1, 3, "r", agree)}).message.find("2 ranks"),
+      std::string::npos);
 }
 
 // all_reduce audited with ranks 2..4, the result's bits per rank count as `result_of` says.

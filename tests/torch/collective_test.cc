@@ -67,8 +67,7 @@ const ProbeDefinition& registered(const std::string& name) {
 
 // Each rank's outputs of `runs` runs of the probe's variant, rank 0 leading.
 std::vector<std::vector<Outputs>> run_ranks(const std::function<std::unique_ptr<RankGroup>(int rank)>& make_group,
-                                            int size, const std::string& probe, const std::string& variant,
-                                            int runs) {
+                                            int size, const std::string& probe, const std::string& variant, int runs) {
   std::vector<std::vector<Outputs>> seen(static_cast<std::size_t>(size));
   std::vector<std::thread> threads;
   std::vector<std::string> errors(static_cast<std::size_t>(size));
