@@ -14,6 +14,7 @@
 #include "worker/rank_group.h"
 #include "worker/repeat_cell.h"
 #include "worker/settings_apply.h"
+#include "worker/worker.h"
 
 namespace repro_audit {
 
@@ -22,14 +23,7 @@ int rank_main() {
   ::signal(SIGINT, SIG_IGN);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() == 1) return 3;
-  const int events_fd = ::dup(STDOUT_FILENO);
-  ::dup2(STDERR_FILENO, STDOUT_FILENO);
-  FILE* events = ::fdopen(events_fd, "w");
-  const auto emit = [&](const nlohmann::json& event) {
-    const auto line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    std::fwrite(line.data(), 1, line.size(), events);
-    std::fflush(events);
-  };
+  const auto emit = event_stream();
   try {
     const auto json = nlohmann::json::parse(std::cin);
     const auto request = request_from_json(json.at("request"));

@@ -33,4 +33,8 @@ void run_worker(const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
 // `repro-audit worker`: request on stdin, events on stdout. Returns the process exit code.
 int worker_main();
 
+// The events of an internal subcommand (worker, rank) on the original stdout, one JSON line each;
+// anything else printing to stdout goes to stderr from now on.
+std::function<void(const nlohmann::json&)> event_stream();
+
 }  // namespace repro_audit

@@ -31,6 +31,17 @@ void limit_memory() {
 
 }  // namespace
 
+std::function<void(const nlohmann::json&)> event_stream() {
+  const int events_fd = ::dup(STDOUT_FILENO);
+  ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  FILE* events = ::fdopen(events_fd, "w");
+  return [events](const nlohmann::json& event) {
+    const auto line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    std::fwrite(line.data(), 1, line.size(), events);
+    std::fflush(events);
+  };
+}
+
 int worker_main() {
   // The supervisor decides when a worker stops: Ctrl-C reaches the whole process group, and the
   // supervisor ends its workers itself. If the supervisor dies (kill -9), its workers die with it.
@@ -38,15 +49,7 @@ int worker_main() {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() == 1) return 3;  // the supervisor was gone before the line above took effect
   limit_memory();
-  // Events go to the original stdout; anything else printing to stdout is sent to stderr instead.
-  const int events_fd = ::dup(STDOUT_FILENO);
-  ::dup2(STDERR_FILENO, STDOUT_FILENO);
-  FILE* events = ::fdopen(events_fd, "w");
-  const auto emit = [&](const nlohmann::json& event) {
-    const auto line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    std::fwrite(line.data(), 1, line.size(), events);
-    std::fflush(events);
-  };
+  const auto emit = event_stream();
   // Before the request: a worker started ahead of it says so that it has loaded.
   emit(environment_event(environment_fingerprint()));
   nlohmann::json request_json;
