@@ -7,6 +7,7 @@
 
 #include "hash/digest.h"
 #include "kinds/repeat_kind.h"
+#include "plan/ranks.h"
 #include "report/portability.h"
 #include "report/report.h"
 #include "verdict/verdict.h"
@@ -45,7 +46,7 @@ std::string result_digest(const RunObservation& run) {
 class CollectiveKind : public CellKind {
  public:
   const char* name() const override { return "collective"; }
-  bool claims(const Cell& cell) const override { return cell_ranks(cell) >= 2; }
+  bool claims(const Cell& cell) const override { return ranks_of(cell.settings) >= 2; }
 
   void judge(const Cell& cell, const std::vector<ProcessObservation>& observations, Verdict& verdict) const override {
     repeat_kind().judge(cell, observations, verdict);
@@ -63,7 +64,7 @@ class CollectiveKind : public CellKind {
       add(fmt::format("ranks disagree: {} holds other bits than rank 0 (run {})", disagreement->output,
                       disagreement->run));
     }
-    if (cell_ranks(cell) == 2)
+    if (ranks_of(cell.settings) == 2)
       add("2 ranks: each element is a sum of two values, the same in either order, so this cell cannot show a "
           "reordering across ranks");
   }
@@ -90,10 +91,10 @@ class CollectiveKind : public CellKind {
     for (const auto& [fixed, group] : groups)
       for (const auto* other : group) {
         if (other->verdict.kind != VerdictKind::deterministic) return;  // no one result to compare
-        counts.insert(cell_ranks(other->cell));
+        counts.insert(ranks_of(other->cell.settings));
         if (other->verdict.digest != group.front()->verdict.digest) {
-          const auto text = fmt::format("ranks={} vs ranks={} give different bits", cell_ranks(group.front()->cell),
-                                        cell_ranks(other->cell));
+          const auto text = fmt::format("ranks={} vs ranks={} give different bits",
+                                        ranks_of(group.front()->cell.settings), ranks_of(other->cell.settings));
           result.limit = result.limit.empty() ? text : result.limit + "; " + text;
           return;
         }
@@ -108,16 +109,6 @@ class CollectiveKind : public CellKind {
 };
 
 }  // namespace
-
-int cell_ranks(const Cell& cell) {
-  const auto it = cell.settings.find("ranks");
-  if (it == cell.settings.end()) return 0;
-  try {
-    return std::stoi(it->second);
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
 
 const CellKind& collective_kind() {
   static const CollectiveKind kind;

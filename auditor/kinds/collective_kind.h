@@ -9,7 +9,4 @@ namespace repro_audit {
 
 const CellKind& collective_kind();
 
-// The rank count of a collective cell, 0 for any other cell.
-int cell_ranks(const Cell& cell);
-
 }  // namespace repro_audit

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/user_error.h"
+#include "plan/ranks.h"
 
 namespace repro_audit {
 namespace {
@@ -52,11 +53,6 @@ std::vector<FlagSetColumn> make_columns(const Config& config, const std::string&
       for (const auto& assignment : assignments) add(profile, profiles().at(profile), assignment);
   }
   return columns;
-}
-
-int ranks_of(const FlagSet& flags) {
-  const auto it = flags.find("ranks");
-  return it == flags.end() || it->second == kNotApplicable ? 1 : std::stoi(it->second);
 }
 
 // Collective probes run in the columns whose `ranks` is 2 or more, every other probe in those where it

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "audit/audit.h"
+#include "plan/ranks.h"
 #include "protocol/worker_protocol.h"
 #include "supervisor/worker_process.h"
 #include "worker/collective_step.h"
@@ -25,11 +26,6 @@ using Clock = std::chrono::steady_clock;
 std::chrono::milliseconds wait_limit(const Cell& cell) {
   const double seconds = std::clamp(cell.timeout_seconds / 2, 1.0, 60.0);
   return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
-}
-
-int rank_count(const Cell& cell) {
-  const auto it = cell.settings.find("ranks");
-  return it == cell.settings.end() ? 1 : std::stoi(it->second);
 }
 
 // The other ranks' processes, and what became of them.
@@ -131,7 +127,7 @@ class CollectiveRunner : public CellRunner {
 
   RunFunction prepare(const Cell& cell, const CellSetup& setup, ProcessObservation& observation) override {
     const auto [probe, variant] = cell_probe(cell, setup.device);
-    const int ranks = rank_count(cell);
+    const int ranks = ranks_of(cell.settings);
     if (ranks < 2) throw Unsupported("a collective cell needs 2 ranks or more");
     limit_ = wait_limit(cell);
     auto pattern = (fs::path(temporary_folder()) / "repro-audit-ranks-XXXXXX").string();

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "plan/ranks.h"
 #include "protocol/worker_protocol.h"
 #include "worker/collective_cell.h"
 #include "worker/collective_step.h"
@@ -31,7 +32,7 @@ int rank_main() {
     const auto store = json.at("store").get<std::string>();
     const std::chrono::milliseconds timeout(json.at("timeout_ms").get<std::int64_t>());
     const auto& cell = request.cells.at(0);
-    const int ranks = std::stoi(cell.settings.at("ranks"));
+    const int ranks = ranks_of(cell.settings);
     const auto seed = static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed")));
     const at::Device device(request.device);
     apply_cell_settings(cell.settings);

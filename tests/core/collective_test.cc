@@ -8,8 +8,8 @@
 #include "config/config.h"
 #include "hash/digest.h"
 #include "kinds/cell_kind.h"
-#include "kinds/collective_kind.h"
 #include "plan/plan.h"
+#include "plan/ranks.h"
 #include "report/report.h"
 #include "test_catalogue.h"
 #include "verdict/verdict.h"
@@ -161,7 +161,7 @@ Report audited_ranks(const std::function<std::string(int ranks)>& result_of, std
   std::map<std::string, std::vector<ProcessObservation>> observations;
   const auto agree = [](int, int) { return std::string("same"); };
   for (const auto& cell : plan.cells) {
-    const int count = cell_ranks(cell);
+    const int count = ranks_of(cell.settings);
     for (int process = 0; process < 2; ++process)
       observations[cell.key].push_back(ranked_runs(process, count, result_of(count), agree));
   }
