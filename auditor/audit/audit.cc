@@ -1,5 +1,6 @@
 #include "audit/audit.h"
 #include "audit/run_policy.h"
+#include "audit/shared_sensitivity.h"
 
 #include <unistd.h>
 
@@ -267,6 +268,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   supervisor.jobs = jobs_on(device_kind(device.device), options.jobs);
   supervisor.cores = options.cores;
   supervisor.stop_requested = options.stop_requested;
+  supervisor.sensitivity_elsewhere = sensitivity_measured_elsewhere(batches);
   nlohmann::json environment;
   // The platform is the user's own environment: a worker started with e.g. ATEN_CPU_CAPABILITY changed
   // reports another capability, so only workers that inherit the environment speak for it.
@@ -293,6 +295,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   for (auto& [key, seen] : observations)
     std::sort(seen.begin(), seen.end(), [](const auto& a, const auto& b) { return a.process < b.process; });
 
+  share_sensitivity(plan.cells, observations);
   const bool complete = keep_finished_cells(plan, observations, config.processes) && !supervised.interrupted;
   result.report = build_report(plan, observations, catalogue);
   result.report.complete = complete;

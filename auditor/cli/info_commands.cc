@@ -74,6 +74,10 @@ Command add_list_command(CLI::App& app) {
                 std::cout << fmt::format("    {:<22} {} [{}]{}{}\n", variant.name, variant.description,
                                          fmt::join(variant.devices, ", "), own.empty() ? "" : " documented ",
                                          fmt::join(own, ", "));
+                if (!variant.default_suite_devices.empty())
+                  std::cout << fmt::format("    {:<22} default suite on {} only: {}\n", "",
+                                           fmt::join(variant.default_suite_devices, ", "),
+                                           variant.default_suite_reason);
               }
             }
             std::cout << "\nProfiles:\n";

@@ -1,6 +1,7 @@
 #pragma once
 // What the torch-free core knows of the probes: names, variants and what PyTorch documents for each.
 // The torch side fills it from the probe registry; tests fill it by hand.
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -75,6 +76,15 @@ struct VariantInfo {
   std::optional<double> expected_cost;            // timing controls: strict's median over default's
   std::optional<double> sensitivity_floor;        // overrides the probe's AccumulationOrder::floor
   std::string insensitive_reason;                 // why its sensitivity check fails by design ("" when it should pass)
+  // Device kinds whose default suite runs it (empty: every device it runs on). Elsewhere it runs only
+  // when its probe is named: a path only one device's users take (Python's decomposition on CUDA).
+  std::vector<std::string> default_suite_devices;
+  std::string default_suite_reason;  // why it is left out of the other devices' default suite
+
+  bool in_default_suite_on(const std::string& device_kind) const {
+    return default_suite_devices.empty() || std::find(default_suite_devices.begin(), default_suite_devices.end(),
+                                                      device_kind) != default_suite_devices.end();
+  }
 };
 
 // A path Python users take that this probe does not (a decomposition chosen in torch.nn.functional, a

@@ -21,7 +21,8 @@ json request_to_json(const WorkerRequest& request) {
           {"timing_round", request.timing_round},
           {"process_settings", request.process_settings},
           {"cells", request.cells},
-          {"input_scheme", to_int(request.input_scheme)}};
+          {"input_scheme", to_int(request.input_scheme)},
+          {"sensitivity_elsewhere", request.sensitivity_elsewhere}};
 }
 
 WorkerRequest request_from_json(const json& j) {
@@ -44,6 +45,7 @@ WorkerRequest request_from_json(const json& j) {
   if (!scheme)
     throw json::other_error::create(501, std::string("unknown input_scheme; valid: ") + kInputSchemeNames, &j);
   request.input_scheme = *scheme;
+  request.sensitivity_elsewhere = j.value("sensitivity_elsewhere", std::vector<std::string>{});
   return request;
 }
 

@@ -236,8 +236,11 @@ std::vector<Batch> timing_round_batches(const std::vector<Batch>& batches, const
 
 WorkerRequest batch_request(const Batch& batch, const std::vector<Cell>& cells, int process,
                             const SupervisorOptions& options) {
-  return {options.device,         process, options.repeats,     options.warmup, options.timing, 0,
-          batch.process_settings, cells,   options.input_scheme};
+  WorkerRequest request{options.device,         process, options.repeats,     options.warmup, options.timing, 0,
+                        batch.process_settings, cells,   options.input_scheme};
+  for (const auto& cell : cells)
+    if (options.sensitivity_elsewhere.count(cell.key)) request.sensitivity_elsewhere.push_back(cell.key);
+  return request;
 }
 
 std::map<std::string, std::string> worker_environment(const FlagSet& process_settings) {

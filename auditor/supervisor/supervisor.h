@@ -33,6 +33,8 @@ struct SupervisorOptions {
   // A worker loads libtorch (and on a GPU machine creates a context) before its first cell.
   std::chrono::milliseconds startup_allowance = std::chrono::seconds(60);
   std::chrono::milliseconds terminate_grace = std::chrono::seconds(3);  // between TERM and KILL
+  // Cells whose sensitivity check another batch makes (audit/shared_sensitivity.h).
+  std::set<std::string> sensitivity_elsewhere;
   // (cell key, process index) pairs already finished, e.g. from a journal: not run again.
   std::set<std::pair<std::string, int>> finished;
   std::function<void(const Cell&, const ProcessObservation&)> on_cell;

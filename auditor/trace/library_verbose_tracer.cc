@@ -1,5 +1,6 @@
 #include "trace/library_verbose_tracer.h"
 
+#include <ATen/ATen.h>
 #include <ATen/native/verbose_wrapper.h>
 #include <c10/util/Exception.h>
 #include <sys/mman.h>
@@ -183,6 +184,20 @@ class LibraryVerboseTracer : public Tracer {
 };
 
 }  // namespace
+
+void warm_up_library_verbose() {
+  if (tracer_exists.load() || !set_mkl_verbose(0)) return;
+  StdoutCapture capture;
+  if (!capture.start()) return;
+  set_mkl_verbose(1);
+  try {
+    const auto a = at::ones({8, 8});  // float32 on the CPU: an MKL sgemm
+    (void)at::mm(a, a);
+  } catch (const std::exception&) {  // a libtorch without BLAS: nothing to warm up
+  }
+  set_mkl_verbose(0);
+  process_parser().parse_run(capture.stop());  // the banner is learnt; the call's own record is not a run's
+}
 
 std::unique_ptr<Tracer> make_library_verbose_tracer(std::unique_ptr<Tracer> inner) {
   return std::make_unique<LibraryVerboseTracer>(std::move(inner));

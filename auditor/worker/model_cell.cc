@@ -103,7 +103,11 @@ class ModelRunner : public CellRunner {
   int pipeline_depth(int) const override { return 0; }
   void begin_run(int index, bool extra, const ProcessObservation& observation) override {
     recording_ = per_op_.recorder && !extra;
-    if (recording_) per_op_.recorder->begin_run(index == 0 || !observation.origin_difference ? kKeptOutputBytes : 0);
+    if (!recording_) return;
+    // Run 0 keeps a copy of every op's outputs; a later run only of the op where it parts from run 0.
+    const bool first = index == 0 || per_op_.reference_digest.empty();
+    per_op_.recorder->begin_run(first || !observation.origin_difference ? kKeptOutputBytes : 0,
+                                first ? nullptr : &per_op_.reference);
   }
   std::unique_ptr<RunExtras> end_run() override {
     if (!recording_) return nullptr;

@@ -59,7 +59,77 @@ class Uninitialised {
   std::unordered_map<const void*, c10::weak_intrusive_ptr<c10::StorageImpl>> storages_;
 };
 
-void describe_tensor(std::string& text, const at::Tensor& tensor, const Uninitialised& uninitialised) {
+// Digests of tensors already taken this run or an earlier one: an op's inputs are mostly the outputs of
+// the op before it, every nested call (conv2d > convolution > _convolution > ...) reads them again, and a
+// model's parameters are the same tensors run after run. An entry holds while its tensor, storage, place,
+// shape and version counter are what they were; any op that may write a storage (in place, out=) drops
+// the entries on it as it begins. Entries are made only where no enclosing op is running, that could
+// still write the tensor's memory without dispatching an op (a kernel filling its result after at::zeros).
+class DigestCache {
+ public:
+  const std::string* find(const at::Tensor& tensor) const {
+    const auto it = entries_.find(tensor.unsafeGetTensorImpl());
+    if (it == entries_.end() || !cacheable(tensor) || !it->second.same(tensor)) return nullptr;
+    return &it->second.digest;
+  }
+  void insert(const at::Tensor& tensor, const std::string& digest) {
+    if (!cacheable(tensor)) return;
+    entries_.insert_or_assign(tensor.unsafeGetTensorImpl(), Entry::of(tensor, digest));
+  }
+  // An op that may write these tensors' storage begins.
+  void drop_storage(const at::Tensor& tensor) {
+    if (!tensor.defined() || !tensor.has_storage()) return;
+    const auto* storage = tensor.storage().unsafeGetStorageImpl();
+    std::erase_if(entries_, [&](const auto& entry) { return entry.second.storage == storage; });
+  }
+  // Entries of tensors that no longer exist (their addresses may come back as other tensors).
+  void drop_freed() {
+    std::erase_if(entries_, [](const auto& entry) { return entry.second.impl.expired(); });
+  }
+  void clear() { entries_.clear(); }
+
+ private:
+  static bool cacheable(const at::Tensor& tensor) {
+    return tensor.defined() && tensor.has_storage() && tensor.layout() == at::kStrided && !tensor.is_inference();
+  }
+  struct Entry {
+    c10::weak_intrusive_ptr<c10::TensorImpl> impl;
+    const c10::StorageImpl* storage = nullptr;
+    const void* data = nullptr;
+    std::int64_t offset = 0;
+    std::vector<std::int64_t> sizes, strides;
+    at::ScalarType dtype = at::kFloat;
+    std::int64_t version = 0;
+    std::string digest;
+
+    static Entry of(const at::Tensor& tensor, const std::string& digest) {
+      return {c10::weak_intrusive_ptr<c10::TensorImpl>(tensor.getIntrusivePtr()),
+              tensor.storage().unsafeGetStorageImpl(),
+              tensor.storage().data(),
+              tensor.storage_offset(),
+              tensor.sizes().vec(),
+              tensor.strides().vec(),
+              tensor.scalar_type(),
+              tensor._version(),
+              digest};
+    }
+    bool same(const at::Tensor& tensor) const {
+      return !impl.expired() && tensor.storage().unsafeGetStorageImpl() == storage && tensor.storage().data() == data &&
+             tensor.storage_offset() == offset && tensor.sizes() == sizes && tensor.strides() == strides &&
+             tensor.scalar_type() == dtype && tensor._version() == version;
+    }
+  };
+  std::unordered_map<const c10::TensorImpl*, Entry> entries_;
+};
+
+// How an op's tensors are digested: through the cache, which only ops outside any other may fill.
+struct Digests {
+  DigestCache& cache;
+  bool may_insert = false;
+};
+
+void describe_tensor(std::string& text, const at::Tensor& tensor, const Uninitialised& uninitialised,
+                     Digests* digests = nullptr) {
   if (!tensor.defined()) {
     text += "undefined;";
     return;
@@ -71,7 +141,13 @@ void describe_tensor(std::string& text, const at::Tensor& tensor, const Uninitia
     return;
   }
   try {
-    text += digest_tensor(tensor);
+    if (const auto* known = digests ? digests->cache.find(tensor) : nullptr) {
+      text += *known;
+    } else {
+      const auto digest = digest_tensor(tensor);
+      if (digests && digests->may_insert) digests->cache.insert(tensor, digest);
+      text += digest;
+    }
   } catch (const std::exception&) {
     // An opaque layout (oneDNN, a nested tensor) has no canonical form: its shape is what is known.
     std::ostringstream shape;
@@ -89,22 +165,23 @@ void describe_geometry(std::string& text, const at::Tensor& tensor) {
   text += out.str() + ';';
 }
 
-void describe(std::string& text, const c10::IValue& value, const Uninitialised& uninitialised, bool geometry = false) {
+void describe(std::string& text, const c10::IValue& value, const Uninitialised& uninitialised, bool geometry = false,
+              Digests* digests = nullptr) {
   if (value.isTensor() && geometry) {
     describe_geometry(text, value.toTensor());
   } else if (value.isTensor()) {
-    describe_tensor(text, value.toTensor(), uninitialised);
+    describe_tensor(text, value.toTensor(), uninitialised, digests);
   } else if (value.isTensorList()) {
     text += '[';
-    for (const auto& tensor : value.toTensorVector()) describe_tensor(text, tensor, uninitialised);
+    for (const auto& tensor : value.toTensorVector()) describe_tensor(text, tensor, uninitialised, digests);
     text += ']';
   } else if (value.isList()) {
     text += '[';
-    for (const auto& item : value.toListRef()) describe(text, item, uninitialised);
+    for (const auto& item : value.toListRef()) describe(text, item, uninitialised, false, digests);
     text += ']';
   } else if (value.isTuple()) {
     text += '(';
-    for (const auto& item : value.toTupleRef().elements()) describe(text, item, uninitialised);
+    for (const auto& item : value.toTupleRef().elements()) describe(text, item, uninitialised, false, digests);
     text += ')';
   } else if (value.isDouble()) {
     const double number = value.toDouble();
@@ -153,6 +230,29 @@ struct OpRecorder::State {
   std::unordered_map<std::string, Schema> schemas;                   // by op name
   std::unordered_map<std::int64_t, std::string> module_of_sequence;  // autograd sequence number -> module
   Uninitialised uninitialised;
+  DigestCache digests;
+  const RecordedRun* reference = nullptr;  // a later run: copies only where it parts from this run
+
+  // Drops the cached digests of every tensor an op that may write is handed.
+  void drop_written(const c10::ArrayRef<c10::IValue>& arguments) {
+    for (const auto& value : arguments) {
+      if (value.isTensor()) digests.drop_storage(value.toTensor());
+      if (value.isTensorList())
+        for (const auto& tensor : value.toTensorVector()) digests.drop_storage(tensor);
+      if (value.isList())
+        for (const auto& item : value.toListRef())
+          if (item.isTensor()) digests.drop_storage(item.toTensor());
+    }
+  }
+
+  // Whether run k's op at this place received the reference run's inputs and returned other outputs.
+  bool parts_from_reference(const OpRecord& record) const {
+    const auto place = run.ops.size();
+    if (!reference || place >= reference->ops.size()) return false;
+    const auto& before = reference->ops[place];
+    return before.name == record.name && before.module == record.module && before.inputs == record.inputs &&
+           before.outputs != record.outputs;
+  }
 
   const Schema& schema_of(const at::RecordFunction& function, const std::string& name) {
     auto it = schemas.find(name);
@@ -194,8 +294,10 @@ struct OpRecorder::State {
     const auto all = function.inputs();
     const auto inputs = all.slice(all.size() - std::min(all.size(), function.num_inputs()));
     const bool skip_self = overwrites_self(record.name);
+    Digests cached{digests, open.empty()};
     for (std::size_t i = skip_self ? 1 : 0; i < inputs.size(); ++i)
-      if (i >= outs.size() || !outs[i]) describe(text, inputs[i], uninitialised, schema.view);
+      if (i >= outs.size() || !outs[i]) describe(text, inputs[i], uninitialised, schema.view, &cached);
+    if (schema.writes) drop_written(inputs);
     record.inputs = digest_text(text);
     open.push_back(&record);
     if (tracer) tracer->enter_op(record.start);
@@ -226,19 +328,18 @@ struct OpRecorder::State {
           if (output.isTensor()) uninitialised.erase(output.toTensor());
       const bool view = schema_of(function, record.name).view;
       std::string text;
-      for (const auto& output : outputs) {
-        describe(text, output, uninitialised, view);
-        if (view) continue;
-        if (!output.isTensor()) continue;
-        if (output.toTensor().defined() && kept_bytes < keep_bytes) {
+      Digests cached{digests, open.empty()};
+      for (const auto& output : outputs) describe(text, output, uninitialised, view, &cached);
+      record.outputs = digest_text(text);
+      if (!view && (!reference || parts_from_reference(record)))
+        for (const auto& output : outputs) {
+          if (!output.isTensor() || !output.toTensor().defined() || kept_bytes >= keep_bytes) continue;
           try {
             copies.push_back(canonical_tensor(output.toTensor()).clone());
             kept_bytes += copies.back().nbytes();
           } catch (const std::exception&) {
           }
         }
-      }
-      record.outputs = digest_text(text);
     }
     if (run.ops.size() >= kMaxOpsPerRun) {
       run.truncated = true;
@@ -280,9 +381,11 @@ OpRecorder::~OpRecorder() {
   active_state.store(nullptr);
 }
 
-void OpRecorder::begin_run(std::size_t keep_bytes) {
+void OpRecorder::begin_run(std::size_t keep_bytes, const RecordedRun* reference) {
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->run = RecordedRun{};
+  state_->reference = reference;
+  state_->digests.drop_freed();
   state_->keep_bytes = keep_bytes;
   state_->kept_bytes = 0;
   state_->next_start = 0;

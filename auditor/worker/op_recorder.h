@@ -27,8 +27,10 @@ class OpRecorder {
   OpRecorder& operator=(const OpRecorder&) = delete;
 
   // Records on this thread (and threads autograd hands the work to) until end_run. With
-  // `keep_bytes` > 0, output tensors are also copied until they add up to that many bytes.
-  void begin_run(std::size_t keep_bytes);
+  // `keep_bytes` > 0, output tensors are also copied until they add up to that many bytes: every op's
+  // when there is no `reference` run, else only those of an op that received the reference's inputs at
+  // the same place and returned other outputs (where a divergence starts: the copy it is measured on).
+  void begin_run(std::size_t keep_bytes, const RecordedRun* reference = nullptr);
   RecordedRun end_run();
 
   struct State;

@@ -209,6 +209,12 @@ Variant& Variant::documented(std::map<std::string, Documented> documented) {
   return *this;
 }
 
+Variant& Variant::default_suite_on(std::vector<std::string> device_kinds, std::string reason) {
+  info_.default_suite_devices = std::move(device_kinds);
+  info_.default_suite_reason = std::move(reason);
+  return *this;
+}
+
 Variant& Variant::cuda_only(std::string reason) {
   info_.devices = {"cuda"};
   info_.unsupported_reason = std::move(reason);

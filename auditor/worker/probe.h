@@ -151,6 +151,9 @@ class Variant {
   Variant& insensitive_by_design(std::string reason);
   // Exists only on CUDA (e.g. the cuDNN path); `reason` is what other devices report.
   Variant& cuda_only(std::string reason);
+  // In the default suite only on these device kinds (its path is theirs); elsewhere run when its probe
+  // is named. `reason` is what `list` says of the others.
+  Variant& default_suite_on(std::vector<std::string> device_kinds, std::string reason);
 
   const VariantInfo& info() const { return info_; }
 

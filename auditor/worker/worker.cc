@@ -1,6 +1,7 @@
 #include "worker/worker.h"
 
 #include <c10/util/Exception.h>
+#include <algorithm>
 #include <torch/cuda.h>
 
 #include <chrono>
@@ -92,13 +93,15 @@ void time_until_done(const RunFunction& run, const TimingRule& rule, const at::D
 // timing round's timing-only runs.
 void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
              ProcessObservation& observation, InputCache* inputs, OutputCopier* given_copier) {
-  // The first process measures what is a property of the inputs alone.
-  const CellSetup setup{at::Device(request.device),
-                        static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed"))),
-                        request.input_scheme,
-                        &tracer,
-                        inputs,
-                        request.process == 0};
+  // The first process measures what is a property of the inputs alone, unless another batch's does.
+  const CellSetup setup{
+      at::Device(request.device),
+      static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed"))),
+      request.input_scheme,
+      &tracer,
+      inputs,
+      request.process == 0 && std::find(request.sensitivity_elsewhere.begin(), request.sensitivity_elsewhere.end(),
+                                        cell.key) == request.sensitivity_elsewhere.end()};
   const auto& device = setup.device;
   const auto seed = setup.seed;
   const auto& kind = kind_of(cell);

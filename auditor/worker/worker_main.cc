@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "protocol/worker_protocol.h"
+#include "trace/library_verbose_tracer.h"
 #include "trace/tracer_factory.h"
 #include "worker/environment.h"
 #include "worker/worker.h"
@@ -50,6 +51,9 @@ int worker_main() {
   if (::getppid() == 1) return 3;  // the supervisor was gone before the line above took effect
   limit_memory();
   const auto emit = event_stream();
+  // MKL's clock measurement while loading: the supervisor starts workers ahead and runs nothing until
+  // each has said its first line, so no run pays for it and it slows none.
+  warm_up_library_verbose();
   // Before the request: a worker started ahead of it says so that it has loaded.
   emit(environment_event(environment_fingerprint()));
   nlohmann::json request_json;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "test_catalogue.h"
@@ -121,6 +122,54 @@ TEST(Plan, PortabilitySettingsAtTheirDefaultLeaveTheKeysAsBefore) {
   EXPECT_EQ(plan.cells[1].key, "sum/f32@cpu|cpu_capability=default,mkl_cbwr=COMPATIBLE");
   // Process settings: the portable profile's cells run in workers of their own.
   EXPECT_EQ(make_batches(plan.cells).size(), 2u);
+}
+
+// A variant whose path only CUDA's users take (Python's decomposition) is in CUDA's default suite only;
+// elsewhere it runs when its probe is named.
+TEST(Plan, AVariantOfAnotherDevicesDefaultSuiteRunsHereOnlyWhenNamed) {
+  auto catalogue = testing::test_catalogue();
+  VariantInfo decomposed{"decomposed-f32", "", {"cpu", "cuda"}, ""};
+  decomposed.default_suite_devices = {"cuda"};
+  catalogue[1].variants.push_back(decomposed);  // sum
+  const auto variants_of_sum = [&](const Config& config, const std::string& device) {
+    std::set<std::string> variants;
+    for (const auto& cell : make_plan(config, catalogue, device).cells)
+      if (cell.probe == "sum") variants.insert(cell.variant);
+    return variants;
+  };
+  EXPECT_EQ(variants_of_sum(Config{}, "cpu"), std::set<std::string>{"f32"});
+  EXPECT_EQ(variants_of_sum(Config{}, "cuda:0"), (std::set<std::string>{"f32", "decomposed-f32"}));
+  Config named;
+  named.probes = {{"sum", {}}};
+  EXPECT_EQ(variants_of_sum(named, "cpu"), (std::set<std::string>{"f32", "decomposed-f32"}));
+  named.probes = {{"sum", {"decomposed-f32"}}};
+  EXPECT_EQ(variants_of_sum(named, "cpu"), std::set<std::string>{"decomposed-f32"});
+}
+
+// An invariance probe documented deterministic on the device answers the same under strict as without:
+// its strict cells are left out where the column without deterministic algorithms is planned.
+TEST(Plan, InvarianceProbesDocumentedDeterministicSkipTheStrictColumnsThatRepeatAnother) {
+  auto catalogue = testing::test_catalogue();
+  ProbeInfo batch{"batch.mm", "", {{"f32", "", {"cpu", "cuda"}, ""}}, {{"cuda", Documented::cublas_workspace}}};
+  batch.invariance = Invariance::batch;
+  catalogue.push_back(batch);
+  const auto labels_of = [&](const Config& config, const std::string& device) {
+    std::vector<std::string> labels;
+    for (const auto& cell : make_plan(config, catalogue, device).cells)
+      if (cell.probe == "batch.mm") labels.push_back(cell.label);
+    return labels;
+  };
+  Config config;
+  config.kind = ProbeKind::invariance;
+  EXPECT_EQ(labels_of(config, "cpu"), (std::vector<std::string>{"default threads=1", "default threads=2"}));
+  // On CUDA strict raises without CUBLAS_WORKSPACE_CONFIG: every column stays.
+  EXPECT_EQ(labels_of(config, "cuda:0").size(), 3u);
+  // Strict alone: nothing repeats it, so it runs.
+  config.profiles = {"strict"};
+  EXPECT_EQ(labels_of(config, "cpu"), (std::vector<std::string>{"strict threads=1", "strict threads=2"}));
+  // Repeat probes keep every column: what deterministic algorithms do to them is the audit.
+  const auto plan = make_plan(Config{}, catalogue, "cpu");
+  EXPECT_EQ(std::count_if(plan.cells.begin(), plan.cells.end(), [](const Cell& c) { return c.probe == "sum"; }), 6);
 }
 
 }  // namespace
