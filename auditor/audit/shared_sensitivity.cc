@@ -1,5 +1,6 @@
 #include "audit/shared_sensitivity.h"
 
+#include <algorithm>
 #include <map>
 
 namespace repro_audit {
@@ -23,21 +24,23 @@ std::set<std::string> sensitivity_measured_elsewhere(const std::vector<Batch>& b
 }
 
 void share_sensitivity(const std::vector<Cell>& cells, Observations& observations) {
-  const auto first_process = [&](const Cell& cell) -> ProcessObservation* {
+  const auto measured_in = [&](const Cell& cell) -> const Sensitivity* {
     const auto it = observations.find(cell.key);
     if (it == observations.end()) return nullptr;
-    for (auto& observation : it->second)
-      if (observation.process == 0) return &observation;
+    for (const auto& observation : it->second)
+      if (observation.sensitivity) return &*observation.sensitivity;
     return nullptr;
   };
   std::map<std::string, Sensitivity> measured;
   for (const auto& cell : cells)
-    if (const auto* observation = first_process(cell); observation && observation->sensitivity)
-      measured.emplace(inputs_of(cell), *observation->sensitivity);
+    if (const auto* sensitivity = measured_in(cell)) measured.emplace(inputs_of(cell), *sensitivity);
   for (const auto& cell : cells) {
-    auto* observation = first_process(cell);
-    if (!observation || observation->sensitivity || observation->status != ObservationStatus::ok) continue;
-    if (const auto it = measured.find(inputs_of(cell)); it != measured.end()) observation->sensitivity = it->second;
+    const auto it = observations.find(cell.key);
+    if (it == observations.end() || it->second.empty() || measured_in(cell)) continue;
+    auto& first = *std::min_element(it->second.begin(), it->second.end(),
+                                    [](const auto& a, const auto& b) { return a.process < b.process; });
+    if (first.status != ObservationStatus::ok) continue;
+    if (const auto found = measured.find(inputs_of(cell)); found != measured.end()) first.sensitivity = found->second;
   }
 }
 

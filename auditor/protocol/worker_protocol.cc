@@ -22,6 +22,7 @@ json request_to_json(const WorkerRequest& request) {
           {"process_settings", request.process_settings},
           {"cells", request.cells},
           {"input_scheme", to_int(request.input_scheme)},
+          {"sensitivity_process", request.sensitivity_process},
           {"sensitivity_elsewhere", request.sensitivity_elsewhere}};
 }
 
@@ -45,6 +46,7 @@ WorkerRequest request_from_json(const json& j) {
   if (!scheme)
     throw json::other_error::create(501, std::string("unknown input_scheme; valid: ") + kInputSchemeNames, &j);
   request.input_scheme = *scheme;
+  request.sensitivity_process = json_integer_or(j, "sensitivity_process", 0);
   request.sensitivity_elsewhere = j.value("sensitivity_elsewhere", std::vector<std::string>{});
   return request;
 }

@@ -29,8 +29,9 @@ struct WorkerRequest {
   FlagSet process_settings;
   std::vector<Cell> cells;
   InputScheme input_scheme = kCurrentInputScheme;  // how the cells' inputs are made from the seed
-  // Cells (by key) whose variant's sensitivity check another batch's first process makes: the check is a
-  // property of the inputs alone, measured once per audit (audit/shared_sensitivity.h).
+  // Which process makes the sensitivity checks, and the cells (by key) whose variant's check another
+  // batch makes: a property of the inputs alone, measured once per audit (audit/shared_sensitivity.h).
+  int sensitivity_process = 0;
   std::vector<std::string> sensitivity_elsewhere;
 };
 

@@ -50,6 +50,11 @@ struct SupervisorOptions {
 
 using Observations = std::map<std::string, std::vector<ProcessObservation>>;
 
+// The process that makes a batch's sensitivity checks: the second when there is one. Its check is no
+// run and is never timed; under --no-cost (and --jobs) the later processes' workers run side by side,
+// so the checks are shared among them instead of waiting on the first process alone.
+inline int sensitivity_process(int processes) { return processes > 1 ? 1 : 0; }
+
 // What a worker is asked to run.
 WorkerRequest batch_request(const Batch& batch, const std::vector<Cell>& cells, int process,
                             const SupervisorOptions& options);

@@ -93,23 +93,24 @@ void time_until_done(const RunFunction& run, const TimingRule& rule, const at::D
 // timing round's timing-only runs.
 void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
              ProcessObservation& observation, InputCache* inputs, OutputCopier* given_copier) {
-  // The first process measures what is a property of the inputs alone, unless another batch's does.
-  const CellSetup setup{
-      at::Device(request.device),
-      static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed"))),
-      request.input_scheme,
-      &tracer,
-      inputs,
-      request.process == 0 && std::find(request.sensitivity_elsewhere.begin(), request.sensitivity_elsewhere.end(),
-                                        cell.key) == request.sensitivity_elsewhere.end()};
+  // One process measures what is a property of the inputs alone, unless another batch's does.
+  const CellSetup setup{at::Device(request.device),
+                        static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed"))),
+                        request.input_scheme,
+                        &tracer,
+                        inputs,
+                        request.process == request.sensitivity_process &&
+                            std::find(request.sensitivity_elsewhere.begin(), request.sensitivity_elsewhere.end(),
+                                      cell.key) == request.sensitivity_elsewhere.end()};
   const auto& device = setup.device;
   const auto seed = setup.seed;
   const auto& kind = kind_of(cell);
   const auto runner = make_cell_runner(cell);
   const auto run = runner->prepare(cell, setup, observation);
   std::vector<at::Tensor> reference;
-  const int determinism_runs = request.warmup + request.repeats;
-  const int total = determinism_runs + runner->extra_runs(request.repeats);
+  const int repeats = runner->repeats(request.repeats);
+  const int determinism_runs = request.warmup + repeats;
+  const int total = determinism_runs + runner->extra_runs(repeats);
   // A probe's runs stop at the first digest that differs from run 0's: the verdict is certain, and more
   // runs add nothing to it. Kinds that measure every run (models, invariance probes) keep them all.
   const bool may_stop_early = kind.stops_at_first_difference();

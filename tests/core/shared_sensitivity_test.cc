@@ -29,20 +29,26 @@ TEST(SharedSensitivity, OnlyTheFirstBatchOfAVariantAndSeedMeasuresIt) {
   SupervisorOptions options;
   options.sensitivity_elsewhere = sensitivity_measured_elsewhere(batches);
   EXPECT_TRUE(batch_request(batches[0], batches[0].cells, 0, options).sensitivity_elsewhere.empty());
+  options.processes = 2;
+  EXPECT_EQ(batch_request(batches[0], batches[0].cells, 0, options).sensitivity_process, 1);
+  options.processes = 1;
+  EXPECT_EQ(batch_request(batches[0], batches[0].cells, 0, options).sensitivity_process, 0);
   const auto request = batch_request(batches[1], batches[1].cells, 0, options);
   EXPECT_EQ(request.sensitivity_elsewhere, (std::vector<std::string>{"sum/f32", "sum/f64"}));
-  EXPECT_EQ(request_from_json(request_to_json(request)).sensitivity_elsewhere, request.sensitivity_elsewhere);
+  const auto read = request_from_json(request_to_json(request));
+  EXPECT_EQ(read.sensitivity_elsewhere, request.sensitivity_elsewhere);
+  EXPECT_EQ(read.sensitivity_process, request.sensitivity_process);
 }
 
 TEST(SharedSensitivity, CellsOfTheVariantTakeTheMeasurementAndNothingElseChanges) {
   const std::vector<Cell> cells = {cell("a", "f32"), cell("b", "f32"), cell("c", "f64"), cell("d", "f32", "7"),
                                    cell("e", "f32")};
   Observations observations;
-  ProcessObservation measured;
-  measured.sensitivity = Sensitivity{"output", 100, 40, 3, 0.1};
-  observations["a"] = {measured};
-  ProcessObservation first, second;
+  ProcessObservation first, second, measured;
   second.process = 1;
+  measured.process = 1;  // the second process measures (supervisor.h)
+  measured.sensitivity = Sensitivity{"output", 100, 40, 3, 0.1};
+  observations["a"] = {first, measured};
   observations["b"] = {first, second};
   observations["c"] = {first};  // another variant: nothing to take
   observations["d"] = {first};  // another seed, other inputs
@@ -53,6 +59,7 @@ TEST(SharedSensitivity, CellsOfTheVariantTakeTheMeasurementAndNothingElseChanges
   ASSERT_TRUE(observations["b"][0].sensitivity);
   EXPECT_EQ(observations["b"][0].sensitivity->changed, 40);
   EXPECT_FALSE(observations["b"][1].sensitivity);  // the first process's observation holds it
+  EXPECT_FALSE(observations["a"][0].sensitivity);  // measured in the cell: nothing to take
   EXPECT_FALSE(observations["c"][0].sensitivity);
   EXPECT_FALSE(observations["d"][0].sensitivity);
   EXPECT_FALSE(observations["e"][0].sensitivity);

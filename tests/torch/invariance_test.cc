@@ -122,5 +122,23 @@ TEST(InvarianceBinary, TheBinarysVerdictOnOneRowOfMmIsWhatTorchComputesHere) {
   EXPECT_EQ(report.portability[0].invariance, expected.empty() ? "batch-invariant" : "");
 }
 
+// Run 0 holds the answer; the later runs only check agreement: at most 3 repeats after the warm-up.
+TEST(InvarianceRuns, AnInvarianceCellRunsAtMostThreeRepeatsWhateverWasAsked) {
+  apply_process_settings({{"threads", "1"}});
+  auto cell = testing::make_cell("control.batch_invariant_row_sum", "f32", {{"threads", "1"}});
+  cell.invariance = find_registered_probe(cell.probe)->info.invariance;
+  WorkerRequest request;
+  request.repeats = 10;
+  const auto observation = testing::run_untraced(cell, request);
+  ASSERT_EQ(observation.status, ObservationStatus::ok) << observation.message;
+  EXPECT_EQ(observation.runs.size(), 4u);  // the warm-up and 3 repeats
+  request.repeats = 2;
+  EXPECT_EQ(testing::run_untraced(cell, request).runs.size(), 3u);
+  // A repeat probe takes every repeat asked for.
+  const auto sum = testing::make_cell("sum", "f32", {{"threads", "1"}});
+  request.repeats = 10;
+  EXPECT_EQ(testing::run_untraced(sum, request).runs.size(), 11u);
+}
+
 }  // namespace
 }  // namespace repro_audit

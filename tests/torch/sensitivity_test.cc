@@ -95,7 +95,7 @@ TEST(SensitivityCheck, AProbeWhoseOrderIsInsideOneKernelIsListedAsNotChecked) {
   }
 }
 
-TEST(SensitivityCheck, TheWorkersFirstProcessCarriesItAndTheOthersDoNot) {
+TEST(SensitivityCheck, TheProcessAskedCarriesItAndTheOthersDoNot) {
   WorkerRequest request;
   request.repeats = 2;
   request.warmup = 1;
@@ -107,6 +107,10 @@ TEST(SensitivityCheck, TheWorkersFirstProcessCarriesItAndTheOthersDoNot) {
   EXPECT_EQ(first.sensitivity->elements, 256 * 64);
   EXPECT_FALSE(first.sensitivity->insensitive());
   request.process = 1;
+  EXPECT_FALSE(testing::run_untraced(cell, request).sensitivity);
+  request.sensitivity_process = 1;  // the supervisor asks the second process when there is one
+  EXPECT_TRUE(testing::run_untraced(cell, request).sensitivity);
+  request.sensitivity_elsewhere = {cell.key};  // another batch measures this variant
   EXPECT_FALSE(testing::run_untraced(cell, request).sensitivity);
 }
 
