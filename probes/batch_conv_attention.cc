@@ -86,14 +86,14 @@ const bool registered =
                                     Invariance::batch, prepare_sdpa_batch)
                        .python("return batch_invariance([anchor0, anchor1, anchor2], [fillers0, fillers1, fillers2], "
                                "lambda x: F.scaled_dot_product_attention(x[0], x[1], x[2]), batch_sizes_up_to(257))")
-                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})) &&
+                       .documented_as_cublas_product()) &&
     register_probe(invariance_probe("batch.sdpa_query",
                                     "scaled_dot_product_attention of one query row against fixed keys "
                                     "(4 heads, 64 keys), alone and among other queries",
                                     Invariance::batch, prepare_sdpa_query)
                        .python("return batch_invariance([anchor], [fillers], lambda q: F.scaled_dot_product_attention("
                                "q[0], keys, values), batch_sizes_up_to(1024), dim=2)")
-                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})) &&
+                       .documented_as_cublas_product()) &&
     register_probe(invariance_probe("batch.embedding_bag",
                                     "embedding_bag (sum, per-sample weights) of one bag of 16, alone "
                                     "and among other bags",

@@ -73,12 +73,12 @@ const bool registered =
                                     Invariance::batch, prepare_mm)
                        .python("return batch_invariance([anchor], [fillers], lambda x: torch.mm(x[0], w), "
                                "default_batch_sizes() if dtype == torch.float32 else batch_sizes_up_to(257))")
-                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})) &&
+                       .documented_as_cublas_product()) &&
     register_probe(invariance_probe("batch.addmm", "one row of bias + x @ w (K = N = 1024) alone and in batches",
                                     Invariance::batch, prepare_addmm)
                        .python("return batch_invariance([anchor], [fillers], lambda x: torch.addmm(bias, x[0], w), "
                                "default_batch_sizes() if dtype == torch.float32 else batch_sizes_up_to(257))")
-                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})) &&
+                       .documented_as_cublas_product()) &&
     register_probe(invariance_probe("batch.linear_backward",
                                     "one row of the input gradient of linear (1024 x 1024) alone and in batches",
                                     Invariance::batch, prepare_linear_backward)
@@ -89,12 +89,12 @@ const bool registered =
                            sizes = default_batch_sizes() if dtype == torch.float32 else batch_sizes_up_to(257)
                            return batch_invariance([x_anchor, g_anchor], [x_fillers, g_fillers], backward, sizes)
                        )")
-                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})) &&
+                       .documented_as_cublas_product()) &&
     register_probe(
         invariance_probe("batch.bmm", "one 64 x 64 product of bmm alone and in batches", Invariance::batch, prepare_bmm)
             .python("return batch_invariance([a_anchor, b_anchor], [a_fillers, b_fillers], lambda x: torch.bmm(x[0], "
                     "x[1]), batch_sizes_up_to(1024 if dtype == torch.float32 else 257))")
-            .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}}));
+            .documented_as_cublas_product());
 
 }  // namespace
 }  // namespace repro_audit

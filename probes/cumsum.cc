@@ -18,6 +18,11 @@ const bool registered =
                        .variant(Variant(DType::f32))
                        .variant(Variant(DType::f64).weight(17))
                        .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::alternative_under_strict}})
+                       .documented_before("2.14", "cuda", Documented::raises_under_strict,
+                                          "torch.use_deterministic_algorithms lists floating-point cumsum on CUDA "
+                                          "among the ops that raise up to 2.13 (its deterministic kernel came in "
+                                          "2.6, pytorch#136224), among those with a deterministic implementation "
+                                          "from 2.14 (pytorch#190975)")
                        .accumulates("output", "input")
                        .prepare(prepare)
                        .python(R"(return {"output": input.cumsum(0)})"));

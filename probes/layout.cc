@@ -35,7 +35,7 @@ const bool registered =
     register_probe(invariance_probe("layout.mm", "256 x 512 @ 512 x 256 with the left operand in other layouts",
                                     Invariance::layout, prepare_mm)
                        .python("return layout_invariance(a, lambda x: torch.mm(x, b))")
-                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})) &&
+                       .documented_as_cublas_product()) &&
     register_probe(
         invariance_probe("layout.conv2d",
                          "8 x 3 x 32 x 32 through a 3 x 3 conv, input in other layouts "

@@ -21,7 +21,7 @@ const bool registered =
                        .variant(Variant(DType::f64).weight(5))
                        .variant(Variant(DType::bf16))
                        .variant(Variant(DType::f16).weight(96))
-                       .documented({{"cpu", Documented::deterministic}, {"cuda", Documented::cublas_workspace}})
+                       .documented_as_cublas_product()
                        .accumulates("output", "a")
                        .prepare(prepare)
                        .python(R"(return {"output": torch.matmul(a, b)})"));

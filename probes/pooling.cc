@@ -98,7 +98,11 @@ const bool registered = register_probe(
         .variant(pooled("adaptive_max", "2d", DType::f32, "AdaptiveMaxPool2d to 13x13", kRaises))
         .variant(pooled("fractional_max", "2d", DType::f32, "FractionalMaxPool2d 2 to 40x40", kRaises)
                      .parameter("size", "40x40"))
-        .variant(pooled("max", "3d", DType::f32, "MaxPool3d 3/2", kAlternative))
+        .variant(pooled("max", "3d", DType::f32, "MaxPool3d 3/2", kAlternative)
+                     .documented_before("2.13", "cuda", Documented::raises_under_strict,
+                                        "torch.use_deterministic_algorithms lists MaxPool3d's CUDA backward among the "
+                                        "ops that raise up to 2.12, among those with a deterministic implementation "
+                                        "from 2.13"))
         .variant(pooled("avg", "3d", DType::f32, "AvgPool3d 3/2", kRaises))
         .variant(pooled("adaptive_avg", "3d", DType::f32, "AdaptiveAvgPool3d to 5x7x7", kRaises))
         .variant(pooled("adaptive_max", "3d", DType::f32, "AdaptiveMaxPool3d to 5x7x7"))

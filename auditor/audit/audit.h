@@ -30,6 +30,8 @@ struct AuditOptions {
   // worker reported one (every cell skipped).
   std::function<ResolvedDevice(const std::string& requested)> resolve_device;
   std::function<nlohmann::json()> environment;
+  // Which torch's documentation the catalogue's declarations are (config/documentation.h), for the report.
+  std::optional<DocumentationSource> documentation;
   // Non-empty: audit exactly these cells (e.g. `explain`'s candidates) instead of the config's plan; the
   // config still gives repeats, processes and the device.
   std::vector<Cell> cells;

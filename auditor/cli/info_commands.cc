@@ -38,7 +38,9 @@ Command add_list_command(CLI::App& app) {
               const std::uint64_t seed = 0;
               return print_sensitivities(check_sensitivities(*probes, seed), seed, std::cout) == 0 ? 0 : 1;
             }
-            std::cout << "Probes (documented behaviour per device; see torch.use_deterministic_algorithms):\n";
+            std::cout << fmt::format(
+                "Probes (documented behaviour per device, as {}; see torch.use_deterministic_algorithms):\n",
+                registered_documentation().text());
             for (const auto& probe : registered_catalogue()) {
               if (!probe.in_default_suite && !*all) continue;
               std::vector<std::string> documented;
@@ -51,6 +53,9 @@ Command add_list_command(CLI::App& app) {
               std::cout << fmt::format("  {}{}{} - {}\n", probe.name, kind,
                                        probe.in_default_suite ? "" : " (not in the default suite)", probe.description);
               if (!documented.empty()) std::cout << fmt::format("    documented: {}\n", fmt::join(documented, ", "));
+              for (const auto& older : probe.documented_before)
+                std::cout << fmt::format("    documented before torch {}: {}: {} ({})\n", older.until, older.device_kind,
+                                         to_string(older.documented), older.source);
               if (!probe.python.code.empty())
                 std::cout << fmt::format(
                     "    python: yes, `repro` exports it{}\n",
@@ -74,6 +79,9 @@ Command add_list_command(CLI::App& app) {
                 std::cout << fmt::format("    {:<22} {} [{}]{}{}\n", variant.name, variant.description,
                                          fmt::join(variant.devices, ", "), own.empty() ? "" : " documented ",
                                          fmt::join(own, ", "));
+                for (const auto& older : variant.documented_before)
+                  std::cout << fmt::format("    {:<22} documented before torch {}: {}: {} ({})\n", "", older.until,
+                                           older.device_kind, to_string(older.documented), older.source);
                 if (!variant.default_suite_devices.empty())
                   std::cout << fmt::format("    {:<22} default suite on {} only: {}\n", "",
                                            fmt::join(variant.default_suite_devices, ", "),

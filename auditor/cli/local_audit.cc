@@ -7,6 +7,7 @@
 #include "supervisor/cpu_capacity.h"
 #include "worker/device.h"
 #include "worker/environment.h"
+#include "worker/probe_catalogue.h"
 
 namespace repro_audit {
 
@@ -15,6 +16,7 @@ AuditOptions local_audit_options() {
   options.resolve_device = resolve_device;
   options.environment = environment_fingerprint;
   options.cores = usable_cores();
+  options.documentation = registered_documentation();
   return options;
 }
 

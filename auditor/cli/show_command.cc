@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "common/user_error.h"
 #include "report/cell_printer.h"
+#include "report/text_format.h"
 #include "report/json_io.h"
 
 namespace repro_audit {
@@ -28,6 +29,7 @@ Command add_show_command(CLI::App& app) {
                 std::cout << "\n";
               }
             }
+            std::cout << documentation_line(report) << "\n";
             return 0;
           }};
 }

@@ -64,6 +64,16 @@ enum class DType { f16, bf16, f32, f64 };
 const char* to_string(DType dtype);  // f16 | bf16 | f32 | f64
 const char* long_name(DType dtype);  // float16 | bfloat16 | float32 | float64, as torch spells them
 
+// What PyTorch documented for an op on a device before the torch release `until` changed it; the
+// declaration beside it holds from `until` on (config/documentation.h picks the one for the torch that
+// runs). E.g. MaxPool3d's CUDA backward raised under deterministic algorithms before 2.13.
+struct DocumentedBefore {
+  std::string until;        // the release that changed it, e.g. "2.13"
+  std::string device_kind;  // "cpu", "cuda"
+  Documented documented;
+  std::string source;  // where PyTorch says so: the documentation change or release note
+};
+
 struct VariantInfo {
   std::string name;
   std::string description;
@@ -80,6 +90,7 @@ struct VariantInfo {
   // when its probe is named: a path only one device's users take (Python's decomposition on CUDA).
   std::vector<std::string> default_suite_devices;
   std::string default_suite_reason;  // why it is left out of the other devices' default suite
+  std::vector<DocumentedBefore> documented_before;  // older releases' declarations, overriding the probe's
 
   bool in_default_suite_on(const std::string& device_kind) const {
     return default_suite_devices.empty() || std::find(default_suite_devices.begin(), default_suite_devices.end(),
@@ -124,7 +135,7 @@ struct ProbeInfo {
   std::string name;
   std::string description;
   std::vector<VariantInfo> variants;
-  std::map<std::string, Documented> documented;  // by device kind
+  std::map<std::string, Documented> documented;  // by device kind: what the newest releases document
   bool in_default_suite = true;                  // fault controls are run only on request
   double timeout_seconds = 60;                   // per cell and process, all runs together
   std::optional<VerdictKind> control_expects;    // a control's required verdict in `selftest`
@@ -135,6 +146,7 @@ struct ProbeInfo {
   // (hosts differ by far more than these numbers do), not a promise.
   double weight = 1;
   PythonForm python;
+  std::vector<DocumentedBefore> documented_before;  // what older releases documented (config/documentation.h)
 
   const VariantInfo* find_variant(const std::string& variant) const;
   // The variant's own declaration for the device, else the probe's, else deterministic.

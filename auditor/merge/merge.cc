@@ -185,6 +185,7 @@ Report merge_reports(const std::vector<ReportFile>& inputs, const MergeOptions& 
   report.tool_version = first.tool_version;
   report.environment = first.environment;
   report.config = first.config;
+  report.documentation = first.documentation;
   std::set<std::string> hosts;
   for (const auto& input : inputs) {
     hosts.insert(input.report.host);

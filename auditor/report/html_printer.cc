@@ -143,6 +143,7 @@ std::string render_html(const Report& report) {
                       xml_escape(report.device), xml_escape(verdict_counts(report)), report.duration_seconds,
                       xml_escape(report.tool_version));
   if (!report.complete) body += "<p class=\"failed\">Interrupted: only the cells that finished are reported.</p>\n";
+  body += "<p>" + xml_escape(documentation_line(report)) + "</p>\n";
   for (const auto& line : power_lines(report)) body += "<p>" + xml_escape(line) + "</p>\n";
   body += heatmap(report) + cost_chart(report) + findings(report) + cell_details(report);
   body += "<h2>Environment</h2>\n" + html_environment_table(report.environment);

@@ -190,6 +190,24 @@ json merge_to_json(const MergeInfo& merge) {
   return j;
 }
 
+// A report's `documentation`: strings from another machine, kept as data; a release that is not a
+// release number is a malformed report.
+DocumentationSource documentation_from_json(const json& j, const std::string& source) {
+  if (!j.is_object()) throw UserError(fmt::format("{}: malformed report: \"documentation\" must be an object", source));
+  DocumentationSource documentation{j.value("torch", ""), j.value("release", ""), j.value("newer_than_known", false)};
+  const auto& release = documentation.release;
+  if (release.empty() || release.size() > 16 || release.find_first_not_of("0123456789.") != std::string::npos)
+    throw UserError(fmt::format("{}: malformed report: documentation: release must be a release number like 2.11",
+                                source));
+  // A version as torch spells it ("2.11.0+cu130", "2.16.0.dev20261101"): printed, never interpreted.
+  const auto& torch = documentation.torch;
+  if (torch.size() > 64 ||
+      torch.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+_-") != std::string::npos)
+    throw UserError(fmt::format(
+        "{}: malformed report: documentation: torch must be a version (letters, digits, '.+_-', 64 at most)", source));
+  return documentation;
+}
+
 MergeInfo merge_from_json(const json& j) {
   MergeInfo merge;
   for (const auto& report : j.value("reports", json::array()))
@@ -216,6 +234,10 @@ json report_to_json(const Report& report) {
   if (!report.host.empty()) j["host"] = report.host;
   if (report.shard) j["shard"] = shard_to_json(*report.shard);
   if (report.merge) j["merge"] = merge_to_json(*report.merge);
+  if (report.documentation)
+    j["documentation"] = {{"torch", report.documentation->torch},
+                          {"release", report.documentation->release},
+                          {"newer_than_known", report.documentation->newer_than_known}};
   for (const auto& cell : report.cells) j["cells"].push_back(cell_to_json(cell));
   j["contradictions"] = json::array();
   for (const auto& cell : report.cells)
@@ -263,6 +285,7 @@ Report report_from_parsed(ParsedReport&& parsed, const std::string& source) {
     report.host = j.value("host", "");
     if (j.contains("shard")) report.shard = shard_from_json(j.at("shard"));
     if (j.contains("merge")) report.merge = merge_from_json(j.at("merge"));
+    if (j.contains("documentation")) report.documentation = documentation_from_json(j.at("documentation"), source);
     if (!j.contains("cells") || !j["cells"].is_array())
       throw UserError(fmt::format("{}: malformed report: \"cells\" must be an array", source));
     if (parsed.cell_error) throw UserError(fmt::format("{}: malformed report: {}", source, *parsed.cell_error));

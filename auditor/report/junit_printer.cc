@@ -22,6 +22,7 @@ std::string render_junit(const Report& report) {
       test.failure_message = verdict_headline(cell);
       test.failure_type = to_string(cell.verdict.kind);
       test.text = fmt::format("{}", fmt::join(verdict_details(cell), "\n"));
+      if (cell.contradiction) test.text += "\n" + documentation_line(report);
     }
     cases.push_back(std::move(test));
   }

@@ -83,6 +83,7 @@ std::string render_markdown(const Report& report) {
                     markdown_code(report.device, false), markdown_text(verdict_counts(report)), report.duration_seconds,
                     markdown_text(report.tool_version));
   if (!report.complete) md += "**Interrupted:** only the cells that finished are reported.\n\n";
+  md += markdown_text(documentation_line(report)) + "\n\n";
   for (const auto& line : power_lines(report)) md += markdown_text(line) + "\n\n";
   md += environment_section(report);
   md += matrix_section(report);

@@ -8,6 +8,7 @@
 
 #include "config/catalogue.h"
 #include "config/config.h"
+#include "config/documentation.h"
 #include "plan/plan.h"
 #include "report/portability.h"
 #include "verdict/verdict.h"
@@ -75,6 +76,8 @@ struct Report {
   bool complete = true;            // false: the audit was interrupted; only finished cells are here
   std::optional<ShardInfo> shard;  // set when the audit ran one shard of its plan
   std::optional<MergeInfo> merge;  // set by `merge`
+  // Which torch's documentation the cells' `documented` came from; absent in reports of earlier versions.
+  std::optional<DocumentationSource> documentation;
 };
 
 // Judges every cell, finds contradictions, cost ratios and cross-setting notes.

@@ -128,6 +128,7 @@ void print_summary(const Report& report, FailOn fail_on, std::ostream& out) {
   std::map<VerdictKind, int> counts;
   for (const auto& cell : report.cells) ++counts[cell.verdict.kind];
   bool any_contradiction = false;
+  out << "\n" << documentation_line(report) << "\n";
   for (const auto& cell : report.cells) {
     if (!cell.contradiction) continue;
     if (!any_contradiction) out << "\nContradictions with PyTorch's documentation:\n";

@@ -309,6 +309,11 @@ std::vector<LegendEntry> verdict_legend(bool with_cost) {
   return legend;
 }
 
+std::string documentation_line(const Report& report) {
+  return "Documented behaviour: " + (report.documentation ? report.documentation->text()
+                                                          : std::string("not recorded (a report of an earlier version)"));
+}
+
 std::string verdict_counts(const Report& report) {
   std::map<VerdictKind, int> counts;
   for (const auto& cell : report.cells) ++counts[cell.verdict.kind];

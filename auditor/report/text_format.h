@@ -69,6 +69,9 @@ std::vector<LegendEntry> verdict_legend(bool with_cost = true);
 // "4 deterministic, 1 nondeterministic": counts per verdict, in the verdict enum's order.
 std::string verdict_counts(const Report& report);
 
+// "Documented behaviour: torch 2.11's documentation": what the cells' `documented` was compared with.
+std::string documentation_line(const Report& report);
+
 // What the runs could catch (the rate --detect chose them for) and the deterministic verdicts that
 // are vacuous (inputs insensitive to the order of accumulation): lines for every printer's summary.
 std::vector<std::string> power_lines(const Report& report);

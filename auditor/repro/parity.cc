@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -14,20 +13,13 @@
 #include "repro/export.h"
 #include "repro/path_checks.h"
 #include "repro/python_check.h"
+#include "repro/script_host.h"
 #include "supervisor/worker_process.h"
 
 namespace repro_audit {
 namespace {
 
 namespace fs = std::filesystem;
-
-// How one script ended: its last stdout line, or why there is none.
-struct ScriptRun {
-  std::string last_line;
-  std::string failure;
-  bool timed_out = false;
-  bool stopped = false;
-};
 
 // Runs `argv` to its end, the scripts' time limit at most. Never throws: it runs in a runner thread, where an
 // exception would end the process (std::terminate) and leave the scripts' folder behind.
@@ -65,16 +57,16 @@ ScriptRun run_script(const std::vector<std::string>& argv, const std::string& in
   return {"", fmt::format("{} did not run: {}", argv[1], error.what())};
 }
 
-// Runs every exported script, `options.jobs` at once. The first script that does not answer within
-// the limit stops the run: the scripts not yet started are not run, each naming the one that hung.
-// A hang is nearly always the interpreter or its torch (an import that waits on a lock, a wrapper
-// that waits on its terminal), so each further script would hang too; a shorter limit for the rest
-// would still cost that limit times a hundred scripts on a machine with two cores.
+// Runs every exported script, in `options.jobs` Pythons at once (repro/script_host.h: each imports
+// torch once and forks a child per script), the scripts dealt to them in turn. The first script that
+// does not answer within the limit stops the run: the scripts not yet started are not run, each naming
+// the one that hung. A hang is nearly always the interpreter or its torch (an import that waits on a
+// lock, a wrapper that waits on its terminal), so each further script would hang too; a shorter limit
+// for the rest would still cost that limit times a hundred scripts on a machine with two cores.
 std::vector<ScriptRun> run_scripts(const std::vector<ExportedCell>& exported,
                                    const std::vector<const CellReport*>& cells, const ParityOptions& options,
                                    std::string& hung) {
   std::vector<ScriptRun> runs(exported.size());
-  std::atomic<std::size_t> next{0};
   std::mutex hung_lock;
   const auto not_run_reason = [&]() -> std::string {
     if (options.stop_requested && options.stop_requested()) return "not run: a stop was asked for";
@@ -83,27 +75,41 @@ std::vector<ScriptRun> run_scripts(const std::vector<ExportedCell>& exported,
                         : fmt::format("not run: the script of {} did not answer within {} s", hung,
                                       options.script_time_limit.count());
   };
-  const auto runner = [&] {
-    for (auto i = next++; i < exported.size(); i = next++) {
-      if (exported[i].folder.empty()) continue;
-      auto& run = runs[i];
-      try {
-        if (run.failure = not_run_reason(); !run.failure.empty()) {
-          run.stopped = true;
-          continue;
-        }
-        run = run_script({options.python, (fs::path(exported[i].folder) / "repro.py").string(), "--json", "--runs",
-                          std::to_string(options.runs), "--processes", "1"},
-                         "", options);
-        const std::lock_guard hold(hung_lock);
-        if (run.timed_out && hung.empty()) hung = cells[i]->cell.key;
-      } catch (...) {  // a thread must not throw: std::terminate, and the scripts' folder left behind
-        run = {"", "the script could not be run (an exception in its runner)"};
+  const auto hosts = std::max(1u, std::min(options.jobs, 64u));
+  std::vector<std::vector<std::size_t>> dealt(hosts);
+  std::size_t dealt_count = 0;
+  for (std::size_t i = 0; i < exported.size(); ++i)
+    if (!exported[i].folder.empty()) dealt[dealt_count++ % hosts].push_back(i);
+  const auto runner = [&](unsigned host) {
+    const auto& mine = dealt[host];
+    if (mine.empty()) return;
+    try {
+      if (const auto reason = not_run_reason(); !reason.empty()) {
+        for (const auto i : mine) runs[i] = {"", reason, false, true};
+        return;
       }
+      std::vector<std::vector<std::string>> scripts;
+      for (const auto i : mine)
+        scripts.push_back({(fs::path(exported[i].folder) / "repro.py").string(), "--json", "--runs",
+                           std::to_string(options.runs), "--processes", "1"});
+      ScriptHostOptions host_options{options.python,
+                                     (fs::path(options.folder) / fmt::format("script_host_{}.py", host)).string(),
+                                     options.temporary_folder,
+                                     options.script_time_limit,
+                                     options.stop_requested,
+                                     not_run_reason,
+                                     [&](std::size_t k) {
+                                       const std::lock_guard hold(hung_lock);
+                                       if (hung.empty()) hung = cells[mine[k]]->cell.key;
+                                     }};
+      const auto ended = run_in_host(scripts, host_options);
+      for (std::size_t k = 0; k < mine.size(); ++k) runs[mine[k]] = ended[k];
+    } catch (...) {  // a thread must not throw: std::terminate, and the scripts' folder left behind
+      for (const auto i : mine) runs[i] = {"", "the script could not be run (an exception in its runner)"};
     }
   };
   std::vector<std::thread> threads;
-  for (unsigned k = 0; k < std::max(1u, std::min(options.jobs, 64u)); ++k) threads.emplace_back(runner);
+  for (unsigned k = 0; k < hosts; ++k) threads.emplace_back(runner, k);
   for (auto& thread : threads) thread.join();
   return runs;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <mutex>
 #include <thread>
@@ -17,6 +18,9 @@ namespace repro_audit {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+std::atomic<int> workers_started{0};
+std::atomic<std::int64_t> startup_nanoseconds{0};
 
 ProcessObservation ended_observation(int process, ObservationStatus status, const std::string& message) {
   ProcessObservation observation;
@@ -109,6 +113,8 @@ class BatchRunner {
   Ended run_worker() {
     auto request = batch_request(batch_, remaining_, process_, options_);
     request.timing_round = timing_round_;
+    const auto asked = Clock::now();
+    ++workers_started;
     const auto worker = options_.launcher->start(
         request_to_json(request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
         worker_environment(batch_.process_settings));
@@ -143,6 +149,7 @@ class BatchRunner {
       if (status == Worker::ReadStatus::end_of_output) break;
       const auto event = parse_event(line);
       if (!event) continue;  // not a protocol line
+      if (!loaded) startup_nanoseconds += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - asked).count();
       loaded = true;
       if (event->kind == WorkerEvent::Kind::environment && options_.on_environment) {
         const std::lock_guard hold(lock_);
@@ -191,6 +198,8 @@ class BatchRunner {
 };
 
 }  // namespace
+
+WorkerActivity worker_activity() { return {workers_started.load(), startup_nanoseconds.load() / 1e9}; }
 
 void add_timing_round(ProcessObservation& first, const ProcessObservation& round_observation, int round) {
   first.timing_rounds = std::max(first.timing_rounds, round);

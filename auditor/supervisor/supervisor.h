@@ -71,6 +71,15 @@ struct SupervisedRuns {
 
 SupervisedRuns run_batches(const std::vector<Batch>& batches, const SupervisorOptions& options);
 
+// What this process's workers cost so far: how many were started, and the time from asking each for
+// its cells to its first word (loading libtorch, or finishing a load begun ahead). For the audit log
+// (audit/audit.h), which tells a test's time spent starting workers from its time running ops.
+struct WorkerActivity {
+  int workers = 0;
+  double startup_seconds = 0;
+};
+WorkerActivity worker_activity();
+
 // The later timing rounds (timing/timing.h), after every batch's determinism runs: for each round from
 // 2 to `options.timing.rounds`, a fresh worker per batch times the cells `timing_round_batches` picks,
 // and each cell's samples are added to its first process's observation in `observations`. Cells

@@ -179,6 +179,11 @@ bool runs_diverged(const Verdict& verdict) {
 
 bool is_skipped(const Verdict& verdict) { return verdict.kind == VerdictKind::unsupported; }
 
+// An op that diverges where PyTorch documents it deterministic is a PyTorch bug: say how to report it.
+constexpr const char* kReportUpstream =
+    "; a PyTorch bug to report: `repro-audit repro REPORT 'KEY' -o DIR` writes the folder (script, inputs, "
+    "README) to attach to an issue at https://github.com/pytorch/pytorch/issues";
+
 std::optional<Contradiction> find_contradiction(Documented documented, const FlagSet& settings,
                                                 const Verdict& verdict) {
   const auto kind = verdict.kind;
@@ -195,15 +200,19 @@ std::optional<Contradiction> find_contradiction(Documented documented, const Fla
         return Contradiction{"nondeterministic", "documented to diverge, but every run agreed", true};
       return std::nullopt;
     case Documented::deterministic:
-      if (diverged) return Contradiction{"deterministic", "documented deterministic, but runs diverged", true};
+      if (diverged)
+        return Contradiction{"deterministic", std::string("documented deterministic, but runs diverged") + kReportUpstream,
+                             true};
       if (kind == VerdictKind::raises)
         return Contradiction{"deterministic", "documented deterministic, but raised: " + verdict.message, true};
       return std::nullopt;
     case Documented::alternative_under_strict:
       if (mode == DeterministicMode::off) return std::nullopt;
       if (diverged)
-        return Contradiction{"deterministic",
-                             "documented to switch to a deterministic implementation, but runs diverged", true};
+        return Contradiction{
+            "deterministic",
+            std::string("documented to switch to a deterministic implementation, but runs diverged") + kReportUpstream,
+            true};
       if (kind == VerdictKind::raises)
         return Contradiction{"deterministic", "documented to have a deterministic implementation, but raised", true};
       return std::nullopt;
@@ -216,8 +225,8 @@ std::optional<Contradiction> find_contradiction(Documented documented, const Fla
       if (mode == DeterministicMode::off) return std::nullopt;
       if (mode == DeterministicMode::on && kind != VerdictKind::raises)
         return Contradiction{"raises",
-                             diverged ? "documented to raise, but ran and diverged silently"
-                                      : "documented to raise, but ran and every run agreed",
+                             diverged ? std::string("documented to raise, but ran and diverged silently") + kReportUpstream
+                                      : std::string("documented to raise, but ran and every run agreed"),
                              diverged};
       if (mode == DeterministicMode::warn && kind != VerdictKind::warns)
         return Contradiction{

@@ -2,6 +2,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/autograd/autograd.h>
+#include <torch/version.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -204,6 +205,12 @@ Variant& Variant::weight(double milliseconds) {
   return *this;
 }
 
+Variant& Variant::documented_before(std::string until, std::string device_kind, Documented documented,
+                                    std::string source) {
+  info_.documented_before.push_back({std::move(until), std::move(device_kind), documented, std::move(source)});
+  return *this;
+}
+
 Variant& Variant::documented(std::map<std::string, Documented> documented) {
   info_.documented = std::move(documented);
   return *this;
@@ -231,6 +238,21 @@ ProbeBuilder& ProbeBuilder::describe(std::string description) {
 ProbeBuilder& ProbeBuilder::variant(const Variant& variant) {
   definition_.info.variants.push_back(variant.info());
   return *this;
+}
+
+ProbeBuilder& ProbeBuilder::documented_before(std::string until, std::string device_kind, Documented documented,
+                                              std::string source) {
+  definition_.info.documented_before.push_back(
+      {std::move(until), std::move(device_kind), documented, std::move(source)});
+  return *this;
+}
+
+ProbeBuilder& ProbeBuilder::documented_as_cublas_product() {
+  return documented({{"cpu", Documented::deterministic}, {"cuda", Documented::deterministic}})
+      .documented_before("2.10", "cuda", Documented::cublas_workspace,
+                         "torch.use_deterministic_algorithms required CUBLAS_WORKSPACE_CONFIG=:4096:8 or :16:8 for "
+                         "torch.mm, mv and bmm on CUDA up to 2.9; 2.10 removed the check and the paragraph "
+                         "(pytorch#161749)");
 }
 
 ProbeBuilder& ProbeBuilder::documented(std::map<std::string, Documented> documented) {
@@ -346,13 +368,25 @@ const ProbeDefinition* find_registered_probe(const std::string& name) {
   return nullptr;
 }
 
-Catalogue registered_catalogue() {
+Catalogue declared_catalogue() {
   Catalogue catalogue;
   for (const auto& probe : registry()) catalogue.push_back(probe.info);
   std::sort(catalogue.begin(), catalogue.end(), [](const ProbeInfo& a, const ProbeInfo& b) {
     return a.in_default_suite != b.in_default_suite ? a.in_default_suite : a.name < b.name;
   });
   return catalogue;
+}
+
+Catalogue registered_catalogue() {
+  auto catalogue = declared_catalogue();
+  // The torch this binary runs with: it was built against it, and a worker is this binary.
+  resolve_documentation(catalogue, TORCH_VERSION);
+  return catalogue;
+}
+
+DocumentationSource registered_documentation() {
+  Catalogue none;
+  return resolve_documentation(none, TORCH_VERSION);
 }
 
 }  // namespace repro_audit

@@ -141,6 +141,8 @@ class Variant {
   Variant& parameter(std::string name, std::string value);
   // What PyTorch documents for this variant where it differs from the probe, by device kind.
   Variant& documented(std::map<std::string, Documented> documented);
+  // What PyTorch documented for this variant on `device_kind` before release `until` (see ProbeBuilder's).
+  Variant& documented_before(std::string until, std::string device_kind, Documented documented, std::string source);
   Variant& weight(double milliseconds);  // overrides the probe's weight
   Variant& expects_cost(double ratio);   // a timing control: strict's median over default's
   // The share of its accumulated output's elements that must change under other orders, where the
@@ -173,6 +175,13 @@ class ProbeBuilder {
   ProbeBuilder& variant(const Variant& variant);
   // What PyTorch documents for the op, by device kind ("cpu", "cuda"); deterministic where absent.
   ProbeBuilder& documented(std::map<std::string, Documented> documented);
+  // What PyTorch documented on `device_kind` before release `until` changed it to `documented(...)`'s
+  // value, and where it says so; e.g. ("2.13", "cuda", Documented::raises_under_strict, "...").
+  ProbeBuilder& documented_before(std::string until, std::string device_kind, Documented documented,
+                                  std::string source);
+  // A cuBLAS product (mm, mv, bmm on CUDA): deterministic on every device from torch 2.10; up to 2.9
+  // deterministic algorithms raised on CUDA unless CUBLAS_WORKSPACE_CONFIG was :4096:8 or :16:8.
+  ProbeBuilder& documented_as_cublas_product();
   ProbeBuilder& timeout(double seconds);  // per cell and process, all runs together; default 60
   // Expected milliseconds of one run on a CPU (default 1): balances `--shard` when no timings are given.
   ProbeBuilder& weight(double milliseconds);

@@ -9,10 +9,12 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
+#include "test_paths.h"
 
 extern char** environ;
 
@@ -25,7 +27,17 @@ struct Result {
   std::string output;  // stdout and stderr
 };
 
-inline std::string binary() { return REPRO_AUDIT_BINARY; }
+// The binary's path. Under REPRO_AUDIT_TEST_PROFILE=DIR (tools/test-profile) every audit the running
+// test starts appends a line to DIR/<test>.jsonl saying where its time went (REPRO_AUDIT_AUDIT_LOG,
+// audit/audit.cc): set in this process's environment, which each command started here inherits.
+inline std::string binary() {
+  const char* profile = std::getenv("REPRO_AUDIT_TEST_PROFILE");
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (profile && *profile && test)
+    setenv("REPRO_AUDIT_AUDIT_LOG",
+           (std::string(profile) + "/" + test->test_suite_name() + "." + test->name() + ".jsonl").c_str(), 1);
+  return REPRO_AUDIT_BINARY;
+}
 
 // A shell command's exit code and its stdout and stderr.
 inline Result shell(const std::string& command) {

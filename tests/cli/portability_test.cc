@@ -87,8 +87,8 @@ TEST_F(Portability, BitsNoKnobReproducesAreSaidToBeUnexplained) {
 }
 
 TEST_F(Portability, ThePortabilityMatrixPutsSumBelowIsaInvariant) {
-  const auto audited =
-      run("run --device cpu --probe sum/f32 --matrix portability --repeats 2 --json " + path("portability.json"));
+  const auto audited = run("run --device cpu --probe sum/f32 --matrix portability --repeats 2 --no-cost --json " +
+                           path("portability.json"));
   ASSERT_EQ(audited.exit_code, 0) << audited.output;
   EXPECT_NE(audited.output.find("portability"), std::string::npos);
   const auto result = report("portability.json");
@@ -104,13 +104,15 @@ TEST_F(Portability, ThePortabilityMatrixPutsSumBelowIsaInvariant) {
   EXPECT_EQ(result.at("environment").at("aten_cpu_capability"), env.at("aten_cpu_capability"));
 }
 
+// Levels come from the digests alone: the two matrix audits below take no timings (--no-cost: no timing
+// rounds in fresh workers, the second process's workers side by side), half their workers.
 // Ops whose arithmetic cannot depend on the ISA: with inputs identical under every capability, the
 // portability matrix shows them ISA-invariant (under ATen's generator their inputs differed per
 // capability, and so did their bits).
 TEST_F(Portability, ThePortabilityMatrixPutsBincountAndMaxPoolingAtIsaInvariant) {
   const auto audited =
       run("run --device cpu --probe bincount/f32 --probe pooling/max2d-f32 --matrix portability "
-          "--repeats 2 --json " +
+          "--repeats 2 --no-cost --json " +
           path("portability.json"));
   ASSERT_EQ(audited.exit_code, 0) << audited.output;
   const auto result = report("portability.json");

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
+#include "test_paths.h"
 
 namespace {
 

@@ -1,6 +1,7 @@
 // Hostile inputs, `model`: a zip bomb, inputs too large to allocate, shapes past 64 bits; each refused
 // with exit 2 and the option that raises its limit, before anything is loaded or allocated.
 #include "cli_tools.h"
+#include "test_paths.h"
 
 namespace {
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
+#include "test_paths.h"
 
 namespace {
 

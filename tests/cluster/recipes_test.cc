@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

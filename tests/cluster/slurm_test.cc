@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "report/json_io.h"
+#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

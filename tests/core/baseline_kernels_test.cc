@@ -10,6 +10,7 @@
 #include "compare/gate_policy.h"
 #include "common/user_error.h"
 #include "sample_reports.h"
+#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

@@ -18,6 +18,7 @@
 #include "compare/gate_policy.h"
 #include "common/user_error.h"
 #include "report/json_io.h"
+#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

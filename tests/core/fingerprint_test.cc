@@ -10,6 +10,7 @@
 #include "fingerprint/fingerprint_text.h"
 #include "fingerprint/gpu_facts.h"
 #include "fingerprint/numerics_environment.h"
+#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

@@ -10,6 +10,7 @@
 
 #include "golden_file.h"
 #include "common/atomic_file.h"
+#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

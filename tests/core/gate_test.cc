@@ -15,6 +15,7 @@
 #include "common/atomic_file.h"
 #include "report/json_io.h"
 #include "sample_reports.h"
+#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

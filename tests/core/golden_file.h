@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/atomic_file.h"
+#include "test_paths.h"
 
 namespace repro_audit::testing {
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "trace/tracer.h"
+#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

@@ -206,6 +206,7 @@ inline Report sample_report() {
                           "threads",
                           {"1", "2"},
                           "sum/f32: threads 1 vs 2 give different bits (each deterministic on its own)"});
+  report.documentation = DocumentationSource{"2.14.1+cu130", "2.14", false};
   return report;
 }
 

@@ -8,6 +8,7 @@
 #include "compare/baseline.h"
 #include "plan/plan.h"
 #include "worker/probe.h"
+#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

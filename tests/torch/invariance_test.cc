@@ -12,6 +12,7 @@
 #include "verdict/verdict.h"
 #include "worker/invariance.h"
 #include "worker/settings_apply.h"
+#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

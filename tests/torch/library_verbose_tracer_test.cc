@@ -13,6 +13,7 @@
 #include "test_tools.h"
 #include "trace/tracer_factory.h"
 #include "worker/settings_apply.h"
+#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

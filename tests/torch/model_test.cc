@@ -14,6 +14,7 @@
 #include "verdict/verdict.h"
 #include "worker/model_runner.h"
 #include "worker/settings_apply.h"
+#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

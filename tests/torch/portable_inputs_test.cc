@@ -16,6 +16,7 @@
 #include "worker/portable_tensor.h"
 #include "worker/probe.h"
 #include "worker/probe_catalogue.h"
+#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

@@ -1,0 +1,91 @@
+// The probes' declarations per torch release, against a real audit: the default CUDA audit an H200 ran
+// with torch 2.11.0 (CUPTI data and all), judged by 2.11's documentation and by the newest.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+
+#include "report/json_io.h"
+#include "test_paths.h"
+#include "verdict/verdict.h"
+#include "worker/probe_catalogue.h"
+
+namespace repro_audit {
+namespace {
+
+namespace fs = std::filesystem;
+
+Report h200_audit() {
+  const auto path = fs::temp_directory_path() / ("h200-audit-" + std::to_string(getpid()) + ".json");
+  const auto command = std::string("gzip -dc '") + REPRO_AUDIT_FIXTURE_DIR +
+                       "/h200-torch-2.11.0-default-audit.json.gz' > '" + path.string() + "'";
+  EXPECT_EQ(std::system(command.c_str()), 0);
+  auto report = load_report_file(path.string());
+  fs::remove(path);
+  return report;
+}
+
+// The contradictions the audit's cells make against `torch`'s declarations, by cell key.
+std::map<std::string, Contradiction> contradictions(const Report& report, const std::string& torch) {
+  auto catalogue = declared_catalogue();
+  resolve_documentation(catalogue, torch);
+  std::map<std::string, Contradiction> found;
+  for (const auto& cell : report.cells) {
+    const auto* probe = find_probe(catalogue, cell.cell.probe);
+    if (!probe) continue;
+    if (auto contradiction = find_contradiction(probe->documented_on(cell.cell.variant, "cuda"), cell.cell.settings,
+                                                cell.verdict))
+      found.emplace(cell.cell.key, *contradiction);
+  }
+  return found;
+}
+
+constexpr const char* kMax3dStrict =
+    "pooling/max3d-f32@cuda:0|cublas_workspace_config=:4096:8,cudnn_deterministic=true,deterministic_algorithms=on";
+constexpr const char* kAdaptiveMax3dStrict =
+    "pooling/adaptive_max3d-f32@cuda:0|cublas_workspace_config=:4096:8,cudnn_deterministic=true,deterministic_"
+    "algorithms=on";
+
+TEST(Documentation, MaxPool3dRaisingOnTorch211IsWhatItsDocumentationSays) {
+  const auto report = h200_audit();
+  ASSERT_EQ(report.environment.value("torch", ""), "2.11.0");
+  ASSERT_NE(find_cell(report, kMax3dStrict), nullptr);
+  EXPECT_EQ(find_cell(report, kMax3dStrict)->verdict.kind, VerdictKind::raises);
+
+  const auto on_211 = contradictions(report, "2.11.0");
+  EXPECT_EQ(on_211.count(kMax3dStrict), 0u) << on_211.at(kMax3dStrict).text;
+  const auto newest = contradictions(report, kNewestDocumentedTorch);
+  ASSERT_EQ(newest.count(kMax3dStrict), 1u);
+  EXPECT_TRUE(newest.at(kMax3dStrict).breaks_audit);
+}
+
+// adaptive_max_pool3d's CUDA backward diverges under deterministic algorithms without raising: no
+// release documents that, so it stays a failing contradiction under every release's declarations.
+TEST(Documentation, TheAdaptiveMaxPool3dBugFailsUnderEveryReleasesDocumentation) {
+  const auto report = h200_audit();
+  for (const std::string torch : {"2.9.0", "2.11.0", "2.14.1", kNewestDocumentedTorch}) {
+    const auto found = contradictions(report, torch);
+    ASSERT_EQ(found.count(kAdaptiveMax3dStrict), 1u) << torch;
+    EXPECT_TRUE(found.at(kAdaptiveMax3dStrict).breaks_audit) << torch;
+    EXPECT_NE(found.at(kAdaptiveMax3dStrict).text.find("a PyTorch bug to report"), std::string::npos);
+  }
+}
+
+// The cuBLAS workspace check: up to 2.9 matmul under strict without CUBLAS_WORKSPACE_CONFIG had to
+// raise; from 2.10 it is documented deterministic. The audit ran it with the setting, so neither
+// release's declaration finds a contradiction in its strict cells.
+TEST(Documentation, ACublasProductIsDeclaredPerRelease) {
+  auto catalogue = declared_catalogue();
+  resolve_documentation(catalogue, "2.9.0");
+  EXPECT_EQ(find_probe(catalogue, "matmul")->documented_on("f32", "cuda"), Documented::cublas_workspace);
+  catalogue = declared_catalogue();
+  resolve_documentation(catalogue, "2.10.0");
+  EXPECT_EQ(find_probe(catalogue, "matmul")->documented_on("f32", "cuda"), Documented::deterministic);
+  const auto report = h200_audit();
+  for (const auto& [key, contradiction] : contradictions(report, "2.11.0"))
+    EXPECT_EQ(key.rfind("matmul/", 0), std::string::npos) << key << ": " << contradiction.text;
+}
+
+}  // namespace
+}  // namespace repro_audit
