@@ -13,18 +13,17 @@ RunFunction prepare(ProbeContext& context) {
   return [=] { return Outputs{{"output", at::matmul(a, b)}}; };
 }
 
-const bool registered =
-    register_probe(ProbeBuilder("matmul")
-                       .weight(2)
-                       .describe("matmul 512x512 by 512x512")
-                       .variant(Variant(DType::f32))
-                       .variant(Variant(DType::f64).weight(5))
-                       .variant(Variant(DType::bf16))
-                       .variant(Variant(DType::f16).weight(96))
-                       .documented_as_cublas_product()
-                       .accumulates("output", "a")
-                       .prepare(prepare)
-                       .python(R"(return {"output": torch.matmul(a, b)})"));
+const bool registered = register_probe(ProbeBuilder("matmul")
+                                           .weight(2)
+                                           .describe("matmul 512x512 by 512x512")
+                                           .variant(Variant(DType::f32))
+                                           .variant(Variant(DType::f64).weight(5))
+                                           .variant(Variant(DType::bf16))
+                                           .variant(Variant(DType::f16).weight(96))
+                                           .documented_as_cublas_product()
+                                           .accumulates("output", "a")
+                                           .prepare(prepare)
+                                           .python(R"(return {"output": torch.matmul(a, b)})"));
 
 }  // namespace
 }  // namespace repro_audit

@@ -54,8 +54,8 @@ Command add_list_command(CLI::App& app) {
                                        probe.in_default_suite ? "" : " (not in the default suite)", probe.description);
               if (!documented.empty()) std::cout << fmt::format("    documented: {}\n", fmt::join(documented, ", "));
               for (const auto& older : probe.documented_before)
-                std::cout << fmt::format("    documented before torch {}: {}: {} ({})\n", older.until, older.device_kind,
-                                         to_string(older.documented), older.source);
+                std::cout << fmt::format("    documented before torch {}: {}: {} ({})\n", older.until,
+                                         older.device_kind, to_string(older.documented), older.source);
               if (!probe.python.code.empty())
                 std::cout << fmt::format(
                     "    python: yes, `repro` exports it{}\n",

@@ -89,7 +89,7 @@ struct VariantInfo {
   // Device kinds whose default suite runs it (empty: every device it runs on). Elsewhere it runs only
   // when its probe is named: a path only one device's users take (Python's decomposition on CUDA).
   std::vector<std::string> default_suite_devices;
-  std::string default_suite_reason;  // why it is left out of the other devices' default suite
+  std::string default_suite_reason;                 // why it is left out of the other devices' default suite
   std::vector<DocumentedBefore> documented_before;  // older releases' declarations, overriding the probe's
 
   bool in_default_suite_on(const std::string& device_kind) const {

@@ -44,7 +44,8 @@ const DocumentedBefore* applicable(const std::vector<DocumentedBefore>& history,
 void resolve(std::map<std::string, Documented>& documented, const std::vector<DocumentedBefore>& history,
              const std::string& torch_version) {
   for (const auto& entry : history)
-    if (const auto* older = applicable(history, entry.device_kind, torch_version)) documented[entry.device_kind] = older->documented;
+    if (const auto* older = applicable(history, entry.device_kind, torch_version))
+      documented[entry.device_kind] = older->documented;
 }
 
 }  // namespace

@@ -16,8 +16,8 @@ inline constexpr const char* kNewestDocumentedTorch = "2.15";
 
 // Which torch's documentation an audit compared its verdicts with.
 struct DocumentationSource {
-  std::string torch;      // the torch the audit ran, e.g. "2.11.0+cu130"; empty: unknown
-  std::string release;    // the release whose declarations were used, e.g. "2.11"
+  std::string torch;              // the torch the audit ran, e.g. "2.11.0+cu130"; empty: unknown
+  std::string release;            // the release whose declarations were used, e.g. "2.11"
   bool newer_than_known = false;  // torch is newer than kNewestDocumentedTorch
 
   // "torch 2.11's documentation", or says that a newer torch was compared with the newest declarations.

@@ -197,12 +197,13 @@ DocumentationSource documentation_from_json(const json& j, const std::string& so
   DocumentationSource documentation{j.value("torch", ""), j.value("release", ""), j.value("newer_than_known", false)};
   const auto& release = documentation.release;
   if (release.empty() || release.size() > 16 || release.find_first_not_of("0123456789.") != std::string::npos)
-    throw UserError(fmt::format("{}: malformed report: documentation: release must be a release number like 2.11",
-                                source));
+    throw UserError(
+        fmt::format("{}: malformed report: documentation: release must be a release number like 2.11", source));
   // A version as torch spells it ("2.11.0+cu130", "2.16.0.dev20261101"): printed, never interpreted.
   const auto& torch = documentation.torch;
   if (torch.size() > 64 ||
-      torch.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+_-") != std::string::npos)
+      torch.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+_-") !=
+          std::string::npos)
     throw UserError(fmt::format(
         "{}: malformed report: documentation: torch must be a version (letters, digits, '.+_-', 64 at most)", source));
   return documentation;

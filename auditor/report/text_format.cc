@@ -310,8 +310,9 @@ std::vector<LegendEntry> verdict_legend(bool with_cost) {
 }
 
 std::string documentation_line(const Report& report) {
-  return "Documented behaviour: " + (report.documentation ? report.documentation->text()
-                                                          : std::string("not recorded (a report of an earlier version)"));
+  return "Documented behaviour: " + (report.documentation
+                                         ? report.documentation->text()
+                                         : std::string("not recorded (a report of an earlier version)"));
 }
 
 std::string verdict_counts(const Report& report) {

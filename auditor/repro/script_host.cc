@@ -97,8 +97,8 @@ std::vector<ScriptRun> run_in_host(const std::vector<std::vector<std::string>>& 
       }
       if (status == Worker::ReadStatus::end_of_output) {
         const auto ended = host.wait();
-        fail_rest(fmt::format("the Python that runs the scripts ended ({}) before {} did: {}", ended,
-                              scripts[next][0], host.log_tail(600)),
+        fail_rest(fmt::format("the Python that runs the scripts ended ({}) before {} did: {}", ended, scripts[next][0],
+                              host.log_tail(600)),
                   false);
         break;
       }

@@ -149,7 +149,8 @@ class BatchRunner {
       if (status == Worker::ReadStatus::end_of_output) break;
       const auto event = parse_event(line);
       if (!event) continue;  // not a protocol line
-      if (!loaded) startup_nanoseconds += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - asked).count();
+      if (!loaded)
+        startup_nanoseconds += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - asked).count();
       loaded = true;
       if (event->kind == WorkerEvent::Kind::environment && options_.on_environment) {
         const std::lock_guard hold(lock_);

@@ -201,8 +201,8 @@ std::optional<Contradiction> find_contradiction(Documented documented, const Fla
       return std::nullopt;
     case Documented::deterministic:
       if (diverged)
-        return Contradiction{"deterministic", std::string("documented deterministic, but runs diverged") + kReportUpstream,
-                             true};
+        return Contradiction{"deterministic",
+                             std::string("documented deterministic, but runs diverged") + kReportUpstream, true};
       if (kind == VerdictKind::raises)
         return Contradiction{"deterministic", "documented deterministic, but raised: " + verdict.message, true};
       return std::nullopt;
@@ -225,8 +225,9 @@ std::optional<Contradiction> find_contradiction(Documented documented, const Fla
       if (mode == DeterministicMode::off) return std::nullopt;
       if (mode == DeterministicMode::on && kind != VerdictKind::raises)
         return Contradiction{"raises",
-                             diverged ? std::string("documented to raise, but ran and diverged silently") + kReportUpstream
-                                      : std::string("documented to raise, but ran and every run agreed"),
+                             diverged
+                                 ? std::string("documented to raise, but ran and diverged silently") + kReportUpstream
+                                 : std::string("documented to raise, but ran and every run agreed"),
                              diverged};
       if (mode == DeterministicMode::warn && kind != VerdictKind::warns)
         return Contradiction{

@@ -127,7 +127,8 @@ TEST(StandardLibrary, EveryStandardLibrarySymbolOfEveryExecutableBindsToLibstdcx
       fs::remove(entry.path());
     }
     EXPECT_GT(checked, 0u) << executable << ": no standard-library binding was seen";
-    for (const auto& [symbol, library] : wrong) ADD_FAILURE() << executable << ": " << symbol << " bound to " << library;
+    for (const auto& [symbol, library] : wrong)
+      ADD_FAILURE() << executable << ": " << symbol << " bound to " << library;
   }
 }
 

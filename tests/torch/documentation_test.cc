@@ -34,8 +34,8 @@ std::map<std::string, Contradiction> contradictions(const Report& report, const 
   for (const auto& cell : report.cells) {
     const auto* probe = find_probe(catalogue, cell.cell.probe);
     if (!probe) continue;
-    if (auto contradiction = find_contradiction(probe->documented_on(cell.cell.variant, "cuda"), cell.cell.settings,
-                                                cell.verdict))
+    if (auto contradiction =
+            find_contradiction(probe->documented_on(cell.cell.variant, "cuda"), cell.cell.settings, cell.verdict))
       found.emplace(cell.cell.key, *contradiction);
   }
   return found;
