@@ -101,8 +101,11 @@ int python_parity(const PythonCheck& python) {
   const auto not_run =
       outcome.not_run() == 0 ? std::string() : fmt::format(", {} not run (see above)", outcome.not_run());
   if (outcome.failures() == 0 && outcome.not_run() == 0 && compared > 0) {
-    std::cout << fmt::format("\nPython parity passed: {} cells agree with Python torch {}; {} declared paths hold.\n",
-                             compared, outcome.python_torch, outcome.paths.size());
+    const auto absent =
+        std::count_if(outcome.paths.begin(), outcome.paths.end(), [](const ParityPath& path) { return !path.applies; });
+    std::cout << fmt::format("\nPython parity passed: {} cells agree with Python torch {}; {} declared paths hold{}.\n",
+                             compared, outcome.python_torch, outcome.paths.size() - absent,
+                             absent ? fmt::format(", {} are not in this torch yet", absent) : "");
     return 0;
   }
   if (outcome.failures() == 0) {  // nothing to show in the scripts: nothing compared, or nothing run

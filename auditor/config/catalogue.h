@@ -101,6 +101,9 @@ struct VariantInfo {
 // A path Python users take that this probe does not (a decomposition chosen in torch.nn.functional, a
 // kernel registered from Python), and a Python expression that is true while it is so: the parity check
 // (repro/parity.h) evaluates it with the pinned torch, so a note that went stale fails there.
+// The notes describe the torch they were checked with (kPythonPathsCheckedWith): on an older torch a
+// path may not exist yet (torch._native, a decomposition added later), which is said, not failed.
+inline constexpr const char* kPythonPathsCheckedWith = "2.14";
 struct PythonPath {
   std::string note;
   std::string check;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/atomic_file.h"
+#include "config/documentation.h"
 #include "repro/export.h"
 #include "repro/path_checks.h"
 #include "repro/python_check.h"
@@ -147,6 +148,12 @@ void check_paths(const Catalogue& catalogue, const ParityOptions& options, const
       path.holds = answers[i].value("holds", false);
       path.detail = answers[i].value("detail", "");
     }
+    if (path.checked && !path.holds && !result.python_torch.empty() &&
+        compare_torch_versions(result.python_torch, kPythonPathsCheckedWith) < 0) {
+      path.applies = false;
+      path.detail =
+          fmt::format("not in torch {}: the note describes torch {}", result.python_torch, kPythonPathsCheckedWith);
+    }
     result.paths.push_back(std::move(path));
   }
 }
@@ -157,7 +164,7 @@ int ParityResult::failures() const {
   const auto cells_failed =
       std::count_if(cells.begin(), cells.end(), [](const ParityCell& c) { return c.status == "mismatch"; });
   const auto paths_failed =
-      std::count_if(paths.begin(), paths.end(), [](const ParityPath& p) { return p.checked && !p.holds; });
+      std::count_if(paths.begin(), paths.end(), [](const ParityPath& p) { return p.checked && p.applies && !p.holds; });
   return static_cast<int>(cells_failed + paths_failed);
 }
 
@@ -279,9 +286,10 @@ std::string parity_text(const ParityResult& result) {
         fmt::format("{:<58} {:<9} {}\n", cell.key, cell.status == "mismatch" ? "MISMATCH" : cell.status, cell.detail);
   for (const auto& path : result.paths)
     text += fmt::format("{:<58} {:<9} {}{}\n", "path of " + path.probe,
-                        !path.checked ? "not run"
-                        : path.holds  ? "holds"
-                                      : "STALE",
+                        !path.checked   ? "not run"
+                        : path.holds    ? "holds"
+                        : !path.applies ? "absent"
+                                        : "STALE",
                         path.note, path.detail.empty() ? "" : " (" + path.detail + ")");
   return text;
 }

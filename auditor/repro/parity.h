@@ -30,6 +30,9 @@ struct ParityPath {
   bool holds = false;
   bool checked = true;  // false: not run (the scripts' interpreter hung, or a stop was asked for)
   std::string detail;
+  // false: it does not hold on a torch older than the one the notes describe (kPythonPathsCheckedWith):
+  // the path is newer than that torch, no stale note.
+  bool applies = true;
 };
 
 struct ParityResult {

@@ -4,6 +4,7 @@
 
 #include "common/user_error.h"
 #include "report/json_io.h"
+#include "repro/parity.h"
 #include "verdict/verdict.h"
 
 namespace repro_audit {
@@ -111,6 +112,19 @@ TEST(Documentation, TheReportKeepsWhichDocumentationItUsed) {
     hostile["documentation"][field] = value;
     EXPECT_THROW(report_from_json(hostile, "hostile.json"), UserError) << field << "=" << value;
   }
+}
+
+// A probe's declared Python path describes the torch it was checked with: on an older torch it may not
+// exist yet, which is no stale note; on that torch or a newer one a path that does not hold fails.
+TEST(Documentation, APythonPathAbsentFromAnOlderTorchIsNoFailure) {
+  ParityResult result;
+  result.paths = {{"sum", "a newer kernel", false, true, "", false}};
+  EXPECT_EQ(result.failures(), 0);
+  EXPECT_EQ(result.not_run(), 0);
+  EXPECT_NE(parity_text(result).find("absent"), std::string::npos);
+  result.paths.front().applies = true;
+  EXPECT_EQ(result.failures(), 1);
+  EXPECT_NE(parity_text(result).find("STALE"), std::string::npos);
 }
 
 }  // namespace
