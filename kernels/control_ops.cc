@@ -68,6 +68,22 @@ at::Tensor row_sum(const at::Tensor& rows_in) {
   return output.to(rows_in.device());
 }
 
+// `iterations` steps of xorshift64, each needing the last: work that takes a known time and that no
+// compiler or processor can shorten. The output is the state after `keep_at` steps.
+volatile std::uint64_t busy_sink = 0;  // the last state, so the compiler keeps every step
+
+at::Tensor busy_work_cpu(const at::Tensor& like, std::int64_t iterations, std::int64_t keep_at) {
+  std::uint64_t state = kBusyWorkSeed, output = 0;
+  for (std::int64_t i = 0; i < iterations; ++i) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    if (i + 1 == keep_at) output = state;
+  }
+  busy_sink = state;
+  return at::full({1}, static_cast<std::int64_t>(output >> 1), like.options().dtype(at::kLong));
+}
+
 std::int64_t partials_by_batch(std::int64_t rows) { return rows < 4 ? 1 : rows < 16 ? 4 : 16; }
 std::int64_t four_partials(std::int64_t) { return 4; }
 
@@ -101,7 +117,15 @@ at::Tensor ordered_accumulate(const at::Tensor& values, const at::Tensor& index,
   return op.call(values, index, slots);
 }
 
+at::Tensor busy_work(const at::Tensor& like, std::int64_t iterations, std::int64_t keep_at) {
+  static auto op = c10::Dispatcher::singleton()
+                       .findSchemaOrThrow("control::busy_work", "")
+                       .typed<at::Tensor(const at::Tensor&, std::int64_t, std::int64_t)>();
+  return op.call(like, iterations, keep_at);
+}
+
 TORCH_LIBRARY(control, m) {
+  m.def("busy_work(Tensor like, int iterations, int keep_at) -> Tensor");
   m.def("racy_accumulate(Tensor values, Tensor index, int slots) -> Tensor");
   m.def("ordered_accumulate(Tensor values, Tensor index, int slots) -> Tensor");
   m.def("row_sum_by_batch(Tensor rows) -> Tensor");
@@ -116,6 +140,7 @@ TORCH_LIBRARY_IMPL(control, CompositeExplicitAutograd, m) {
 TORCH_LIBRARY_IMPL(control, CPU, m) {
   m.impl("racy_accumulate", racy_accumulate_cpu);
   m.impl("ordered_accumulate", ordered_accumulate_cpu);
+  m.impl("busy_work", busy_work_cpu);
 }
 
 }  // namespace repro_audit

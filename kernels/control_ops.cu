@@ -5,6 +5,8 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include "control_ops.h"
+
 namespace repro_audit {
 namespace {
 
@@ -22,6 +24,26 @@ __global__ void ordered_accumulate_kernel(const float* values, const std::int64_
   for (std::int64_t k = 0; k < n; ++k)
     if (index[k] == slot) sum += values[k];
   out[slot] = sum;
+}
+
+__global__ void busy_work_kernel(std::int64_t iterations, std::int64_t keep_at, std::int64_t* out) {
+  std::uint64_t state = kBusyWorkSeed, output = 0;
+  for (std::int64_t i = 0; i < iterations; ++i) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    if (i + 1 == keep_at) output = state;
+  }
+  out[0] = static_cast<std::int64_t>(output >> 1);
+  if (state == 0) out[0] = -1;  // never true: keeps the steps after keep_at
+}
+
+at::Tensor busy_work_cuda(const at::Tensor& like, std::int64_t iterations, std::int64_t keep_at) {
+  const c10::cuda::CUDAGuard guard(like.device());
+  auto output = at::empty({1}, like.options().dtype(at::kLong));
+  busy_work_kernel<<<1, 1, 0, at::cuda::getCurrentCUDAStream()>>>(iterations, keep_at, output.data_ptr<std::int64_t>());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return output;
 }
 
 void check_inputs(const at::Tensor& values, const at::Tensor& index) {
@@ -66,6 +88,7 @@ at::Tensor ordered_accumulate_cuda(const at::Tensor& values_in, const at::Tensor
 TORCH_LIBRARY_IMPL(control, CUDA, m) {
   m.impl("racy_accumulate", racy_accumulate_cuda);
   m.impl("ordered_accumulate", ordered_accumulate_cuda);
+  m.impl("busy_work", busy_work_cuda);
 }
 
 }  // namespace repro_audit

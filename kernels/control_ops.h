@@ -9,6 +9,9 @@
 //     the number of rows (as a BLAS picks a kernel by M): batch-variant by construction.
 //   control::row_sum_fixed(Tensor rows) -> Tensor
 //     the same with 4 partial sums whatever the batch: its batch-invariant twin.
+//   control::busy_work(Tensor like, int iterations, int keep_at) -> Tensor
+//     `iterations` dependent xorshift64 steps on like's device (one GPU thread on CUDA): work of a
+//     known length for the timing control; the int64 output is the state after `keep_at` steps.
 #include <ATen/core/Tensor.h>
 
 namespace repro_audit {
@@ -17,5 +20,9 @@ at::Tensor racy_accumulate(const at::Tensor& values, const at::Tensor& index, st
 at::Tensor ordered_accumulate(const at::Tensor& values, const at::Tensor& index, std::int64_t slots);
 at::Tensor row_sum_by_batch(const at::Tensor& rows);
 at::Tensor row_sum_fixed(const at::Tensor& rows);
+at::Tensor busy_work(const at::Tensor& like, std::int64_t iterations, std::int64_t keep_at);
+
+// The busy work's starting state, the same on every device.
+inline constexpr std::uint64_t kBusyWorkSeed = 88172645463325252ull;
 
 }  // namespace repro_audit

@@ -6,7 +6,8 @@ namespace repro_audit {
 namespace {
 
 constexpr NvmlReturn kSuccess = 0;
-constexpr unsigned kDriverVersionLength = 80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+constexpr unsigned kDriverVersionLength = 80;              // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+constexpr const char* kNvmlLibrary = "libnvidia-ml.so.1";  // installed with the driver, never with CUDA
 
 std::string error_text(const NvmlApi& api, const char* call, NvmlReturn status) {
   const char* text = api.error_string != nullptr ? api.error_string(status) : nullptr;
@@ -47,14 +48,7 @@ NvmlReport query_nvml(const NvmlApi& api, const std::vector<std::string>& pci_bu
   return report;
 }
 
-NvmlReport query_nvml(const std::vector<std::string>& pci_bus_ids) {
-  const SharedLibrary library("libnvidia-ml.so.1");  // installed with the driver, never with CUDA
-  if (!library.loaded()) {
-    NvmlReport report;
-    report.devices.resize(pci_bus_ids.size());
-    report.unavailable = library.error();
-    return report;
-  }
+static NvmlApi nvml_api(const SharedLibrary& library) {
   NvmlApi api;
   api.init = library.function<decltype(api.init)>("nvmlInit_v2");
   api.shutdown = library.function<decltype(api.shutdown)>("nvmlShutdown");
@@ -63,7 +57,60 @@ NvmlReport query_nvml(const std::vector<std::string>& pci_bus_ids) {
   api.device_by_pci_bus_id = library.function<decltype(api.device_by_pci_bus_id)>("nvmlDeviceGetHandleByPciBusId_v2");
   api.ecc_mode = library.function<decltype(api.ecc_mode)>("nvmlDeviceGetEccMode");
   api.mig_mode = library.function<decltype(api.mig_mode)>("nvmlDeviceGetMigMode");
-  return query_nvml(api, pci_bus_ids);
+  api.clock_info = library.function<decltype(api.clock_info)>("nvmlDeviceGetClockInfo");
+  return api;
+}
+
+NvmlReport query_nvml(const std::vector<std::string>& pci_bus_ids) {
+  const SharedLibrary library(kNvmlLibrary);
+  if (!library.loaded()) {
+    NvmlReport report;
+    report.devices.resize(pci_bus_ids.size());
+    report.unavailable = library.error();
+    return report;
+  }
+  return query_nvml(nvml_api(library), pci_bus_ids);
+}
+
+NvmlClock::NvmlClock(const std::string& pci_bus_id) {
+  auto library = std::make_shared<SharedLibrary>(kNvmlLibrary);
+  if (!library->loaded()) {
+    unavailable_ = library->error();
+    return;
+  }
+  api_ = nvml_api(*library);
+  library_ = std::move(library);
+  open(pci_bus_id);
+}
+
+NvmlClock::NvmlClock(const NvmlApi& api, const std::string& pci_bus_id) : api_(api) { open(pci_bus_id); }
+
+void NvmlClock::open(const std::string& pci_bus_id) {
+  if (api_.init == nullptr || api_.shutdown == nullptr || api_.clock_info == nullptr ||
+      api_.device_by_pci_bus_id == nullptr) {
+    unavailable_ = "the NVML library lacks nvmlInit_v2, nvmlDeviceGetClockInfo or nvmlDeviceGetHandleByPciBusId_v2";
+    return;
+  }
+  if (const auto status = api_.init(); status != kSuccess) {
+    unavailable_ = error_text(api_, "nvmlInit_v2", status);
+    return;
+  }
+  initialised_ = true;
+  if (const auto status = api_.device_by_pci_bus_id(pci_bus_id.c_str(), &device_); status != kSuccess) {
+    unavailable_ = error_text(api_, "nvmlDeviceGetHandleByPciBusId_v2", status);
+    device_ = nullptr;
+  }
+}
+
+NvmlClock::~NvmlClock() {
+  if (initialised_) api_.shutdown();
+}
+
+unsigned NvmlClock::sm_mhz() const {
+  constexpr int kSmClock = 1;  // NVML_CLOCK_SM
+  unsigned mhz = 0;
+  if (device_ == nullptr || api_.clock_info(device_, kSmClock, &mhz) != kSuccess) return 0;
+  return mhz;
 }
 
 }  // namespace repro_audit

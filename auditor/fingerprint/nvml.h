@@ -2,6 +2,7 @@
 // NVML (the driver's management library) for what CUDA does not say: the driver's own version and
 // each GPU's ECC and MIG modes. Loaded at run time when present, never linked nor required, and
 // declared here from NVML's public C ABI, so no NVML or CUDA header is needed.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@ struct NvmlApi {
   NvmlReturn (*ecc_mode)(NvmlDevice device, int* current, int* pending) = nullptr;
   // nvmlDeviceGetMigMode(device, unsigned* current, unsigned* pending); 1 = NVML_DEVICE_MIG_ENABLE
   NvmlReturn (*mig_mode)(NvmlDevice device, unsigned* current, unsigned* pending) = nullptr;
+  // nvmlDeviceGetClockInfo(device, nvmlClockType_t type, unsigned* clock_mhz); type 1 = NVML_CLOCK_SM
+  NvmlReturn (*clock_info)(NvmlDevice device, int type, unsigned* clock_mhz) = nullptr;
 };
 
 struct NvmlDeviceModes {
@@ -41,5 +44,28 @@ NvmlReport query_nvml(const NvmlApi& api, const std::vector<std::string>& pci_bu
 
 // The same through libnvidia-ml.so.1, when it can be loaded.
 NvmlReport query_nvml(const std::vector<std::string>& pci_bus_ids);
+
+// One GPU's current SM clock, read as often as a timer needs it: NVML stays initialised while this
+// lives. `sm_mhz()` is 0 when NVML cannot say (no library, no such device), and `unavailable()` why.
+class NvmlClock {
+ public:
+  explicit NvmlClock(const std::string& pci_bus_id);  // through libnvidia-ml.so.1
+  NvmlClock(const NvmlApi& api, const std::string& pci_bus_id);
+  ~NvmlClock();
+  NvmlClock(const NvmlClock&) = delete;
+  NvmlClock& operator=(const NvmlClock&) = delete;
+
+  unsigned sm_mhz() const;
+  const std::string& unavailable() const { return unavailable_; }
+
+ private:
+  void open(const std::string& pci_bus_id);
+
+  std::shared_ptr<void> library_;  // keeps libnvidia-ml loaded
+  NvmlApi api_;
+  NvmlDevice device_ = nullptr;
+  bool initialised_ = false;
+  std::string unavailable_;
+};
 
 }  // namespace repro_audit

@@ -91,6 +91,7 @@ void to_json(json& j, const ProcessObservation& value) {
   if (!value.output_differences.empty()) j["output_differences"] = value.output_differences;
   if (value.origin_difference) j["origin_difference"] = *value.origin_difference;
   if (!value.timing_ns.empty()) j["timing_ns"] = value.timing_ns;
+  if (!value.timing_clock_mhz.empty()) j["timing_clock_mhz"] = value.timing_clock_mhz;
   if (value.timing_rounds > 1) j["timing_rounds"] = value.timing_rounds;
   if (value.stopped_early) j["stopped_early"] = true;
   if (value.budget_limited) j["budget_limited"] = true;
@@ -125,6 +126,9 @@ void from_json(const json& j, ProcessObservation& value) {
   value.origin_difference.reset();
   if (j.contains("origin_difference")) value.origin_difference = j.at("origin_difference").get<Divergence>();
   value.timing_ns = j.value("timing_ns", std::vector<std::int64_t>{});
+  value.timing_clock_mhz = j.value("timing_clock_mhz", std::vector<int>{});
+  if (!value.timing_clock_mhz.empty() && value.timing_clock_mhz.size() != value.timing_ns.size())
+    throw json::other_error::create(501, "timing_clock_mhz must have one clock per timing_ns sample", &j);
   value.timing_rounds = std::max(1, json_integer_or(j, "timing_rounds", 1));
   value.stopped_early = j.value("stopped_early", false);
   value.budget_limited = j.value("budget_limited", false);
@@ -235,6 +239,8 @@ void to_json(json& j, const Timing& value) {
     j["ci_high_ns"] = value.ci_high_ns;
     j["target_reached"] = value.target_reached;
   }
+  if (value.clock_mhz > 0) j["clock_mhz"] = value.clock_mhz;
+  if (value.samples_at_other_clocks > 0) j["samples_at_other_clocks"] = value.samples_at_other_clocks;
 }
 void from_json(const json& j, Timing& value) {
   value.median_ns = json_integer_or(j, "median_ns", std::int64_t{0});
@@ -244,6 +250,8 @@ void from_json(const json& j, Timing& value) {
   value.ci_low_ns = json_integer_or(j, "ci_low_ns", std::int64_t{0});
   value.ci_high_ns = json_integer_or(j, "ci_high_ns", std::int64_t{0});
   value.target_reached = j.value("target_reached", false);
+  value.clock_mhz = json_integer_or(j, "clock_mhz", 0);
+  value.samples_at_other_clocks = json_integer_or(j, "samples_at_other_clocks", 0);
 }
 
 }  // namespace repro_audit

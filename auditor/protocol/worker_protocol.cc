@@ -23,7 +23,8 @@ json request_to_json(const WorkerRequest& request) {
           {"cells", request.cells},
           {"input_scheme", to_int(request.input_scheme)},
           {"sensitivity_process", request.sensitivity_process},
-          {"sensitivity_elsewhere", request.sensitivity_elsewhere}};
+          {"sensitivity_elsewhere", request.sensitivity_elsewhere},
+          {"quiet_runs", request.quiet_runs}};
 }
 
 WorkerRequest request_from_json(const json& j) {
@@ -48,6 +49,7 @@ WorkerRequest request_from_json(const json& j) {
   request.input_scheme = *scheme;
   request.sensitivity_process = json_integer_or(j, "sensitivity_process", 0);
   request.sensitivity_elsewhere = j.value("sensitivity_elsewhere", std::vector<std::string>{});
+  request.quiet_runs = json_integer_or(j, "quiet_runs", 0);
   return request;
 }
 

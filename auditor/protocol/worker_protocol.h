@@ -33,6 +33,9 @@ struct WorkerRequest {
   // batch makes: a property of the inputs alone, measured once per audit (audit/shared_sensitivity.h).
   int sensitivity_process = 0;
   std::vector<std::string> sensitivity_elsewhere;
+  // Runs (after warm-up) each process gives a cell documented as possibly diverging while its runs
+  // agree: the audit's processes together make verdict/verdict.h's kQuietRuns. 0: no more than `repeats`.
+  int quiet_runs = 0;
 };
 
 nlohmann::json request_to_json(const WorkerRequest& request);

@@ -58,6 +58,9 @@ void print_cell_details(const CellReport& cell, std::ostream& out) {
   if (runs_agreed(v.kind))
     out << fmt::format("  digest {}; 95% upper bound on the per-run divergence rate: {:.4f}\n", v.digest,
                        v.divergence_rate_bound);
+  if (const auto documented = documented_from_string(cell.documented))
+    if (const auto quiet = quiet_runs_text(*documented, cell.cell.settings, v); !quiet.empty())
+      out << "  " << quiet << "\n";
   print_divergence(v, out);
   for (const auto& line : kind_of(cell.cell).detail_lines(v)) out << "  " << line << "\n";
   for (const auto& warning : v.warnings) out << "  warning: " << warning << "\n";

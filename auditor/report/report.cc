@@ -13,19 +13,39 @@
 namespace repro_audit {
 
 void fill_cost_ratios(std::vector<CellReport>& cells) {
-  // The default profile's flag set for a cell: the defaults, with the cell's process settings and seed.
-  std::map<std::string, const Timing*> default_timings;
-  auto reference_key = [](const Cell& cell) {
+  // A cell's reference: the same cell under the default profile with its process-wide settings (threads,
+  // an ISA cap), or, where the audit has no such cell, with every setting a profile names back at its
+  // default (strict's CUBLAS_WORKSPACE_CONFIG is process-wide: on CUDA strict's only reference is the
+  // default). A cell is never its own reference: the default column has no cost.
+  static const std::set<std::string> switched = [] {
+    std::set<std::string> names;
+    for (const auto& [profile, settings] : profiles())
+      for (const auto& [name, value] : settings) names.insert(name);
+    return names;
+  }();
+  auto same_process = [](const Cell& cell) {
     FlagSet overrides = process_settings(cell.settings);
     if (const auto seed = cell.settings.find("seed"); seed != cell.settings.end()) overrides["seed"] = seed->second;
     return cell_key(cell.probe, cell.variant, cell.device, make_flag_set(overrides, cell.device));
   };
+  auto all_defaults = [](const Cell& cell) {
+    FlagSet kept;
+    for (const auto& [name, value] : cell.settings)
+      if (!switched.count(name)) kept[name] = value;
+    return cell_key(cell.probe, cell.variant, cell.device, make_flag_set(kept, cell.device));
+  };
+  std::map<std::string, const Timing*> default_timings;
   for (const auto& report : cells)
     if (report.verdict.timing.samples > 0) default_timings[report.cell.key] = &report.verdict.timing;
   for (auto& report : cells) {
-    auto it = default_timings.find(reference_key(report.cell));
     report.cost.reset();
-    if (it != default_timings.end()) report.cost = cost_ratio(report.verdict.timing, *it->second);
+    for (const auto& reference : {same_process(report.cell), all_defaults(report.cell)}) {
+      if (reference == report.cell.key) continue;
+      if (const auto it = default_timings.find(reference); it != default_timings.end()) {
+        report.cost = cost_ratio(report.verdict.timing, *it->second);
+        break;
+      }
+    }
   }
 }
 

@@ -185,6 +185,8 @@ std::vector<std::string> verdict_details(const CellReport& cell) {
   if (!v.digest.empty()) lines.push_back(fmt::format("digest {}", v.digest));
   if (runs_agreed(v.kind))
     lines.push_back(fmt::format("per-run divergence rate below {:.3f} (95%)", v.divergence_rate_bound));
+  if (const auto documented = documented_from_string(cell.documented))
+    if (auto quiet = quiet_runs_text(*documented, cell.cell.settings, v); !quiet.empty()) lines.push_back(quiet);
   if (const auto& d = v.divergence) {
     auto line = fmt::format("first divergence: output '{}', run {}", d->output, d->run);
     if (d->differing_elements >= 0)

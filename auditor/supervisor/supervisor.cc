@@ -1,4 +1,5 @@
 #include "supervisor/supervisor.h"
+#include "verdict/verdict.h"
 
 #include <fmt/format.h>
 
@@ -210,6 +211,14 @@ void add_timing_round(ProcessObservation& first, const ProcessObservation& round
                                          round_observation.message));
     return;
   }
+  // Clocks stay parallel to the samples: a round that read none (or the first, when this one did) pads with 0.
+  const bool clocks = !first.timing_clock_mhz.empty() || !round_observation.timing_clock_mhz.empty();
+  if (clocks) {
+    first.timing_clock_mhz.resize(first.timing_ns.size(), 0);
+    auto round_clocks = round_observation.timing_clock_mhz;
+    round_clocks.resize(round_observation.timing_ns.size(), 0);
+    first.timing_clock_mhz.insert(first.timing_clock_mhz.end(), round_clocks.begin(), round_clocks.end());
+  }
   first.timing_ns.insert(first.timing_ns.end(), round_observation.timing_ns.begin(), round_observation.timing_ns.end());
   if (!first.input_digest.empty() && !round_observation.input_digest.empty() &&
       first.input_digest != round_observation.input_digest)
@@ -249,6 +258,7 @@ WorkerRequest batch_request(const Batch& batch, const std::vector<Cell>& cells, 
   WorkerRequest request{options.device,         process, options.repeats,     options.warmup, options.timing, 0,
                         batch.process_settings, cells,   options.input_scheme};
   request.sensitivity_process = sensitivity_process(options.processes);
+  if (options.processes > 0) request.quiet_runs = (kQuietRuns + options.processes - 1) / options.processes;
   for (const auto& cell : cells)
     if (options.sensitivity_elsewhere.count(cell.key)) request.sensitivity_elsewhere.push_back(cell.key);
   return request;

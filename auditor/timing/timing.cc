@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace repro_audit {
 
@@ -51,6 +52,26 @@ Timing timing_of(const std::vector<std::int64_t>& samples_ns, double target) {
   return timing;
 }
 
+Timing timing_at_one_clock(const std::vector<std::int64_t>& samples_ns, const std::vector<int>& clocks_mhz,
+                           double target) {
+  if (clocks_mhz.size() != samples_ns.size()) return timing_of(samples_ns, target);
+  std::map<int, int> count;
+  for (const int clock : clocks_mhz)
+    if (clock > 0) ++count[clock];
+  if (count.empty()) return timing_of(samples_ns, target);
+  // The most common clock; of two as common, the higher (a GPU's boost clock, where it settles).
+  const auto modal = std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) {
+                       return a.second < b.second || (a.second == b.second && a.first < b.first);
+                     })->first;
+  std::vector<std::int64_t> kept;
+  for (std::size_t i = 0; i < samples_ns.size(); ++i)
+    if (clocks_mhz[i] == modal || clocks_mhz[i] == 0) kept.push_back(samples_ns[i]);
+  auto timing = timing_of(kept, target);
+  timing.clock_mhz = modal;
+  timing.samples_at_other_clocks = static_cast<int>(samples_ns.size() - kept.size());
+  return timing;
+}
+
 bool timing_done(const std::vector<std::int64_t>& samples_ns, const TimingRule& rule, double spent_seconds) {
   const auto n = static_cast<int>(samples_ns.size());
   if (n >= rule.max_samples) return true;
@@ -67,6 +88,7 @@ TimeInterval interval_of(const Timing& timing) {
 std::optional<CostRatio> cost_ratio(const Timing& timing, const Timing& reference) {
   if (timing.samples <= 0 || reference.samples <= 0 || timing.median_ns <= 0 || reference.median_ns <= 0)
     return std::nullopt;
+  if (timing.clock_mhz > 0 && reference.clock_mhz > 0 && timing.clock_mhz != reference.clock_mhz) return std::nullopt;
   const auto cell = interval_of(timing), base = interval_of(reference);
   CostRatio ratio;
   ratio.value = static_cast<double>(timing.median_ns) / static_cast<double>(reference.median_ns);

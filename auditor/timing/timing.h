@@ -19,6 +19,11 @@ struct Timing {
   std::int64_t ci_low_ns = 0;
   std::int64_t ci_high_ns = 0;
   bool target_reached = false;  // the interval's relative half-width met the timing target
+  // On a GPU: the SM clock (MHz, read from NVML after each sample) every sample above was taken at,
+  // and how many samples were left out because the GPU ran at another clock then. 0: not known (the
+  // CPU, or a GPU NVML could not read).
+  int clock_mhz = 0;
+  int samples_at_other_clocks = 0;
   bool has_interval() const { return ci_high_ns > 0; }
   // Half the interval's width over the median; 1 when there is no interval.
   double relative_half_width() const;
@@ -31,6 +36,12 @@ std::optional<std::pair<std::size_t, std::size_t>> median_interval_ranks(std::si
 
 // Median, p10, p90 (nearest rank) and the median's 95% interval; `target_reached` against `target`.
 Timing timing_of(const std::vector<std::int64_t>& samples_ns, double target = 0.01);
+
+// The same of the samples taken at the clock most of them were taken at: `clocks_mhz` holds each
+// sample's SM clock (0: not known), parallel to `samples_ns`, or is empty. A sample taken at another
+// clock times another machine and is not mixed in; `samples_at_other_clocks` counts them.
+Timing timing_at_one_clock(const std::vector<std::int64_t>& samples_ns, const std::vector<int>& clocks_mhz,
+                           double target = 0.01);
 
 // When a cell has been timed enough (as nvbench decides): at least `min_samples`, then until the
 // median's interval is within `target` of it (relative half-width), or `budget_seconds` of timing are
@@ -64,7 +75,9 @@ struct TimeInterval {
 TimeInterval interval_of(const Timing& timing);
 
 // A cell's median over a reference's (strict over default), with a conservative 95% interval: the
-// quotient of the two medians' intervals, [low / reference high, high / reference low].
+// quotient of the two medians' intervals, [low / reference high, high / reference low]. None when
+// either has no samples, or when both were timed on a GPU at different SM clocks: the quotient
+// would measure the clock, not the switch.
 struct CostRatio {
   double value = 1;
   double low = 1;

@@ -88,6 +88,18 @@ class CuptiTracer : public Tracer {
     return std::move(records_);
   }
 
+  void pause() override {
+    if (!reason_.empty() || paused_) return;
+    cuptiActivityFlushAll(0);
+    paused_ = cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS;
+  }
+  void resume() override {
+    if (!paused_) return;
+    if (const auto result = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); result != CUPTI_SUCCESS)
+      reason_ = "CUPTI: " + result_text(result);
+    paused_ = false;
+  }
+
   // The launches made from here on carry the op as their external correlation id.
   void enter_op(std::int64_t op) override {
     if (reason_.empty() && correlating_)
@@ -122,6 +134,7 @@ class CuptiTracer : public Tracer {
   }
 
   std::string reason_;
+  bool paused_ = false;
   bool correlating_ = false;
   std::mutex mutex_;
   std::vector<KernelRecord> records_;

@@ -9,9 +9,20 @@ namespace repro_audit {
 class RunTimer {
  public:
   virtual ~RunTimer() = default;
+  // A determinism run: the run as it happened (traced, digests taken beside it).
   virtual void start() = 0;
+  // A timing-only run. On a GPU the stream is held until the run's work is queued, so the time is the
+  // GPU's execution of the op's kernels, not the host's launching of them (trace/held_stream.h).
+  virtual void start_timed() { start(); }
   // Waits for the run's work to finish, then returns its duration.
   virtual std::int64_t stop_ns() = 0;
+  // The GPU's SM clock (MHz) read after the last timed run; 0 where none is read (the CPU).
+  virtual int clock_mhz() const { return 0; }
+  // A new cell: what the timer learnt of the last one (an op that waits for the GPU cannot be held) is
+  // forgotten.
+  virtual void begin_cell() {}
+  // How the last timed run was timed, for the report: "" for the usual way, else why not.
+  virtual std::string timed_region_note() const { return ""; }
 };
 
 // The tracer and timer for a device; CUDA ones only in CUDA builds (a file per platform).

@@ -20,6 +20,9 @@ class Tracer {
   // can tell sets KernelRecord::op of what that op launched. Others ignore it.
   virtual void enter_op(std::int64_t /*op*/) {}
   virtual void exit_op() {}
+  // Around a cell's timing-only runs: no tracing cost inside a timed run (CUPTI's activity records).
+  virtual void pause() {}
+  virtual void resume() {}
 };
 
 // Records nothing, and says why.

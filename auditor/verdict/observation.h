@@ -103,9 +103,13 @@ struct ProcessObservation {
   std::string per_op_unavailable;
   std::vector<Divergence> output_differences;
   std::optional<Divergence> origin_difference;
-  // Timing-only runs after the determinism runs (not digested), until the timing rule was met, then
-  // those of the later timing rounds (timing/timing.h), appended in order.
+  // Timing-only runs after the determinism runs (not digested, not traced), until the timing rule was
+  // met, then those of the later timing rounds (timing/timing.h), appended in order. They are the
+  // cell's timing; the determinism runs' times only where there are none (an audit without costs).
   std::vector<std::int64_t> timing_ns;
+  // On a GPU: the SM clock (MHz) after each of them, parallel to `timing_ns` (0: not read); empty
+  // where no clock was read (the CPU, older files).
+  std::vector<int> timing_clock_mhz;
   int timing_rounds = 1;        // how many timing rounds `timing_ns` holds; older files: 1
   bool stopped_early = false;   // the runs stopped at the first digest that differed: the verdict was certain
   bool budget_limited = false;  // the runs stopped when the cell's share of --budget was spent

@@ -103,7 +103,10 @@ Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observati
   Verdict verdict;
   verdict.processes = static_cast<int>(observations.size());
   std::set<std::string> digests;
-  std::vector<std::int64_t> times, per_op_times;
+  // The timing-only runs are the timing: untraced, undigested. The determinism runs' times (traced,
+  // their digests taken in the timed region) only where no process made any: an audit without costs.
+  std::vector<std::int64_t> times, per_op_times, timed;
+  std::vector<int> clocks;
   bool within = false;
   for (const auto& observation : observations) {
     std::set<std::string> own;
@@ -113,14 +116,21 @@ Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observati
       if (!run.warmup && !observation.untimed) (run.per_op ? per_op_times : times).push_back(run.time_ns);
       ++verdict.runs;
     }
-    times.insert(times.end(), observation.timing_ns.begin(), observation.timing_ns.end());
+    timed.insert(timed.end(), observation.timing_ns.begin(), observation.timing_ns.end());
+    if (observation.timing_clock_mhz.size() == observation.timing_ns.size())
+      clocks.insert(clocks.end(), observation.timing_clock_mhz.begin(), observation.timing_clock_mhz.end());
+    else
+      clocks.insert(clocks.end(), observation.timing_ns.size(), 0);
     verdict.stopped_early = verdict.stopped_early || observation.stopped_early;
     verdict.budget_limited = verdict.budget_limited || observation.budget_limited;
     within = within || own.size() > 1;
     verdict.warnings.insert(verdict.warnings.end(), observation.warnings.begin(), observation.warnings.end());
   }
-  verdict.timing = timing_of(times.empty() ? per_op_times : times);
-  if (!times.empty()) verdict.per_op_timing = timing_of(per_op_times);
+  if (!timed.empty())
+    verdict.timing = timing_at_one_clock(timed, clocks);
+  else
+    verdict.timing = timing_of(times.empty() ? per_op_times : times);
+  if (!times.empty() || !timed.empty()) verdict.per_op_timing = timing_of(per_op_times);
   judge_kernels(observations, verdict);
   if (verdict.runs < 2) {
     verdict.kind = VerdictKind::error;
@@ -183,6 +193,39 @@ bool is_skipped(const Verdict& verdict) { return verdict.kind == VerdictKind::un
 constexpr const char* kReportUpstream =
     "; a PyTorch bug to report: `repro-audit repro REPORT 'KEY' -o DIR` writes the folder (script, inputs, "
     "README) to attach to an issue at https://github.com/pytorch/pytorch/issues";
+
+bool may_diverge(Documented documented, const FlagSet& settings) {
+  const auto mode = deterministic_mode(settings);
+  switch (documented) {
+    case Documented::nondeterministic:  // the racy controls: documented to diverge, their power is --detect's
+      return false;
+    case Documented::alternative_under_strict:
+      return mode == DeterministicMode::off;
+    case Documented::raises_under_strict:
+      return mode != DeterministicMode::on;
+    case Documented::cublas_workspace:
+      return mode == DeterministicMode::off || !deterministic_prerequisites_met(settings);
+    case Documented::deterministic:
+    case Documented::unknown:
+      return false;
+  }
+  return false;
+}
+
+std::string quiet_runs_text(Documented documented, const FlagSet& settings, const Verdict& verdict) {
+  if (verdict.kind != VerdictKind::deterministic && !(verdict.kind == VerdictKind::warns && verdict.digests_agree))
+    return "";
+  if (!may_diverge(documented, settings)) return "";
+  if (verdict.divergence_rate_bound < kQuietRateLevel)
+    return fmt::format(
+        "documented as possibly diverging, and {} runs agree: a race here shows in fewer than {:.2f}% "
+        "of runs (95%)",
+        verdict.runs, 100 * verdict.divergence_rate_bound);
+  return fmt::format(
+      "documented as possibly diverging, and {} runs agree: too few to say a race is rarer than {:.0f}% "
+      "of runs (95% bound {:.1f}%); a rare race may have been missed",
+      verdict.runs, 100 * kQuietRateLevel, 100 * verdict.divergence_rate_bound);
+}
 
 std::optional<Contradiction> find_contradiction(Documented documented, const FlagSet& settings,
                                                 const Verdict& verdict) {

@@ -56,6 +56,16 @@ struct Verdict {
 // 1 - 0.05^(1/(n-1)): with n identical runs, the per-run divergence rate is below this with 95%.
 double divergence_rate_bound(int runs);
 
+// A cell of an op documented as possibly diverging under its settings (an atomic kernel by default;
+// not the racy controls, whose power --detect measures) whose runs agree keeps running until the 95% bound on its
+// divergence rate is below this level: kQuietRuns runs in all (1 - 0.05^(1/59) = 4.95%). Fewer, and the report says the
+// rate is not bounded that low: a race that shows once in 30 runs would likely be missed.
+inline constexpr double kQuietRateLevel = 0.05;
+inline constexpr int kQuietRuns = 60;
+bool may_diverge(Documented documented, const FlagSet& settings);
+// "" when the verdict says nothing about a race, else what its agreeing runs do and do not show.
+std::string quiet_runs_text(Documented documented, const FlagSet& settings, const Verdict& verdict);
+
 Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observations);
 
 // "48.2% of 'output' (482 of 1000 elements) change bits under 3 other accumulation orders (floor 10%)".

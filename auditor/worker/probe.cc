@@ -52,6 +52,11 @@ at::ScalarType ProbeContext::dtype() const {
   return scalar_type_of(*variant_.dtype);
 }
 
+std::string ProbeContext::parameter_or(const std::string& name, const std::string& fallback) const {
+  const auto it = variant_.parameters.find(name);
+  return it != variant_.parameters.end() ? it->second : fallback;
+}
+
 const std::string& ProbeContext::parameter(const std::string& name) const {
   const auto it = variant_.parameters.find(name);
   if (it != variant_.parameters.end()) return it->second;

@@ -76,6 +76,8 @@ class ProbeContext {
   // Asking for one the variant does not declare throws std::invalid_argument naming what it has.
   at::ScalarType dtype() const;
   const std::string& parameter(const std::string& name) const;
+  // The parameter, or `fallback` when the variant does not declare it.
+  std::string parameter_or(const std::string& name, const std::string& fallback) const;
 
   // Made on the CPU from the seed, then moved: every device and process sees the same inputs, and
   // under the portable scheme every host too (inputs/portable_values.h).

@@ -17,7 +17,9 @@
 #include "worker/cell_runner.h"
 #include "worker/digest_pipeline.h"
 #include "worker/environment.h"
+#include "verdict/verdict.h"
 #include "worker/probe.h"
+#include "worker/probe_catalogue.h"
 #include "worker/settings_apply.h"
 
 namespace repro_audit {
@@ -48,19 +50,21 @@ void keep_sequence(ProcessObservation& observation, const std::string& digest, s
   observation.kernel_sequences.emplace_back(digest, std::move(kernels));
 }
 
-// One run as the determinism runs make it (seeded, synchronized, traced, timed), without a digest.
-std::int64_t timed_run(const RunFunction& run, const at::Device& device, std::uint64_t seed, Tracer& tracer,
-                       RunTimer& timer) {
+// A timing-only run: seeded and synchronized as the determinism runs are, but neither traced nor
+// digested, so the timed region holds the op alone.
+std::int64_t timed_run(const RunFunction& run, const at::Device& device, std::uint64_t seed, RunTimer& timer) {
   at::manual_seed(seed);
   synchronize(device);
-  tracer.begin_run();
-  timer.start();
+  timer.start_timed();
   { const auto outputs = run(); }
   const auto elapsed_ns = timer.stop_ns();
   synchronize(device);
-  tracer.end_run();
   return elapsed_ns;
 }
+
+// Untimed runs before the timing-only ones on a GPU: the determinism runs were traced, and a GPU's
+// caches and clocks settle on the op's own work within a few runs.
+constexpr int kGpuSettlingRuns = 3;
 
 // Timing-only runs after the determinism runs, until the timing rule is met (timing/timing.h). The
 // rule is checked at geometrically spaced sample counts, so checking costs nothing next to the runs.
@@ -69,13 +73,18 @@ std::int64_t timed_run(const RunFunction& run, const at::Device& device, std::ui
 // `later_round`: a later timing round, which has no determinism runs and takes its minimum whatever it costs.
 void time_until_done(const RunFunction& run, const TimingRule& rule, const at::Device& device, std::uint64_t seed,
                      Tracer& tracer, RunTimer& timer, ProcessObservation& observation, bool later_round = false) {
+  struct Paused {  // no tracing while timing-only runs run, however they end
+    Tracer& tracer;
+    explicit Paused(Tracer& t) : tracer(t) { tracer.pause(); }
+    ~Paused() { tracer.resume(); }
+  } paused(tracer);
   std::vector<std::int64_t> samples;
   double determinism_seconds = later_round ? HUGE_VAL : 0;
-  for (const auto& done : observation.runs) {
-    determinism_seconds += static_cast<double>(done.time_ns) / 1e9;
-    if (!done.warmup && !done.per_op) samples.push_back(done.time_ns);
-  }
+  for (const auto& done : observation.runs) determinism_seconds += static_cast<double>(done.time_ns) / 1e9;
   const auto started = std::chrono::steady_clock::now();
+  if (device.is_cuda() && (rule.budget_seconds > 0 || rule.min_samples > 0))
+    for (int i = 0; i < kGpuSettlingRuns; ++i) timed_run(run, device, seed, timer);
+  std::vector<int> clocks;
   std::size_t next_check = 0;
   while (true) {
     const auto spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -84,9 +93,17 @@ void time_until_done(const RunFunction& run, const TimingRule& rule, const at::D
       break;
     if (samples.size() >= next_check && timing_done(samples, rule, spent)) break;
     if (samples.size() >= next_check) next_check = samples.size() + std::max<std::size_t>(1, samples.size() / 8);
-    samples.push_back(timed_run(run, device, seed, tracer, timer));
+    samples.push_back(timed_run(run, device, seed, timer));
     observation.timing_ns.push_back(samples.back());
+    clocks.push_back(timer.clock_mhz());
   }
+  // Clocks go with the samples where any was read; padded where an earlier round read none.
+  const bool any_clock = std::any_of(clocks.begin(), clocks.end(), [](int clock) { return clock > 0; });
+  if (any_clock || !observation.timing_clock_mhz.empty()) {
+    observation.timing_clock_mhz.resize(observation.timing_ns.size() - clocks.size(), 0);
+    observation.timing_clock_mhz.insert(observation.timing_clock_mhz.end(), clocks.begin(), clocks.end());
+  }
+  if (const auto note = timer.timed_region_note(); !note.empty()) observation.warnings.push_back(note);
 }
 
 // The determinism runs of a cell, its kind's runner measuring what the kind adds, then its first
@@ -108,7 +125,12 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
   const auto runner = make_cell_runner(cell);
   const auto run = runner->prepare(cell, setup, observation);
   std::vector<at::Tensor> reference;
-  const int repeats = runner->repeats(request.repeats);
+  // A cell documented as possibly diverging runs on while its runs agree (verdict/verdict.h's kQuietRuns
+  // over every process), unless a budget shares the time out.
+  static const Catalogue catalogue = registered_catalogue();
+  const bool quiet_may_diverge = kind.stops_at_first_difference() && cell.budget_seconds <= 0 &&
+                                 may_diverge(kind.documented(cell, find_probe(catalogue, cell.probe)), cell.settings);
+  const int repeats = std::max(runner->repeats(request.repeats), quiet_may_diverge ? request.quiet_runs : 0);
   const int determinism_runs = request.warmup + repeats;
   const int total = determinism_runs + runner->extra_runs(repeats);
   // A probe's runs stop at the first digest that differs from run 0's: the verdict is certain, and more
@@ -204,7 +226,8 @@ void time_round(const Cell& cell, const WorkerRequest& request, Tracer& tracer, 
                         request.input_scheme, &tracer, inputs};
   const auto runner = make_cell_runner(cell);  // alive while its run is (a collective's ranks)
   const auto run = runner->prepare(cell, setup, observation);
-  for (int i = 0; i < request.warmup; ++i) timed_run(run, setup.device, setup.seed, tracer, timer);
+  tracer.pause();  // a later round traces nothing: its warm-up is timed as its samples are
+  for (int i = 0; i < request.warmup; ++i) timed_run(run, setup.device, setup.seed, timer);
   auto rule = request.timing;
   rule.budget_seconds = rule.round_budget();
   rule.min_samples = rule.round_min_samples;
@@ -230,6 +253,7 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
   observation.trace_unavailable = tracer.unavailable_reason();
   WarningCollector collector;
   c10::WarningUtils::WarningHandlerGuard guard(&collector);
+  timer.begin_cell();
   try {
     apply_cell_settings(cell.settings);
     if (request.timing_round > 1)

@@ -184,8 +184,9 @@ TEST_F(Auditing, LaterTimingRoundsAddSamplesToTheFirstProcessAndTheJournal) {
     EXPECT_EQ(first.timing_rounds, 3) << cell.cell.key;
     EXPECT_EQ(first.timing_ns, (std::vector<std::int64_t>{900, 1100, 900, 1100})) << cell.cell.key;
     EXPECT_EQ(cell.observations[1].timing_rounds, 1) << cell.cell.key;
-    // 2 runs per process (1000 ns) and the rounds' 4 samples.
-    EXPECT_EQ(cell.verdict.timing.samples, 8) << cell.cell.key;
+    // The rounds' 4 untraced samples alone: the determinism runs (traced, digested) are no timing.
+    EXPECT_EQ(cell.verdict.timing.samples, 4) << cell.cell.key;
+    EXPECT_EQ(cell.verdict.timing.median_ns, 1000) << cell.cell.key;
     EXPECT_EQ(to_string(cell.verdict.kind), std::string("deterministic")) << cell.cell.key;
   }
   // The journal kept each first process with its rounds (an entry replaced, not added).

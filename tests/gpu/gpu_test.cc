@@ -1,0 +1,117 @@
+// The GPU tier (label gpu): what the runs on real GPUs established, asserted where a GPU is, skipped
+// with the reason where none is. Each test runs the real binary on CUDA and reads its JSON report.
+#include <nlohmann/json.hpp>
+
+#include <regex>
+
+#include "../cli/cli_tools.h"
+
+namespace {
+
+using namespace testing_cli;
+using nlohmann::json;
+
+// Why there is no GPU to test on; empty when there is one.
+std::string no_gpu_reason() {
+  static const std::string reason = [] {
+    const auto listed = shell("nvidia-smi -L");
+    if (listed.exit_code != 0 || listed.output.find("GPU 0") == std::string::npos)
+      return std::string("no GPU here (nvidia-smi -L lists none): the gpu tier runs on a GPU machine");
+    return std::string();
+  }();
+  return reason;
+}
+
+class Gpu : public CliTest {
+ protected:
+  void SetUp() override {
+    if (const auto reason = no_gpu_reason(); !reason.empty()) GTEST_SKIP() << reason;
+    CliTest::SetUp();
+  }
+  json audit(const std::string& arguments, int expected_exit, std::string* output = nullptr) {
+    const auto report_path = path("report.json");
+    const auto result = run("run --device cuda " + arguments + " --json " + report_path);
+    EXPECT_EQ(result.exit_code, expected_exit) << result.output;
+    if (output) *output = result.output;
+    return json::parse(slurp(report_path));
+  }
+};
+
+const json& cell_of(const json& report, const std::string& key) {
+  for (const auto& cell : report.at("cells"))
+    if (cell.at("key") == key) return cell;
+  throw std::runtime_error("no cell " + key);
+}
+
+const std::string kStrict = "|cublas_workspace_config=:4096:8,cudnn_deterministic=true,deterministic_algorithms=on";
+
+// Every CUDA cell that ran names the kernels it launched (CUPTI), in every process.
+void expect_kernels_named(const json& report) {
+  for (const auto& cell : report.at("cells")) {
+    if (cell.at("verdict") == "raises" || cell.at("verdict") == "unsupported") continue;
+    for (const auto& observation : cell.at("observations")) {
+      EXPECT_FALSE(observation.contains("trace_unavailable")) << cell.at("key");
+      ASSERT_TRUE(observation.contains("kernel_sequences")) << cell.at("key");
+      bool named = false;
+      for (const auto& sequence : observation.at("kernel_sequences"))
+        for (const auto& kernel : sequence.at("kernels")) named = named || !kernel.value("name", "").empty();
+      EXPECT_TRUE(named) << cell.at("key");
+    }
+  }
+}
+
+// index_add's atomic kernel diverges by default; strict's sort-based path agrees, at a cost outside the
+// noise, timed at one SM clock that the report gives.
+TEST_F(Gpu, IndexAddDivergesByDefaultAndStrictAgreesAtAMeasuredCost) {
+  const auto report = audit("--probe index_add/f32 --profile default --profile strict", 0);
+  const auto& plain = cell_of(report, "index_add/f32@cuda:0");
+  const auto& strict = cell_of(report, "index_add/f32@cuda:0" + kStrict);
+  EXPECT_EQ(plain.at("verdict"), "nondeterministic");
+  EXPECT_EQ(strict.at("verdict"), "deterministic");
+  EXPECT_FALSE(plain.contains("cost_ratio")) << "the reference has no cost against itself";
+  ASSERT_TRUE(strict.contains("cost_ratio")) << strict.dump();
+  EXPECT_GT(strict.at("cost_ratio_interval").at(0).get<double>(), 1.0) << strict.dump();
+  EXPECT_GT(strict.at("timing").value("clock_mhz", 0), 0) << strict.at("timing").dump();
+  EXPECT_EQ(strict.at("timing").value("clock_mhz", 0), plain.at("timing").value("clock_mhz", -1));
+  expect_kernels_named(report);
+}
+
+// A documented-racy kernel whose probe could not race before: the shapes now make it race.
+TEST_F(Gpu, AdaptiveAvgPoolAndSparseBmmReachTheirRacyPaths) {
+  const auto report = audit("--probe pooling/adaptive_avg2d-f32 --probe sparse_bmm/f32 --profile default", 0);
+  EXPECT_EQ(cell_of(report, "pooling/adaptive_avg2d-f32@cuda:0").at("verdict"), "nondeterministic");
+  EXPECT_EQ(cell_of(report, "sparse_bmm/f32@cuda:0").at("verdict"), "nondeterministic");
+}
+
+// The racy control is caught and its ordered twin is not; selftest passes on the GPU, its timing
+// control included.
+TEST_F(Gpu, SelftestPassesWithTheTimingControl) {
+  const auto result = run("selftest --device cuda");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("selftest passed"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("unsupported: the timing control"), std::string::npos) << result.output;
+}
+
+// The timer sees the control's 30% and invents no cost where there is none.
+TEST_F(Gpu, TheTimingControlsCostIsSeenOnTheGpu) {
+  const auto report = audit("--probe control.timed_cost --profile default --profile strict --repeats 10", 0);
+  const auto& costly = cell_of(report, "control.timed_cost/cost-1.3x@cuda:0" + kStrict);
+  ASSERT_TRUE(costly.contains("cost_ratio")) << costly.dump();
+  EXPECT_NEAR(costly.at("cost_ratio").get<double>(), 1.3, 0.1);
+  EXPECT_GT(costly.at("cost_ratio_interval").at(0).get<double>(), 1.0);
+  const auto& even = cell_of(report, "control.timed_cost/cost-1.0x@cuda:0" + kStrict);
+  ASSERT_TRUE(even.contains("cost_ratio")) << even.dump();
+  EXPECT_LE(even.at("cost_ratio_interval").at(0).get<double>(), 1.0);
+  EXPECT_GE(even.at("cost_ratio_interval").at(1).get<double>(), 1.0);
+}
+
+// The upstream bug the first GPU runs found: AdaptiveMaxPool3d's CUDA backward is documented
+// deterministic and diverges; the audit says so and fails (exit 1).
+TEST_F(Gpu, AdaptiveMaxPool3dStillContradictsItsDocumentation) {
+  std::string output;
+  const auto report = audit("--probe pooling/adaptive_max3d-f32 --profile default", 1, &output);
+  EXPECT_EQ(cell_of(report, "pooling/adaptive_max3d-f32@cuda:0").at("verdict"), "nondeterministic");
+  EXPECT_NE(output.find("documented deterministic, but runs diverged"), std::string::npos) << output;
+}
+
+}  // namespace
