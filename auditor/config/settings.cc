@@ -112,6 +112,19 @@ const std::vector<SettingSpec>& setting_specs() {
        .help = "MKL_CBWR: MKL's conditional numerical reproducibility branch (f32 matmuls)",
        .environment_variable = "MKL_CBWR",
        .portability = PortabilityRole::isa},
+      // MKL reads MKL_ENABLE_INSTRUCTIONS when it starts: the newest instruction set its dispatcher may
+      // use (a lower one than the CPU has makes it take an older host's code path; a higher one is
+      // ignored). Unlike MKL_CBWR it promises no bits, it caps the dispatch.
+      {.name = "mkl_enable_instructions",
+       .values = {kInherit, kUnset, "SSE4_2", "AVX", "AVX2", "AVX512", "AVX512_E1", "AVX512_E2", "AVX512_E3",
+                  "AVX512_E4"},
+       .default_value = kInherit,
+       .scope = S::process,
+       .on_cpu = true,
+       .on_cuda = false,
+       .help = "MKL_ENABLE_INSTRUCTIONS: the newest instruction set MKL's dispatcher may use",
+       .environment_variable = "MKL_ENABLE_INSTRUCTIONS",
+       .portability = PortabilityRole::isa},
       // Environment variables NCCL reads when a communicator starts; CUDA only, never run on a machine
       // without GPUs. NCCL gives the same bits for the same ranks and the same choices; these change them.
       {.name = "nccl_algo",
@@ -154,6 +167,20 @@ const std::vector<SettingSpec>& setting_specs() {
        .on_cuda = true,
        .help = "NCCL_PROTO: the protocol NCCL may use",
        .environment_variable = "NCCL_PROTO"},
+      // oneDNN (convolutions, bf16 matmuls on the CPU) reads ONEDNN_MAX_CPU_ISA when it starts: the newest
+      // ISA its JIT may generate code for. Set to an older host's ISA it takes that host's kernels, and
+      // gives its bits (the same oneDNN version and threads).
+      {.name = "onednn_max_cpu_isa",
+       .values = {kInherit, kUnset, "SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE",
+                  "AVX512_CORE_VNNI", "AVX512_CORE_BF16", "AVX10_1_512", "AVX512_CORE_FP16", "AVX10_1_512_AMX",
+                  "AVX512_CORE_AMX", "AVX10_1_512_AMX_FP16", "AVX512_CORE_AMX_FP16", "ALL"},
+       .default_value = kInherit,
+       .scope = S::process,
+       .on_cpu = true,
+       .on_cuda = false,
+       .help = "ONEDNN_MAX_CPU_ISA: the newest instruction set oneDNN's JIT may generate code for",
+       .environment_variable = "ONEDNN_MAX_CPU_ISA",
+       .portability = PortabilityRole::isa},
       // A collective probe's cells run with this many cooperating processes (2 or more); every other
       // probe runs alone (1). Not a thing a script can set: a collective has no Python form.
       {.name = "ranks",

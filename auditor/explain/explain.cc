@@ -30,6 +30,8 @@ std::string lower(std::string text) {
   return text;
 }
 
+constexpr const char* kSettingsTable = "settings table";
+
 bool has_knob(const std::vector<Knob>& knobs, const std::string& setting, const std::string& value) {
   return std::any_of(knobs.begin(), knobs.end(),
                      [&](const Knob& knob) { return knob.setting == setting && knob.value == value; });
@@ -163,23 +165,42 @@ void conclude(CellExplanation& cell, const Cell& base, const std::vector<Knob>& 
   cell.note.clear();
 }
 
-// Single knobs, then pairs of them, while the time limit allows; concludes the cells they explain.
+// The stages of the search: the knobs the sides point at (the other side's variables, the settings
+// the changed kernels' libraries key on), then every other single knob, then pairs; each stage only
+// for the cells no earlier stage explained, while the time limit allows.
 void search_knobs(Search& search, const std::vector<CellExplanation*>& open, const std::map<std::string, Cell>& cells,
                   const Snapshot& before, const Snapshot& after, const ExplainOptions& options) {
   std::map<std::string, std::vector<Knob>> singles;
   for (const auto* cell : open)
-    singles[cell->key] = candidate_knobs(cells.at(cell->key),
-                                         cell->target == "before" ? before.environment : after.environment, options);
-  for (const int size : {1, 2}) {
+    singles[cell->key] =
+        candidate_knobs(cells.at(cell->key), cell->target == "before" ? before.environment : after.environment, options,
+                        cell->kernel_changes, cell->target);
+  // Stages 0-2: single knobs of that rank (Knob::rank); stage 3: pairs.
+  constexpr int kPairs = 3;
+  static const char* const kStageNames[] = {"knobs the environment and kernels name",
+                                            "other values of the settings the changed kernels key on",
+                                            "other single knobs", "pairs of knobs"};
+  int last_ran = -1;  // the last stage that ran cells
+  for (int stage = 0; stage <= kPairs; ++stage) {
     std::vector<std::pair<CellExplanation*, std::vector<Knob>>> tries;
     for (auto* cell : open) {
       if (cell->explained) continue;
       const auto& knobs = singles[cell->key];
       for (std::size_t i = 0; i < knobs.size(); ++i) {
-        if (size == 1) tries.push_back({cell, {knobs[i]}});
-        for (std::size_t j = i + 1; size == 2 && j < knobs.size(); ++j)
+        if (stage < kPairs && knobs[i].rank == stage) tries.push_back({cell, {knobs[i]}});
+        for (std::size_t j = i + 1; stage == kPairs && j < knobs.size(); ++j)
           if (knobs[i].setting != knobs[j].setting) tries.push_back({cell, {knobs[i], knobs[j]}});
       }
+    }
+    const bool all_explained =
+        std::all_of(open.begin(), open.end(), [](const CellExplanation* cell) { return cell->explained; });
+    if (all_explained) {
+      if (last_ran < 0) break;  // nothing was searched
+      std::vector<std::string> skipped;
+      for (int later = stage; later <= kPairs; ++later) skipped.push_back(kStageNames[later]);
+      search.explanation.stopped_early = fmt::format("every changed cell was explained by the {}: {} were not tried",
+                                                     kStageNames[last_ran], fmt::join(skipped, ", "));
+      break;
     }
     if (tries.empty()) continue;
     // Cells of different probes interleave, so a limit cuts every cell's list, not the last cell's.
@@ -203,7 +224,8 @@ void search_knobs(Search& search, const std::vector<CellExplanation*>& open, con
     if (tries.empty()) break;
     std::vector<Cell> batch;
     for (const auto& [cell, knobs] : tries) batch.push_back(with_knobs(cells.at(cell->key), knobs));
-    const auto seen = search.run_stage(size == 1 ? "single knobs" : "pairs of knobs", batch);
+    const auto seen = search.run_stage(kStageNames[stage], batch);
+    last_ran = stage;
     for (const auto& [cell, knobs] : tries) {
       ++cell->tried;
       if (cell->explained) continue;
@@ -365,14 +387,15 @@ std::optional<Cell> cell_from_key(const std::string& key, const Catalogue& catal
   return cell;
 }
 
-std::vector<Knob> candidate_knobs(const Cell& cell, const json& other, const ExplainOptions& options) {
+std::vector<Knob> candidate_knobs(const Cell& cell, const json& other, const ExplainOptions& options,
+                                  const std::vector<KernelChange>& kernel_changes, const std::string& target) {
   std::vector<Knob> knobs;
-  auto add = [&](const std::string& setting, const std::string& value, const std::string& reason) {
+  auto add = [&](const std::string& setting, const std::string& value, const std::string& reason, int rank) {
     const auto* spec = find_setting(setting);
     if (!spec || !applies_to(*spec, cell.device) || !is_valid_value(*spec, value)) return;
     const auto current = cell.settings.find(setting);
     if ((current != cell.settings.end() && current->second == value) || has_knob(knobs, setting, value)) return;
-    knobs.push_back({setting, value, reason});
+    knobs.push_back({setting, value, reason, rank});
   };
   // First what the environment diff points at: the other side's variables and ATen capability.
   const auto& other_variables = other.is_object() ? other.value("numerics_environment", json()) : json();
@@ -383,18 +406,39 @@ std::vector<Knob> candidate_knobs(const Cell& cell, const json& other, const Exp
     const auto ours = text_at(here_variables, spec.environment_variable.c_str());
     if (!theirs.empty() && theirs != ours)
       add(spec.name, spec.name == "cpu_capability" ? lower(theirs) : theirs,
-          fmt::format("the other side ran with {}={}", spec.environment_variable, theirs));
+          fmt::format("the other side ran with {}={}", spec.environment_variable, theirs), 0);
     else if (theirs.empty() && !ours.empty())
       add(spec.name, spec.removed_by.empty() ? kUnset : spec.removed_by,
-          fmt::format("the other side ran without {}", spec.environment_variable));
+          fmt::format("the other side ran without {}", spec.environment_variable), 0);
   }
   const auto capability = lower(text_at(other, "aten_cpu_capability"));
   if (!capability.empty() && capability != lower(text_at(options.here, "aten_cpu_capability")))
-    add("cpu_capability", capability, fmt::format("the other side's ATen capability was {}", capability));
-  // Then every other value of every setting that applies here.
+    add("cpu_capability", capability, fmt::format("the other side's ATen capability was {}", capability), 0);
+  // Then the settings the changed kernels' libraries key on: the target side's ISA first, where the
+  // kernels name it, then the setting's other values.
+  for (const auto& change : kernel_changes) {
+    const auto reason = fmt::format("{}'s kernels changed ({})", change.library, kernel_change_text(change));
+    for (const auto& setting : library_settings(change.library)) {
+      const auto* spec = find_setting(setting);
+      if (!spec || !applies_to(*spec, cell.device)) continue;
+      add(setting, isa_setting_value(setting, target == "before" ? change.before : change.after), reason, 0);
+    }
+  }
+  for (const auto& change : kernel_changes)
+    for (const auto& setting : library_settings(change.library)) {
+      const auto* spec = find_setting(setting);
+      if (!spec || !applies_to(*spec, cell.device)) continue;
+      for (const auto& value : table_values(*spec, cell, other, options))
+        add(setting, value, fmt::format("{}'s kernels changed ({})", change.library, kernel_change_text(change)), 1);
+    }
+  // Then every other value of every setting that applies here, but the libraries' ISA caps: a cap is
+  // tried where the other side's variable or its library's changed kernels point at it (above), never
+  // blindly (their 24 values would be most of the table, and of its pairs).
   for (const auto& spec : setting_specs()) {
-    if (spec.name == "seed" || !applies_to(spec, cell.device)) continue;
-    for (const auto& value : table_values(spec, cell, other, options)) add(spec.name, value, "settings table");
+    if (spec.name == "seed" || !applies_to(spec, cell.device) || spec.name == "onednn_max_cpu_isa" ||
+        spec.name == "mkl_enable_instructions")
+      continue;
+    for (const auto& value : table_values(spec, cell, other, options)) add(spec.name, value, kSettingsTable, 2);
   }
   return knobs;
 }

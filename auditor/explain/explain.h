@@ -20,6 +20,9 @@ struct Knob {
   std::string setting;
   std::string value;
   std::string reason;  // why it is a candidate: "BEFORE ran with ATEN_CPU_CAPABILITY=default", "settings table"
+  // How directly the sides point at it: 0 the other side's variable or the ISA its kernels name, 1 another
+  // value of a setting the changed kernels' library keys on, 2 the settings table. The search's stages.
+  int rank = 2;
 };
 
 struct CellExplanation {
@@ -64,6 +67,7 @@ struct Explanation {
   double seconds = 0;       // the search's time, the audit of AFTER included when it ran now
   double time_limit_seconds = 0;
   bool time_limit_reached = false;
+  std::string stopped_early;        // why the search ended before its last stage ("" when it did not)
   std::vector<std::string> stages;  // "as is: 3 cells, 1.2 s", "single knobs: 22 cells, 5.1 s", ...
 };
 
@@ -84,10 +88,13 @@ std::optional<Cell> cell_from_key(const std::string& key, const Catalogue& catal
                                   const std::vector<ModelSpec>& models = {});
 
 // Candidate knobs for a cell, most likely first: those the environment diff points at (the other
-// side's ATEN_CPU_CAPABILITY, MKL_CBWR, capability in force), then every other value of every
-// setting that applies to the device.
+// side's ATEN_CPU_CAPABILITY, MKL_CBWR, ONEDNN_MAX_CPU_ISA, capability in force), then the settings the
+// changed kernels' libraries key on (explain/library_keys.h; the `target` side's ISA first where the
+// kernels name it: "jit:avx2" -> onednn_max_cpu_isa=AVX2), then every other value of every setting that
+// applies to the device (reason "settings table").
 std::vector<Knob> candidate_knobs(const Cell& cell, const nlohmann::json& other_environment,
-                                  const ExplainOptions& options);
+                                  const ExplainOptions& options, const std::vector<KernelChange>& kernel_changes = {},
+                                  const std::string& target = "before");
 
 // `after` absent: the cells of `before` are audited here first and stand for AFTER.
 Explanation explain(const Snapshot& before, const std::optional<Snapshot>& after, const Catalogue& catalogue,

@@ -27,10 +27,11 @@ std::string summary_line(const Explanation& explanation) {
 }
 
 std::string search_line(const Explanation& explanation) {
-  return fmt::format("search: {} cells run in {:.1f} s (limit {:.0f} s{}){}{}", explanation.candidate_cells,
+  return fmt::format("search: {} cells run in {:.1f} s (limit {:.0f} s{}){}{}{}", explanation.candidate_cells,
                      explanation.seconds, explanation.time_limit_seconds,
-                     explanation.time_limit_reached ? ", reached" : "", explanation.stages.empty() ? "" : ": ",
-                     fmt::join(explanation.stages, "; "));
+                     explanation.time_limit_reached ? ", reached: the search stopped there" : "",
+                     explanation.stages.empty() ? "" : ": ", fmt::join(explanation.stages, "; "),
+                     explanation.stopped_early.empty() ? "" : "; stopped early: " + explanation.stopped_early);
 }
 
 // The platform sentence, then each changed field with what changed.
@@ -77,7 +78,8 @@ json explanation_to_json(const Explanation& explanation) {
               {"time_limit_seconds", explanation.time_limit_seconds},
               {"time_limit_reached", explanation.time_limit_reached},
               {"candidate_cells", explanation.candidate_cells},
-              {"stages", explanation.stages}}}};
+              {"stages", explanation.stages},
+              {"stopped_early", explanation.stopped_early}}}};
   for (const auto& change : explanation.comparison.environment_changes)
     j["environment"]["changes"].push_back(
         {{"field", change.field}, {"before", change.before}, {"after", change.after}});

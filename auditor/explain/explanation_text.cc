@@ -83,24 +83,24 @@ std::vector<DetailLine> group_detail_lines(const ExplanationGroup& group) {
                                            "this host's digests under the same settings",
                                            key_flag_set(cell.key))});
   }
-  std::vector<std::string> costs;
+  std::vector<std::string> costs, ratios;
   bool same_kind = !cell.pin_cost_kind.empty();
-  double low = cell.pin_ratio, high = cell.pin_ratio;
   int tried = 0;
   for (const auto* each : group.cells) {
     same_kind = same_kind && each->pin_cost_kind == cell.pin_cost_kind;
-    low = std::min(low, each->pin_ratio);
-    high = std::max(high, each->pin_ratio);
+    ratios.push_back(fmt::format("{} {:.2f}x", key_flag_set(each->key), each->pin_ratio));
     tried += each->tried;
     if (!each->pin_cost.empty()) costs.push_back(key_flag_set(each->key) + ": " + each->pin_cost);
   }
   if (group.cells.size() == 1 && !cell.pin_cost.empty())
     lines.push_back({"pinning costs", cell.pin_cost});
-  else if (same_kind)  // one word for the group, with the range of the ratios
-    lines.push_back({"pinning costs",
-                     fmt::format("{} here under each of the {} flag sets ({:.2f}x-{:.2f}x)",
-                                 cell.pin_cost_kind == "no cost" ? "no cost outside the noise" : cell.pin_cost_kind,
-                                 group.cells.size(), low, high)});
+  else if (same_kind && cell.pin_cost_kind == "no cost")  // every ratio is noise, however far from 1 it lies
+    lines.push_back({"pinning costs", fmt::format("no cost outside the noise under any of the {} flag sets (each "
+                                                  "ratio within its timings' spread, so noise: {})",
+                                                  group.cells.size(), fmt::join(ratios, ", "))});
+  else if (same_kind)  // one word for the group, each flag set's ratio said
+    lines.push_back({"pinning costs", fmt::format("{} here under each of the {} flag sets ({})", cell.pin_cost_kind,
+                                                  group.cells.size(), fmt::join(ratios, ", "))});
   else if (!costs.empty())
     lines.push_back({"pinning costs", fmt::format("{}", fmt::join(costs, "; "))});
   lines.push_back({"search", fmt::format("{} candidate cell{} run", tried, tried == 1 ? "" : "s")});

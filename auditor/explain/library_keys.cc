@@ -1,5 +1,9 @@
 #include "explain/library_keys.h"
 
+#include <cctype>
+
+#include "config/settings.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -48,6 +52,49 @@ std::string keyed_on_text(const std::string& library, const std::vector<Environm
     parts.push_back(fmt::format("{} ({})", field, change == changes.end() ? "unchanged" : change->difference));
   }
   return fmt::format("{} keys on {}", library == "other" ? "this kernel" : library, fmt::join(parts, ", "));
+}
+
+std::vector<std::string> library_settings(const std::string& library) {
+  if (library == "oneDNN") return {"onednn_max_cpu_isa"};
+  if (library == "MKL") return {"mkl_enable_instructions", "mkl_cbwr"};
+  if (library == "ATen") return {"cpu_capability"};
+  return {};
+}
+
+std::string isa_setting_value(const std::string& setting, const std::string& text) {
+  std::string upper;
+  for (const char c : text) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (setting == "onednn_max_cpu_isa") {
+    // An implementation name ("jit:avx2", "brg_matmul:avx512_core_bf16") names oneDNN's own ISA.
+    const auto colon = upper.rfind(':');
+    const auto isa = colon == std::string::npos ? upper : upper.substr(colon + 1);
+    const auto* spec = find_setting(setting);
+    if (spec && is_valid_value(*spec, isa) && isa != kInherit) return isa;
+    // The banner's short form: "SSE4.1", "AVX2", "AVX-512 (DL Boost)", "AVX-512 (DL Boost, bfloat16)".
+    if (upper.starts_with("SSE4.1")) return "SSE41";
+    if (upper.starts_with("AVX2")) return "AVX2";
+    if (upper.starts_with("AVX-512")) {
+      if (upper.find("AMX") != std::string::npos) return "AVX512_CORE_AMX";
+      if (upper.find("BFLOAT16") != std::string::npos) return "AVX512_CORE_BF16";
+      if (upper.find("DL BOOST") != std::string::npos) return "AVX512_CORE_VNNI";
+      return "AVX512_CORE";
+    }
+    if (upper.starts_with("AVX")) return "AVX";
+    return "";
+  }
+  if (setting == "mkl_enable_instructions") {
+    if (upper.starts_with("SSE4.2") || upper.starts_with("SSE4_2")) return "SSE4_2";
+    if (upper.starts_with("AVX2")) return "AVX2";
+    if (upper.starts_with("AVX-512") || upper.starts_with("AVX512")) return "AVX512";
+    if (upper.starts_with("AVX")) return "AVX";
+    return "";
+  }
+  if (setting == "cpu_capability") {
+    if (upper.starts_with("AVX512") || upper.starts_with("AVX-512")) return "avx512";
+    if (upper.starts_with("AVX2")) return "avx2";
+    return "";
+  }
+  return "";
 }
 
 }  // namespace repro_audit

@@ -19,6 +19,15 @@ struct LibraryKeys {
 // The table's entry for a library; "other" for one it does not know.
 const LibraryKeys& library_keys(const std::string& library);
 
+// The settings that move a library's kernel choice: "oneDNN" -> onednn_max_cpu_isa, "MKL" ->
+// mkl_enable_instructions and mkl_cbwr, "ATen" -> cpu_capability; none for the others.
+std::vector<std::string> library_settings(const std::string& library);
+
+// The value of an ISA setting that names the ISA in a kernel change's text: "jit:avx512_core_bf16"
+// or oneDNN's banner "AVX2" -> onednn_max_cpu_isa "AVX512_CORE_BF16" / "AVX2"; MKL's code path
+// "AVX-512 (DL Boost)" -> mkl_enable_instructions "AVX512"; "" when the text names none.
+std::string isa_setting_value(const std::string& setting, const std::string& text);
+
 // "MKL keys on CPU id (AuthenticAMD ... -> GenuineIntel ...), CPU flags (-avx512_bf16), MKL (unchanged),
 // env MKL_CBWR (unchanged)": the library's fields with what the environment diff says of each.
 std::string keyed_on_text(const std::string& library, const std::vector<EnvironmentChange>& changes);

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "report/escape.h"
+#include "report/matrix_layout.h"
 #include "report/terminal_printer.h"
 #include "report/text_format.h"
 
@@ -18,27 +19,66 @@ std::string environment_section(const Report& report) {
 }
 
 std::string matrix_section(const Report& report) {
-  std::string md = "## Verdicts\n\n| probe/variant |";
-  std::string rule = "| --- |";
-  for (const auto& column : report.columns) {
-    md += fmt::format(" {} |", markdown_text(column));
-    rule += " :---: |";
-  }
-  md += " portability |\n" + rule + " --- |\n";
+  const auto matrix = verdict_matrix(report);
   const auto portability = row_portability(report.portability);
-  for (const auto& row : verdict_matrix(report)) {
-    md += fmt::format("| {} |", markdown_code(row.name, true));
-    for (const auto* cell : row.cells) {
-      std::string text = cell ? verdict_mark(*cell) : "";
-      if (cell && cell->cost) text += " " + cost_text(*cell->cost);
-      md += fmt::format(" {} |", markdown_text(text));
-    }
-    const auto level = portability.find(row.name);
-    md += fmt::format(" {} |\n", level == portability.end() ? "-" : level_text(*level->second));
+  auto text_of = [](const CellReport* cell, bool costs) {
+    std::string text = cell ? verdict_mark(*cell) : "";
+    if (cell && costs && cell->cost) text += " " + cost_text(*cell->cost);
+    return markdown_text(text);
+  };
+  auto level_of = [&](const std::string& row) {
+    const auto level = portability.find(row);
+    return level == portability.end() ? std::string("-") : level_text(*level->second);
+  };
+  std::size_t row_width = display_width("probe/variant"), level_width = display_width("portability");
+  for (const auto& row : matrix) {
+    row_width = std::max(row_width, display_width(markdown_code(row.name, true)));
+    level_width = std::max(level_width, display_width(level_of(row.name)));
   }
-  std::vector<std::string> legend;
-  for (const auto& entry : verdict_legend()) legend.push_back(markdown_text(entry.mark + " " + entry.meaning));
-  return md + fmt::format("\n{}\n\n", fmt::join(legend, " · "));
+  // A source line: "| row |" + " cell |" per column + " level |".
+  const auto layout = fit_matrix(
+      report.columns, {row_width + 4 + level_width + 3, 3}, true,
+      [&](std::size_t column, bool costs) {
+        std::size_t width = 0;
+        for (const auto& row : matrix) width = std::max(width, display_width(text_of(row.cells[column], costs)));
+        return width;
+      },
+      kMatrixLineLimit, false);
+  std::string md = "## Verdicts\n\n";
+  for (const auto& [first, last] : layout.groups) {
+    const bool last_group = last == report.columns.size();
+    md += "| probe/variant |";
+    std::string rule = "| --- |";
+    for (std::size_t i = first; i < last; ++i) {
+      std::vector<std::string> words;  // a Markdown header has one line: stacked words join with a break
+      for (const auto& line : layout.header)
+        if (!line[i].empty()) words.push_back(markdown_text(line[i]));
+      md += fmt::format(" {} |", fmt::join(words, "<br>"));
+      rule += " :---: |";
+    }
+    md += last_group ? " portability |\n" + rule + " --- |\n" : "\n" + rule + "\n";
+    for (const auto& row : matrix) {
+      md += fmt::format("| {} |", markdown_code(row.name, true));
+      for (std::size_t i = first; i < last; ++i) md += fmt::format(" {} |", text_of(row.cells[i], layout.costs));
+      md += last_group ? fmt::format(" {} |\n", level_of(row.name)) : "\n";
+    }
+    if (!last_group) md += "\n";
+  }
+  if (!layout.legend.empty()) md += "\n";
+  for (const auto& line : layout.legend) md += "- " + markdown_text(line) + "\n";
+  if (!layout.costs) md += "\nCosts left out to fit the table: `repro-audit show REPORT` gives each cell's.\n";
+  // The legend: one paragraph, its source lines within the same limit (a line break inside a Markdown
+  // paragraph renders as a space).
+  std::string legend, line;
+  for (const auto& entry : verdict_legend(layout.costs)) {
+    const auto item = markdown_text(entry.mark + " " + entry.meaning);
+    if (!line.empty() && display_width(line) + 3 + display_width(item) > kMatrixLineLimit) {
+      legend += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " · ") + item;
+  }
+  return md + "\n" + legend + line + "\n\n";
 }
 
 // Every variant's level per in-process settings, with what broke the next level.

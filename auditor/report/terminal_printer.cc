@@ -9,18 +9,11 @@
 #include <map>
 #include <set>
 
+#include "report/matrix_layout.h"
 #include "report/text_format.h"
 
 namespace repro_audit {
 namespace {
-
-// Columns count code points, not bytes: the marks are UTF-8.
-std::size_t display_width(const std::string& text) {
-  std::size_t width = 0;
-  for (unsigned char c : text)
-    if ((c & 0xC0) != 0x80) ++width;
-  return width;
-}
 
 std::string pad(const std::string& text, std::size_t width) {
   return text + std::string(width > display_width(text) ? width - display_width(text) : 0, ' ');
@@ -83,45 +76,72 @@ void print_matrix(const Report& report, std::ostream& out, const TerminalOptions
     if (seen_rows.insert(row).second) rows.push_back(row);
     by_position[{row, cell.cell.label}] = &cell;
   }
-  std::size_t row_width = 8;
-  for (const auto& row : rows) row_width = std::max(row_width, display_width(row));
-  std::vector<std::size_t> widths;
-  for (const auto& column : report.columns) {
-    std::size_t width = display_width(column);
-    for (const auto& row : rows) {
-      auto it = by_position.find({row, column});
-      if (it != by_position.end())
-        width =
-            std::max(width, display_width(verdict_mark(*it->second) + (options.show_cost ? cost_of(*it->second) : "")));
-    }
-    widths.push_back(width);
-  }
+  auto at = [&](const std::string& row, std::size_t column) -> const CellReport* {
+    const auto it = by_position.find({row, report.columns[column]});
+    return it == by_position.end() ? nullptr : it->second;
+  };
+  auto text_of = [&](const CellReport* cell, bool costs) {
+    return cell ? verdict_mark(*cell) + (costs ? cost_of(*cell) : "") : std::string();
+  };
   // The last column: how far each row's bits carry (report/portability.h).
   const auto portability = row_portability(report.portability);
   auto portability_text = [&](const std::string& row) {
     const auto it = portability.find(row);
     return it == portability.end() ? std::string("-") : level_text(*it->second);
   };
-  out << pad("", row_width);
-  for (std::size_t i = 0; i < report.columns.size(); ++i) out << "  " << pad(report.columns[i], widths[i]);
-  out << "  portability\n";
+  std::size_t row_width = 8, portability_width = display_width("portability");
   for (const auto& row : rows) {
-    out << pad(row, row_width);
-    for (std::size_t i = 0; i < report.columns.size(); ++i) {
-      auto it = by_position.find({row, report.columns[i]});
-      std::string text = it == by_position.end() ? "" : verdict_mark(*it->second);
-      if (it != by_position.end() && options.show_cost) text += cost_of(*it->second);
-      const auto padded = pad(text, widths[i]);
-      if (options.color && it != by_position.end())
-        out << "  " << color_of(*it->second) << padded << "\033[0m";
-      else
-        out << "  " << padded;
-    }
-    out << "  " << portability_text(row) << "\n";
+    row_width = std::max(row_width, display_width(row));
+    portability_width = std::max(portability_width, display_width(portability_text(row)));
   }
-  std::vector<std::string> legend;
-  for (const auto& entry : verdict_legend(options.show_cost)) legend.push_back(entry.mark + " " + entry.meaning);
-  out << fmt::format("{}\n", fmt::join(legend, "  "));
+  const auto layout = fit_matrix(report.columns, {row_width + 2 + portability_width, 2}, options.show_cost,
+                                 [&](std::size_t column, bool costs) {
+                                   std::size_t width = 0;
+                                   for (const auto& row : rows)
+                                     width = std::max(width, display_width(text_of(at(row, column), costs)));
+                                   return width;
+                                 });
+  for (const auto& [first, last] : layout.groups) {
+    std::vector<std::size_t> widths;
+    for (std::size_t i = first; i < last; ++i) {
+      std::size_t width = header_width(layout, i);
+      for (const auto& row : rows) width = std::max(width, display_width(text_of(at(row, i), layout.costs)));
+      widths.push_back(width);
+    }
+    const bool last_group = last == report.columns.size();
+    for (std::size_t line = 0; line < layout.header.size(); ++line) {
+      std::string text = pad("", row_width);
+      for (std::size_t i = first; i < last; ++i) text += "  " + pad(layout.header[line][i], widths[i - first]);
+      if (last_group && line + 1 == layout.header.size()) text += "  portability";
+      out << text.substr(0, text.find_last_not_of(' ') + 1) << "\n";
+    }
+    for (const auto& row : rows) {
+      out << pad(row, row_width);
+      for (std::size_t i = first; i < last; ++i) {
+        const auto* cell = at(row, i);
+        const auto padded = pad(text_of(cell, layout.costs), widths[i - first]);
+        if (options.color && cell)
+          out << "  " << color_of(*cell) << padded << "\033[0m";
+        else
+          out << "  " << padded;
+      }
+      out << (last_group ? "  " + portability_text(row) : std::string()) << "\n";
+    }
+  }
+  for (const auto& line : layout.legend) out << "  " << line << "\n";
+  if (options.show_cost && !layout.costs)
+    out << "costs left out to fit " << kMatrixLineLimit << " columns: `repro-audit show REPORT` gives each cell's\n";
+  // The marks' legend, wrapped at the same limit.
+  std::string line;
+  for (const auto& entry : verdict_legend(layout.costs)) {
+    const auto item = entry.mark + " " + entry.meaning;
+    if (!line.empty() && display_width(line) + 2 + display_width(item) > kMatrixLineLimit) {
+      out << line << "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : "  ") + item;
+  }
+  out << line << "\n";
 }
 
 void print_summary(const Report& report, FailOn fail_on, std::ostream& out) {

@@ -39,11 +39,16 @@ processes: 2
     for (const auto& cell : report.at("cells")) {
       for (const auto* field : {"key", "probe", "variant", "device", "settings", "verdict", "runs", "distinct_digests"})
         EXPECT_TRUE(cell.contains(field)) << field;
-      // (1 warm-up + 10) x 2 processes; fewer where a process stopped at its first divergence.
+      // (1 warm-up + 10) x 2 processes; a cell documented as possibly diverging (index_put_'s default
+      // profile) runs on to 60 runs in all while they agree, (1 + 30) x 2; fewer where a process stopped
+      // at its first divergence.
+      const bool quiet =
+          cell.at("probe") == "index_put_accumulate" && cell.at("settings").at("deterministic_algorithms") != "on";
+      const int full = quiet ? 62 : 22;
       if (cell.value("stopped_early", false))
-        EXPECT_LT(cell.at("runs"), 22);
+        EXPECT_LT(cell.at("runs"), full);
       else
-        EXPECT_EQ(cell.at("runs"), 22);
+        EXPECT_EQ(cell.at("runs"), full) << cell.at("key");
       EXPECT_TRUE(cell.at("settings").is_object());
       if (cell.at("probe") != "index_put_accumulate") continue;
       if (cell.at("settings").at("deterministic_algorithms") == "on")

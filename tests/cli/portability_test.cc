@@ -86,11 +86,35 @@ TEST_F(Portability, BitsNoKnobReproducesAreSaidToBeUnexplained) {
   EXPECT_FALSE(report("explain.json").at("cells").at(0).at("explained").get<bool>());
 }
 
+// The longest line of a command's output, in characters a terminal shows (UTF-8 code points).
+std::size_t longest_line(const std::string& output) {
+  std::size_t longest = 0, width = 0;
+  for (const unsigned char c : output) {
+    if (c == '\n') {
+      longest = std::max(longest, width);
+      width = 0;
+    } else if ((c & 0xC0) != 0x80) {
+      ++width;
+    }
+  }
+  return std::max(longest, width);
+}
+
 TEST_F(Portability, ThePortabilityMatrixPutsSumBelowIsaInvariant) {
   const auto audited = run("run --device cpu --probe sum/f32 --matrix portability --repeats 2 --no-cost --json " +
-                           path("portability.json"));
+                           path("portability.json") + " --markdown " + path("portability.md"));
   ASSERT_EQ(audited.exit_code, 0) << audited.output;
   EXPECT_NE(audited.output.find("portability"), std::string::npos);
+  // Its dozen columns' labels are 45-55 characters each: the matrix still fits a 120-column terminal
+  // (letters with a legend), and so do the Markdown table's source lines.
+  EXPECT_LE(longest_line(audited.output), 120u) << audited.output;
+  EXPECT_NE(audited.output.find("A: cpu_capability=native"), std::string::npos) << audited.output;
+  const auto markdown = slurp(path("portability.md"));
+  const auto verdicts = markdown.find("## Verdicts");
+  ASSERT_NE(verdicts, std::string::npos) << markdown;
+  const auto matrix = markdown.substr(verdicts, markdown.find("\n## ", verdicts + 1) - verdicts);
+  EXPECT_LE(longest_line(matrix), 120u) << matrix;
+  EXPECT_NE(matrix.find("- A: cpu\\_capability=native"), std::string::npos) << matrix;
   const auto result = report("portability.json");
   std::set<std::string> capabilities;
   for (const auto& cell : result.at("cells")) capabilities.insert(cell.at("settings").at("cpu_capability"));
@@ -102,6 +126,41 @@ TEST_F(Portability, ThePortabilityMatrixPutsSumBelowIsaInvariant) {
   // The fingerprint is the user's environment, not that of a worker with a capability pinned.
   const auto env = json::parse(run("env").output);
   EXPECT_EQ(result.at("environment").at("aten_cpu_capability"), env.at("aten_cpu_capability"));
+}
+
+// The cross-host case on one host: a baseline recorded with oneDNN capped at SSE4.1 stands for an older
+// host. `explain` against an uncapped audit names the knob that reproduces it, onednn_max_cpu_isa=SSE41:
+// from the baseline's recorded variable, and, with the variable taken out (a stranger's host that
+// differs only in its CPU), from the changed kernels' names; either way in the first stage, and it says
+// the rest of the search was not needed.
+TEST_F(Portability, AnIsaCapIsExplainedByTheKnobThatSetsIt) {
+  const std::string audit = "--device cpu --probe conv/f32 --profile default --axis threads=1 --repeats 2 --no-cost";
+  ASSERT_EQ(run("run " + audit + " --json " + path("capped.json"), "ONEDNN_MAX_CPU_ISA=SSE41").exit_code, 0);
+  ASSERT_EQ(run("run " + audit + " --json " + path("here.json"), "env -u ONEDNN_MAX_CPU_ISA").exit_code, 0);
+  auto capped = report("capped.json");
+  if (digest(capped) == digest(report("here.json")))
+    GTEST_SKIP() << "this CPU's oneDNN gives conv/f32 the same bits capped at SSE4.1";
+  EXPECT_EQ(capped.at("environment").at("numerics_environment").at("ONEDNN_MAX_CPU_ISA"), "SSE41");
+
+  const auto by_variable =
+      run("explain " + path("capped.json") + " --json " + path("explain.json"), "env -u ONEDNN_MAX_CPU_ISA");
+  EXPECT_EQ(by_variable.exit_code, 0) << by_variable.output;
+  EXPECT_NE(by_variable.output.find("pin ONEDNN_MAX_CPU_ISA=SSE41 on both"), std::string::npos) << by_variable.output;
+
+  capped["environment"]["numerics_environment"].erase("ONEDNN_MAX_CPU_ISA");
+  std::ofstream(path("stranger.json")) << capped.dump();
+  const auto by_kernels =
+      run("explain " + path("stranger.json") + " --json " + path("explain.json"), "env -u ONEDNN_MAX_CPU_ISA");
+  EXPECT_EQ(by_kernels.exit_code, 0) << by_kernels.output;
+  const auto explanation = report("explain.json");
+  const auto& knobs = explanation.at("cells").at(0).at("knobs");
+  ASSERT_EQ(knobs.size(), 1u) << explanation.dump();
+  EXPECT_EQ(knobs.at(0).at("setting"), "onednn_max_cpu_isa");
+  EXPECT_EQ(knobs.at(0).at("value"), "SSE41");
+  EXPECT_NE(explanation.at("search").at("stopped_early").get<std::string>().find("every changed cell was explained"),
+            std::string::npos)
+      << explanation.at("search").dump();
+  EXPECT_NE(by_kernels.output.find("stopped early"), std::string::npos) << by_kernels.output;
 }
 
 // Levels come from the digests alone: the two matrix audits below take no timings (--no-cost: no timing

@@ -85,9 +85,13 @@ TEST(Explain, ABaselineRecordedWithTheGenericKernelsIsExplainedByCpuCapability) 
   EXPECT_NE(cell.knobs[0].reason.find("ATEN_CPU_CAPABILITY=default"), std::string::npos) << cell.knobs[0].reason;
   EXPECT_EQ(cell.pin, "pin ATEN_CPU_CAPABILITY=default on both to get identical bits");
   EXPECT_NE(cell.command.find("--axis cpu_capability=default"), std::string::npos) << cell.command;
-  // Three stages: the as-is run, the portable settings, then every single knob at once (one worker
-  // per process setting).
+  // Three stages: the as-is run, the portable settings, then the knobs the environment names; that
+  // explains it, and the search says the rest was not needed.
   EXPECT_EQ(explanation.stages.size(), 3u);
+  EXPECT_NE(explanation.stopped_early.find("every changed cell was explained by the knobs the environment and "
+                                           "kernels name: "),
+            std::string::npos)
+      << explanation.stopped_early;
   EXPECT_EQ(machine.cells_run, 2 + cell.tried);
   EXPECT_FALSE(explanation_failed(explanation));
 }
