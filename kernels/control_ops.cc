@@ -1,5 +1,7 @@
 #include "control_ops.h"
 
+#include "busy_work.h"
+
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
@@ -68,19 +70,12 @@ at::Tensor row_sum(const at::Tensor& rows_in) {
   return output.to(rows_in.device());
 }
 
-// `iterations` steps of xorshift64, each needing the last: work that takes a known time and that no
-// compiler or processor can shorten. The output is the state after `keep_at` steps.
+// The timing control's work (kernels/busy_work.h); the output is the state after `keep_at` steps.
 volatile std::uint64_t busy_sink = 0;  // the last state, so the compiler keeps every step
 
 at::Tensor busy_work_cpu(const at::Tensor& like, std::int64_t iterations, std::int64_t keep_at) {
-  std::uint64_t state = kBusyWorkSeed, output = 0;
-  for (std::int64_t i = 0; i < iterations; ++i) {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    if (i + 1 == keep_at) output = state;
-  }
-  busy_sink = state;
+  std::uint64_t output = 0;
+  busy_sink = busy_steps(iterations, keep_at, output);
   return at::full({1}, static_cast<std::int64_t>(output >> 1), like.options().dtype(at::kLong));
 }
 

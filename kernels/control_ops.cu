@@ -5,6 +5,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include "busy_work.h"
 #include "control_ops.h"
 
 namespace repro_audit {
@@ -27,15 +28,10 @@ __global__ void ordered_accumulate_kernel(const float* values, const std::int64_
 }
 
 __global__ void busy_work_kernel(std::int64_t iterations, std::int64_t keep_at, std::int64_t* out) {
-  std::uint64_t state = kBusyWorkSeed, output = 0;
-  for (std::int64_t i = 0; i < iterations; ++i) {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    if (i + 1 == keep_at) output = state;
-  }
-  out[0] = static_cast<std::int64_t>(output >> 1);
-  if (state == 0) out[0] = -1;  // never true: keeps the steps after keep_at
+  std::uint64_t kept = 0;
+  const auto last = busy_steps(iterations, keep_at, kept);
+  out[0] = static_cast<std::int64_t>(kept >> 1);
+  if (last == 0) out[0] = -1;  // never true: keeps the steps after keep_at
 }
 
 at::Tensor busy_work_cuda(const at::Tensor& like, std::int64_t iterations, std::int64_t keep_at) {

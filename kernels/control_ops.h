@@ -22,7 +22,4 @@ at::Tensor row_sum_by_batch(const at::Tensor& rows);
 at::Tensor row_sum_fixed(const at::Tensor& rows);
 at::Tensor busy_work(const at::Tensor& like, std::int64_t iterations, std::int64_t keep_at);
 
-// The busy work's starting state, the same on every device.
-inline constexpr std::uint64_t kBusyWorkSeed = 88172645463325252ull;
-
 }  // namespace repro_audit

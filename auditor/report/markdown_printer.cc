@@ -69,16 +69,10 @@ std::string matrix_section(const Report& report) {
   if (!layout.costs) md += "\nCosts left out to fit the table: `repro-audit show REPORT` gives each cell's.\n";
   // The legend: one paragraph, its source lines within the same limit (a line break inside a Markdown
   // paragraph renders as a space).
-  std::string legend, line;
-  for (const auto& entry : verdict_legend(layout.costs)) {
-    const auto item = markdown_text(entry.mark + " " + entry.meaning);
-    if (!line.empty() && display_width(line) + 3 + display_width(item) > kMatrixLineLimit) {
-      legend += line + "\n";
-      line.clear();
-    }
-    line += (line.empty() ? "" : " · ") + item;
-  }
-  return md + "\n" + legend + line + "\n\n";
+  std::vector<std::string> legend;
+  for (const auto& entry : verdict_legend(layout.costs))
+    legend.push_back(markdown_text(entry.mark + " " + entry.meaning));
+  return md + fmt::format("\n{}\n\n", fmt::join(wrap_items(legend, " · "), "\n"));
 }
 
 // Every variant's level per in-process settings, with what broke the next level.

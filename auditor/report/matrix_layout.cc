@@ -48,6 +48,21 @@ std::size_t display_width(const std::string& text) {
   return width;
 }
 
+std::vector<std::string> wrap_items(const std::vector<std::string>& items, const std::string& separator,
+                                    std::size_t limit) {
+  std::vector<std::string> lines;
+  std::string line;
+  for (const auto& item : items) {
+    if (!line.empty() && display_width(line) + display_width(separator) + display_width(item) > limit) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : separator) + item;
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
 std::size_t header_width(const MatrixLayout& layout, std::size_t column) {
   std::size_t width = 0;
   for (const auto& line : layout.header) width = std::max(width, display_width(line[column]));

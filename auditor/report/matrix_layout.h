@@ -42,4 +42,9 @@ std::size_t header_width(const MatrixLayout& layout, std::size_t column);
 // Characters a terminal shows for UTF-8 text (one per code point: the marks are narrow).
 std::size_t display_width(const std::string& text);
 
+// `items` joined by `separator` into lines of at most `limit` characters (an item longer than that
+// alone on its line): the matrix legend in the terminal and in Markdown.
+std::vector<std::string> wrap_items(const std::vector<std::string>& items, const std::string& separator,
+                                    std::size_t limit = kMatrixLineLimit);
+
 }  // namespace repro_audit

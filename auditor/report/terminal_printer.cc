@@ -132,16 +132,9 @@ void print_matrix(const Report& report, std::ostream& out, const TerminalOptions
   if (options.show_cost && !layout.costs)
     out << "costs left out to fit " << kMatrixLineLimit << " columns: `repro-audit show REPORT` gives each cell's\n";
   // The marks' legend, wrapped at the same limit.
-  std::string line;
-  for (const auto& entry : verdict_legend(layout.costs)) {
-    const auto item = entry.mark + " " + entry.meaning;
-    if (!line.empty() && display_width(line) + 2 + display_width(item) > kMatrixLineLimit) {
-      out << line << "\n";
-      line.clear();
-    }
-    line += (line.empty() ? "" : "  ") + item;
-  }
-  out << line << "\n";
+  std::vector<std::string> legend;
+  for (const auto& entry : verdict_legend(layout.costs)) legend.push_back(entry.mark + " " + entry.meaning);
+  for (const auto& line : wrap_items(legend, "  ")) out << line << "\n";
 }
 
 void print_summary(const Report& report, FailOn fail_on, std::ostream& out) {

@@ -3,22 +3,15 @@
 // CUBLAS_WORKSPACE_CONFIG), and what agreeing runs of a documented-racy cell do and do not show. The
 // real H200 audit (tests/core/fixtures) stands for a GPU run.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
-
+#include "h200_audit.h"
 #include "protocol/observation_json.h"
-#include "report/json_io.h"
 #include "report/text_format.h"
-#include "test_paths.h"
 #include "timing/timing.h"
 #include "verdict/verdict.h"
 
 namespace repro_audit {
 namespace {
-
-namespace fs = std::filesystem;
 
 TEST(GpuTiming, SamplesAtAnotherClockAreLeftOutAndCounted) {
   const std::vector<std::int64_t> samples = {100, 101, 102, 99, 100, 101, 100, 102, 400, 410};
@@ -63,15 +56,7 @@ TEST(GpuTiming, ClocksTravelWithTheSamplesAndMustMatchThem) {
   EXPECT_EQ(timing_json.get<Timing>().samples_at_other_clocks, 3);
 }
 
-Report h200_audit() {
-  const auto path = fs::temp_directory_path() / ("h200-costs-" + std::to_string(getpid()) + ".json");
-  const auto command = std::string("gzip -dc '") + REPRO_AUDIT_FIXTURE_DIR +
-                       "/h200-torch-2.11.0-default-audit.json.gz' > '" + path.string() + "'";
-  EXPECT_EQ(std::system(command.c_str()), 0);
-  auto report = load_report_file(path.string());
-  fs::remove(path);
-  return report;
-}
+using testing::h200_audit;
 
 // The H200 audit's report had no cost for any cell: strict's reference was looked up with strict's
 // CUBLAS_WORKSPACE_CONFIG, which no default cell has. Every strict cell with timings now has one, and

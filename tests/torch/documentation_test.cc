@@ -2,29 +2,14 @@
 // with torch 2.11.0 (CUPTI data and all), judged by 2.11's documentation and by the newest.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <unistd.h>
-
-#include "report/json_io.h"
-#include "test_paths.h"
+#include "../core/h200_audit.h"
 #include "verdict/verdict.h"
 #include "worker/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {
 
-namespace fs = std::filesystem;
-
-Report h200_audit() {
-  const auto path = fs::temp_directory_path() / ("h200-audit-" + std::to_string(getpid()) + ".json");
-  const auto command = std::string("gzip -dc '") + REPRO_AUDIT_FIXTURE_DIR +
-                       "/h200-torch-2.11.0-default-audit.json.gz' > '" + path.string() + "'";
-  EXPECT_EQ(std::system(command.c_str()), 0);
-  auto report = load_report_file(path.string());
-  fs::remove(path);
-  return report;
-}
+using testing::h200_audit;
 
 // The contradictions the audit's cells make against `torch`'s declarations, by cell key.
 std::map<std::string, Contradiction> contradictions(const Report& report, const std::string& torch) {
