@@ -2,6 +2,8 @@
 // test's load, which would be a cost the timer rightly sees. `selftest` (its timed control) is one;
 // its Python twins (`--python-only`) need no quiet machine and are checked in repro_test.cc.
 #include <nlohmann/json.hpp>
+#include <cmath>
+#include <iostream>
 #include <regex>
 #include <sstream>
 
@@ -20,31 +22,54 @@ const json& cell_of(const json& report, const std::string& key) {
   throw std::runtime_error("no cell " + key);
 }
 
-// The timing control does 1.3x the work under strict in one variant and the same work in the other:
-// the first is a cost whose interval excludes 1, the second no measurable cost, shown as ~1.0x.
-TEST_F(Timing, TheControlsCostIsSeenAndItsAbsenceIsNot) {
-  const auto report_path = path("report.json");
-  const auto result =
-      run("run --device cpu --probe control.timed_cost --profile default --profile strict "
-          "--axis threads=1 --repeats 10 --json " +
-          report_path);
-  ASSERT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_TRUE(std::regex_search(result.output, std::regex(R"(control\.timed_cost/cost-1\.3x +\S+ +\S+ 1\.[234]x)")))
-      << result.output;
-  EXPECT_TRUE(std::regex_search(result.output, std::regex(R"(control\.timed_cost/cost-1\.0x +\S+ +\S+ ~1\.0x)")))
-      << result.output;
-  const auto report = json::parse(slurp(report_path));
+// What the timings of the control's audit should show, or what they show instead ("" when they hold):
+// the 1.3x variant a cost whose interval excludes 1, the 1.0x variant no measurable cost.
+std::string cost_problems(const std::string& output, const json& report) {
+  std::string problems;
+  if (!std::regex_search(output, std::regex(R"(control\.timed_cost/cost-1\.3x +\S+ +\S+ 1\.[234]x)")))
+    problems += "no 1.2-1.4x cost printed for cost-1.3x\n";
+  if (!std::regex_search(output, std::regex(R"(control\.timed_cost/cost-1\.0x +\S+ +\S+ ~1\.0x)")))
+    problems += "no ~1.0x printed for cost-1.0x\n";
   const auto& costly = cell_of(report, "control.timed_cost/cost-1.3x@cpu|deterministic_algorithms=on,threads=1");
   const auto interval = costly.at("cost_ratio_interval").get<std::vector<double>>();
-  EXPECT_GT(interval.at(0), 1.0);
-  EXPECT_NEAR(costly.at("cost_ratio").get<double>(), 1.3, 0.15);
-  EXPECT_TRUE(costly.at("timing").contains("ci_low_ns"));
+  const auto ratio = costly.at("cost_ratio").get<double>();
+  if (interval.at(0) <= 1.0 || std::abs(ratio - 1.3) > 0.15)
+    problems +=
+        "cost-1.3x: " + costly.at("cost_ratio").dump() + " in " + costly.at("cost_ratio_interval").dump() + "\n";
   const auto& even = cell_of(report, "control.timed_cost/cost-1.0x@cpu|deterministic_algorithms=on,threads=1");
+  const auto even_interval = even.at("cost_ratio_interval").get<std::vector<double>>();
+  if (even_interval.at(0) > 1.0 || even_interval.at(1) < 1.0)
+    problems += "cost-1.0x: interval " + even.at("cost_ratio_interval").dump() + " excludes 1\n";
+  return problems;
+}
+
+// The timing control does 1.3x the work under strict in one variant and the same work in the other:
+// the first is a cost whose interval excludes 1, the second no measurable cost, shown as ~1.0x. A load
+// that lands on one cell's timings and not the other's (another job on the machine) is a cost the timer
+// rightly sees: the audit is run a second time before the timings are called wrong, and both attempts'
+// findings are printed. A timing feature that is broken fails both.
+TEST_F(Timing, TheControlsCostIsSeenAndItsAbsenceIsNot) {
+  const auto report_path = path("report.json");
+  std::string problems, output;
+  json report;
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    const auto result =
+        run("run --device cpu --probe control.timed_cost --profile default --profile strict "
+            "--axis threads=1 --repeats 10 --json " +
+            report_path);
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    output = result.output;
+    report = json::parse(slurp(report_path));
+    const auto found = cost_problems(output, report);
+    if (found.empty()) break;
+    problems += "attempt " + std::to_string(attempt) + ":\n" + found;
+    if (attempt == 2) ADD_FAILURE() << problems << output;
+  }
+  if (!problems.empty()) std::cout << "timings off in a first attempt:\n" << problems;
+  const auto& costly = cell_of(report, "control.timed_cost/cost-1.3x@cpu|deterministic_algorithms=on,threads=1");
+  EXPECT_TRUE(costly.at("timing").contains("ci_low_ns"));
   // The default column is the reference: no ratio against itself.
   EXPECT_FALSE(cell_of(report, "control.timed_cost/cost-1.3x@cpu|threads=1").contains("cost_ratio"));
-  const auto even_interval = even.at("cost_ratio_interval").get<std::vector<double>>();
-  EXPECT_LE(even_interval.at(0), 1.0);
-  EXPECT_GE(even_interval.at(1), 1.0);
   // Timed in the default three rounds: the first process's observation holds them all.
   for (const auto& cell : report.at("cells"))
     EXPECT_EQ(cell.at("observations").at(0).value("timing_rounds", 1), 3) << cell.at("key");
