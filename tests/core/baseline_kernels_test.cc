@@ -1,5 +1,6 @@
 // Kernel records in baselines: each sequence written once under `kernels`, cells naming it by digest;
 // baselines written before they were kept still load and gate.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
