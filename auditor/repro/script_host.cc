@@ -19,6 +19,10 @@ constexpr std::string_view kEnd = "@@repro-audit script ended ";
 // child first, so a hung script leaves nothing behind.
 constexpr const char* kHost = R"PY(import ctypes, json, os, runpy, signal, sys, traceback
 import torch  # once, for every child
+try:  # torch.use_deterministic_algorithms imports Inductor (1.5 s) to set its deterministic mode
+    import torch._inductor
+except Exception:
+    pass
 
 requests = [json.loads(line) for line in sys.stdin.read().splitlines() if line.strip()]
 child = 0
