@@ -11,7 +11,11 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "cli/local_audit.h"
 #include "audit/run_policy.h"
@@ -131,6 +135,45 @@ std::string timing_control_problem(const CellReport& cell, const VariantInfo& va
   return "";
 }
 
+// A timing control whose verdict is right but whose cost is off is timed once more before it counts as
+// wrong: a load that lands on one of its cells (another job on the machine) is a cost the timer rightly
+// sees, while a broken timer misses twice. Each cell that passes the second time replaces the first and
+// is named, with what its first timing showed. Returns false when the second audit was interrupted.
+bool retime_timing_controls(Config config, const Catalogue& catalogue, const AuditOptions& options, Report& report,
+                            std::vector<std::string>& notes) {
+  std::map<std::string, std::string> first_problems;
+  std::set<std::string> probes;
+  for (const auto& cell : report.cells) {
+    const auto* probe = find_probe(catalogue, cell.cell.probe);
+    const auto* variant = probe ? probe->find_variant(cell.cell.variant) : nullptr;
+    if (!variant || cell.verdict.kind != *probe->control_expects) continue;
+    const auto problem = timing_control_problem(cell, *variant);
+    if (problem.empty()) continue;
+    first_problems[cell.cell.key] = problem;
+    probes.insert(cell.cell.probe);
+  }
+  if (probes.empty()) return true;
+  config.probes.clear();
+  for (const auto& probe : probes) config.probes.push_back({probe, {}});
+  const auto again = run_audit(config, catalogue, options);
+  if (!again.report.complete) return false;
+  remove_finished_journal(again);
+  for (auto& cell : report.cells) {
+    const auto first = first_problems.find(cell.cell.key);
+    if (first == first_problems.end()) continue;
+    for (const auto& retimed : again.report.cells) {
+      if (retimed.cell.key != cell.cell.key) continue;
+      const auto* probe = find_probe(catalogue, cell.cell.probe);
+      if (retimed.verdict.kind != *probe->control_expects ||
+          !timing_control_problem(retimed, *probe->find_variant(cell.cell.variant)).empty())
+        break;
+      cell = retimed;
+      notes.push_back(fmt::format("{}: timed again (the first timing: {})", cell.cell.key, first->second));
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Command add_selftest_command(CLI::App& app) {
@@ -177,8 +220,8 @@ Command add_selftest_command(CLI::App& app) {
             AuditOptions options = local_audit_options();
             options.stop_requested = stop_requested;
             install_stop_handlers();
-            const auto result = run_audit(config, catalogue, options);
-            const auto& report = result.report;
+            auto result = run_audit(config, catalogue, options);
+            auto& report = result.report;
             if (!report.complete) {
               std::error_code ignored;  // a selftest is quick to run again; its partial journal is no use
               std::filesystem::remove_all(result.journal, ignored);
@@ -186,6 +229,11 @@ Command add_selftest_command(CLI::App& app) {
               return 130;
             }
             remove_finished_journal(result);
+            std::vector<std::string> retimed;
+            if (!retime_timing_controls(config, catalogue, options, report, retimed)) {
+              std::cerr << "interrupted: the selftest did not finish\n";
+              return 130;
+            }
             if (!json_path->empty())
               write_file_atomically(
                   *json_path,
@@ -208,6 +256,7 @@ Command add_selftest_command(CLI::App& app) {
                                        cell.cell.label, to_string(expected), to_string(cell.verdict.kind),
                                        ok ? "" : "<- WRONG ", detail);
             }
+            for (const auto& note : retimed) std::cout << note << "\n";
             std::cout << "\n";
             const int insensitive = print_sensitivities(check_sensitivities({}, 0), 0, std::cout);
             const auto power = check_power(*device);
