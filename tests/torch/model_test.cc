@@ -9,6 +9,7 @@
 #include <torch/serialize.h>
 
 #include "../cli/cli_tools.h"
+#include "fixture_cache.h"
 #include "model_fixtures.h"
 #include "test_tools.h"
 #include "verdict/verdict.h"
@@ -300,7 +301,9 @@ TEST_F(Models, InputsWrittenByPythonLoadWhateverTheirContainer) {
 TEST_F(Models, AnAotInductorPackageRunsForwardUnderTheMatrix) {
   if (!python_imports_torch()) GTEST_SKIP() << python() << " cannot import torch: no package can be compiled here";
   const auto package = path("small.pt2");
-  ASSERT_EQ(std::system((python() + " " + fixture_script() + " aoti " + package + " 2> " + path("aoti.log")).c_str()),
+  ASSERT_EQ(testing::make_fixture(fixture_script(),
+                                  python() + " " + fixture_script() + " aoti " + package + " 2> " + path("aoti.log"),
+                                  package),
             0)
       << testing_cli::slurp(path("aoti.log"));
   EXPECT_EQ(model_format(package), ModelFormat::aoti_package);
