@@ -66,7 +66,13 @@ class JsonBuilder {
   bool start_array(std::size_t) { return open(json::array()); }
   bool end_object() { return close(); }
   bool end_array() { return close(); }
+  // A key twice in one object would leave the readers to pick one (nlohmann keeps the last): two
+  // commands could then read one file differently. YAML inputs refuse the same (config/yaml_reader.h).
   bool key(json::string_t& key) {
+    const json& object = *open_.back();  // the streamed array stays in its object, empty
+    if (object.contains(key))
+      throw UserError(fmt::format("{}: invalid JSON: the key {} appears twice in one object", source_,
+                                  json(key.substr(0, 80)).dump(-1, ' ', true, json::error_handler_t::replace)));
     key_ = std::move(key);
     return true;
   }
@@ -159,6 +165,9 @@ std::string read_input_file(const std::string& path, const std::string& what, st
   struct stat status {};
   if (::fstat(fd, &status) != 0) throw cannot_read(path, what, errno);
   if (S_ISDIR(status.st_mode)) throw cannot_read(path, what, EISDIR);
+  // A device (/dev/zero, /dev/urandom) is no file of this tool's and may never end; a pipe is read.
+  if (S_ISCHR(status.st_mode) || S_ISBLK(status.st_mode) || S_ISSOCK(status.st_mode))
+    throw UserError(fmt::format("{}: cannot read the {}: a device, not a file", path, what));
   std::string text;
   // One allocation for a regular file; others (pipes, /proc, devices) report no size and grow.
   if (S_ISREG(status.st_mode) && status.st_size > 0)
@@ -182,6 +191,8 @@ std::string read_input_file(const std::string& path, const std::string& what, st
       throw UserError(
           fmt::format("{}: larger than {}, the limit for {}", path, size_text(max_bytes), with_article(what)));
   }
+  // Editors on some systems start UTF-8 files with a byte-order mark; JSON and YAML readers differ on it.
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
   return text;
 }
 

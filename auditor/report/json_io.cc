@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <stdexcept>
 
+#include "config/config_json.h"
 #include "config/input_file.h"
 #include "common/json_number.h"
 #include "common/user_error.h"
@@ -169,16 +171,22 @@ void check_current_keys(const Report& report, const std::string& source, bool ch
   }
 }
 
-// The config fields the tool reads back from a report (repro's warm-up count, the models' specs).
+// A report's config is read by the one config reader, with the fields older versions did not write
+// taken at their defaults, and held to the rules of a config file; its probes, perhaps of a newer
+// version, to the names' grammar.
 void check_report_config(const json& config, const std::string& source) {
   if (config.is_null()) return;
   if (!config.is_object()) throw UserError(fmt::format("{}: malformed report: \"config\" must be an object", source));
-  for (const char* key : {"repeats", "warmup", "processes"})
-    if (config.contains(key)) (void)json_integer<int>(config.at(key));
-  if (config.contains("models")) (void)config.at("models").get<std::vector<ModelSpec>>();
-  if (config.contains("input_scheme") && !input_scheme_from_int(json_integer<int>(config.at("input_scheme"))))
-    throw UserError(
-        fmt::format("{}: malformed report: config: input_scheme must be one of: {}", source, kInputSchemeNames));
+  auto complete = config_to_json(Config{});
+  for (const auto& [name, value] : config.items()) complete[name] = value;
+  const auto where = source + ": malformed report: config";
+  auto read = config_from_json(complete, source + ": malformed report");
+  for (const auto& selection : read.probes)
+    if (!is_probe_name(selection.probe) ||
+        !std::all_of(selection.variants.begin(), selection.variants.end(), is_variant_name))
+      throw UserError(fmt::format("{}: probe {} is not a probe name with variant names", where, shown(selection.probe)));
+  read.probes.clear();
+  validate_config(read, {}, where);
 }
 
 json merge_to_json(const MergeInfo& merge) {
