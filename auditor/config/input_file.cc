@@ -10,6 +10,7 @@
 #include <system_error>
 #include <vector>
 
+#include "common/byte_size.h"
 #include "common/user_error.h"
 
 namespace repro_audit {
@@ -30,12 +31,6 @@ class FileDescriptor {
 
 UserError cannot_read(const std::string& path, const std::string& what, int error) {
   return UserError(fmt::format("{}: cannot read the {}: {}", path, what, std::generic_category().message(error)));
-}
-
-std::string size_text(std::size_t bytes) {
-  constexpr std::size_t mebibyte = std::size_t{1} << 20;
-  if (bytes % mebibyte == 0) return fmt::format("{} MiB", bytes / mebibyte);
-  return fmt::format("{} bytes", bytes);
 }
 
 std::string with_article(const std::string& noun) {
@@ -189,7 +184,7 @@ std::string read_input_file(const std::string& path, const std::string& what, st
     if (got == 0) break;
     if (text.size() > max_bytes)
       throw UserError(
-          fmt::format("{}: larger than {}, the limit for {}", path, size_text(max_bytes), with_article(what)));
+          fmt::format("{}: larger than {}, the limit for {}", path, byte_size_text(max_bytes), with_article(what)));
   }
   // Editors on some systems start UTF-8 files with a byte-order mark; JSON and YAML readers differ on it.
   if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
