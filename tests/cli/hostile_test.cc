@@ -1,6 +1,9 @@
 // Hostile but fair use, by class: nothing of the user's replaced, every reader equally strict, every
 // axis what it says, bounds that cannot be switched off, messages a terminal can bear. Each test runs
 // the real binary on one small report made once for the suite; none audits more than one cell.
+#include <signal.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -219,6 +222,27 @@ TEST_F(Hostile, AWriteThatFailsEndsTheExportWithThePathAndTheError) {
   std::vector<std::string> left;
   for (const auto& entry : fs::directory_iterator(path("out"))) left.push_back(entry.path().filename().string());
   EXPECT_TRUE(left.empty());
+}
+
+// Whether `pid` is a live process (a zombie waiting for its parent is not).
+bool alive(pid_t pid) {
+  const auto stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+TEST_F(Hostile, AnInterpreterThatHangsIsStoppedWithWhatItStarted) {
+  // A wrapper script whose own child hangs: stopping the script alone left the child running.
+  const auto child = path("child.pid");
+  const auto python = write("python-with-a-child", "#!/bin/sh\nsleep 1000 &\necho $! > " + child + "\nwait\n");
+  ::chmod(python.c_str(), 0755);
+  const auto result = run("selftest --device cpu --python " + python, "REPRO_AUDIT_PYTHON_CHECK_SECONDS=2");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("did not answer within 2 s"), std::string::npos) << result.output;
+  const auto pid = std::stoi(slurp(child));
+  for (int i = 0; i < 50 && alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(alive(pid)) << "the interpreter's child " << pid << " outlived it";
+  if (alive(pid)) ::kill(pid, SIGKILL);
 }
 
 }  // namespace
