@@ -362,4 +362,13 @@ FailOn report_fail_on(const Report& report) {
   return parsed.value_or(FailOn::contradiction);
 }
 
+std::vector<FindingGroup> finding_groups(const Report& report) {
+  std::vector<FindingGroup> groups = {{"Contradictions with PyTorch's documentation", {}},
+                                      {"Cells that ended without a verdict", {}}};
+  for (const auto& cell : report.cells)
+    if (cell.contradiction) groups[cell.contradiction->expected == kExpectedVerdict ? 1 : 0].cells.push_back(&cell);
+  std::erase_if(groups, [](const FindingGroup& group) { return group.cells.empty(); });
+  return groups;
+}
+
 }  // namespace repro_audit
