@@ -78,7 +78,8 @@ void add_axis_argument(Config& config, const std::string& text, std::set<std::st
   validate_axis(name, values, "--axis");
   for (auto it = values.begin(); it != values.end(); ++it)
     if (std::find(values.begin(), it, *it) != it)
-      throw UserError(fmt::format("--axis {}: the value {} is given twice (after leading zeros are dropped)", name, *it));
+      throw UserError(
+          fmt::format("--axis {}: the value {} is given twice (after leading zeros are dropped)", name, *it));
   axis = values;
 }
 

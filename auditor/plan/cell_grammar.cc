@@ -56,8 +56,7 @@ std::string cell_grammar_problem(const Cell& cell, bool check_key) {
   for (const auto& [name, value] : cell.settings) {
     if (!made_of(name, "_")) return fmt::format("setting {} is not a setting name", shown(name));
     const auto* spec = find_setting(name);
-    if (!spec)
-      return fmt::format("setting {} is not one of: {}", shown(name), fmt::join(setting_names(), ", "));
+    if (!spec) return fmt::format("setting {} is not one of: {}", shown(name), fmt::join(setting_names(), ", "));
     if (value != kNotApplicable && !is_valid_value(*spec, value))
       return fmt::format("setting {} has the value {}; valid: {}", name, shown(value), describe_values(*spec));
   }

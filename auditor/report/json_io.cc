@@ -187,7 +187,8 @@ void check_report_config(const json& config, const std::string& source) {
   for (const auto& selection : read.probes)
     if (!is_probe_name(selection.probe) ||
         !std::all_of(selection.variants.begin(), selection.variants.end(), is_variant_name))
-      throw UserError(fmt::format("{}: probe {} is not a probe name with variant names", where, shown(selection.probe)));
+      throw UserError(
+          fmt::format("{}: probe {} is not a probe name with variant names", where, shown(selection.probe)));
   read.probes.clear();
   validate_config(read, {}, where);
 }

@@ -224,7 +224,8 @@ TEST(CellGrammar, AnUnknownSettingOrAValueNotAsTheToolWritesItIsRefused) {
   EXPECT_EQ(cell_grammar_problem(unknown, true).rfind("setting \"evil\" is not one of: ", 0), 0u);
   auto padded = grammar_cell();
   padded.settings["threads"] = "01";
-  EXPECT_EQ(cell_grammar_problem(padded, false), "setting threads has the value \"01\"; valid: an integer from 1 to 1024");
+  EXPECT_EQ(cell_grammar_problem(padded, false),
+            "setting threads has the value \"01\"; valid: an integer from 1 to 1024");
   EXPECT_EQ(cell_key_problem("sum/f32@cpu|threads=3"), "");
   EXPECT_NE(cell_key_problem("sum/f32@cpu|threads=03"), "");
   EXPECT_NE(cell_key_problem("sum/f32@cpu|threads=0"), "");
