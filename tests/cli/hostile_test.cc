@@ -188,7 +188,10 @@ TEST_F(Hostile, EveryPrinterShowsAReportsTextWithoutItsEscapeCodes) {
 }
 
 TEST_F(Hostile, AHugeNameInARefusedReportIsNotEchoedInFull) {
-  const auto report = crafted("huge.json", [](json& r) { r["cells"][0]["probe"] = std::string(1 << 20, 'a'); });
+  const auto report = crafted("huge.json", [](json& r) {
+    r["cells"][0]["probe"] = std::string(1 << 20, 'a');
+    r["cells"][0]["key"] = std::string(1 << 20, 'a') + "/f32@cpu";
+  });
   const auto result = run("show " + report);
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_LT(result.output.size(), 8192u) << result.output.substr(0, 400);
