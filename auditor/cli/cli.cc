@@ -1,7 +1,10 @@
 #include "cli/cli.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -11,6 +14,7 @@
 #include "cli/terminal.h"
 #include "common/user_error.h"
 #include "common/version.h"
+#include "report/escape.h"
 
 namespace repro_audit {
 
@@ -28,6 +32,17 @@ int run_cli(int argc, char** argv) {
                           add_repro_command,    add_worker_command,  add_rank_command,     add_export_inputs_command};
   std::vector<Command> commands;
   for (const auto add : adders) commands.push_back(add(app));
+  // CLI11 takes an unknown word for a missing subcommand; say which word, and what the commands are.
+  const auto all = app.get_subcommands([](CLI::App*) { return true; });
+  if (argc >= 2 && argv[1][0] != '-' &&
+      std::none_of(all.begin(), all.end(), [&](const CLI::App* command) { return command->check_name(argv[1]); })) {
+    std::vector<std::string> names;
+    for (const auto* command : all)
+      if (!command->get_group().empty()) names.push_back(command->get_name());
+    std::cerr << fmt::format("repro-audit: unknown command '{}'; valid commands: {}\n", terminal_text(argv[1]),
+                             fmt::join(names, ", "));
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -52,7 +67,7 @@ int run_cli(int argc, char** argv) {
     }
     return 2;
   } catch (const UserError& error) {
-    std::cerr << "repro-audit: " << error.what() << "\n";
+    std::cerr << "repro-audit: " << terminal_message(error.what()) << "\n";
     return 2;
   } catch (const std::filesystem::filesystem_error& error) {
     // A folder that cannot be made or read is the user's environment to fix, not a bug.
@@ -60,7 +75,7 @@ int run_cli(int argc, char** argv) {
               << error.code().message() << " (" << error.what() << ")\n";
     return 2;
   } catch (const std::exception& error) {
-    std::cerr << "repro-audit: internal error: " << error.what() << "\n";
+    std::cerr << "repro-audit: internal error: " << terminal_message(error.what()) << "\n";
     return 3;
   }
 }

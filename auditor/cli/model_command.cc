@@ -7,6 +7,8 @@
 #include "cli/audit_command.h"
 #include "cli/commands.h"
 #include "config/model_config.h"
+#include "cli/option_checks.h"
+#include "common/byte_size.h"
 #include "common/user_error.h"
 #include "worker/device.h"
 #include "worker/model_checks.h"
@@ -104,11 +106,9 @@ void check_model_sizes(const ModelSpec& model, const ModelLimits& limits) {
   for (const auto& input : model.inputs) {
     const auto bytes = model_input_bytes(input);
     if (!bytes || __builtin_add_overflow(generated, *bytes, &generated) || generated > limits.input_bytes)
-      throw UserError(
-          fmt::format("--input {}: {} of generated inputs, over the limit of {:.1f} MiB (--max-input-bytes raises it)",
-                      to_string(input),
-                      bytes ? fmt::format("{:.1f} MiB", generated / 1048576.0) : std::string("more than 2^64 bytes"),
-                      limits.input_bytes / 1048576.0));
+      throw UserError(fmt::format(
+          "--input {}: {} of generated inputs, over the limit of {} (--max-input-bytes raises it)", to_string(input),
+          bytes ? byte_size_text(generated) : std::string("more than 2^64 bytes"), byte_size_text(limits.input_bytes)));
   }
   try {
     check_model_file_size(model.path, limits.model_bytes, "the model", "--max-model-bytes");
@@ -176,11 +176,11 @@ Command add_model_command(CLI::App& app) {
   model
       ->add_option("--max-model-bytes", arguments->limits.model_bytes,
                    "Refuse a model file larger than this, on disk or unpacked (default 8G; e.g. 512M, 16G)")
-      ->transform(CLI::AsSizeValue(false));
+      ->transform(byte_count());
   model
       ->add_option("--max-input-bytes", arguments->limits.input_bytes,
                    "Refuse generated inputs (--input) or an inputs file larger than this (default 2G)")
-      ->transform(CLI::AsSizeValue(false));
+      ->transform(byte_count());
   add_audit_options(model, arguments->audit);
   return {model, [arguments] {
             const auto registered = registered_catalogue();

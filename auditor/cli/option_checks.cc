@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "common/byte_size.h"
+
 namespace repro_audit {
 namespace {
 
@@ -14,6 +16,20 @@ std::string name_of(const CLI::Option& option) {
 }
 
 }  // namespace
+
+CLI::Validator byte_count() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const auto refused = fmt::format("{}: give a size in bytes from 1 to 2^64 - 1, e.g. 512M or 16G", text);
+        if (text.find('-') != std::string::npos) return refused;
+        std::string digits = text;
+        if (const auto problem = CLI::AsSizeValue(false)(digits); !problem.empty()) return refused;
+        if (!parse_byte_count(digits)) return refused;
+        text = digits;
+        return "";
+      },
+      "SIZE");
+}
 
 std::string empty_option_problem(const CLI::App& app) {
   for (const auto* option : app.get_options()) {

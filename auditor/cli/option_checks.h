@@ -10,4 +10,8 @@ namespace repro_audit {
 // would otherwise write nowhere and say nothing) or a NaN or infinity; "" when nothing is.
 std::string empty_option_problem(const CLI::App& app);
 
+// For a bound in bytes ("512M", "16G", "1073741824"): CLI11's size units, then a count from 1 to
+// 2^64 - 1. A sign, zero or a count past 2^64 - 1 is refused, never wrapped into "no bound".
+CLI::Validator byte_count();
+
 }  // namespace repro_audit

@@ -11,6 +11,7 @@
 #include "common/user_error.h"
 #include "repro/export.h"
 #include "report/cell_printer.h"
+#include "report/escape.h"
 #include "report/json_io.h"
 #include "supervisor/worker_process.h"
 #include "worker/probe_catalogue.h"

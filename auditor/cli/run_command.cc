@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <regex>
+#include <set>
 
 #include "cli/audit_command.h"
 #include "cli/local_audit.h"
@@ -56,7 +58,7 @@ void add_probe_argument(Config& config, const std::string& text, const Catalogue
 }
 
 // "threads=1,2"
-void add_axis_argument(Config& config, const std::string& text) {
+void add_axis_argument(Config& config, const std::string& text, std::set<std::string>& given) {
   const auto equals = text.find('=');
   if (equals == std::string::npos) throw UserError(fmt::format("--axis: expected NAME=V1,V2 but got '{}'", text));
   std::vector<std::string> values;
@@ -67,8 +69,18 @@ void add_axis_argument(Config& config, const std::string& text) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  validate_axis(text.substr(0, equals), values, "--axis");
-  config.axes[text.substr(0, equals)] = values;
+  const auto name = text.substr(0, equals);
+  validate_axis(name, {}, "--axis");
+  // A repeated --axis adds its values to the earlier one's; it replaces only the config file's.
+  auto& axis = config.axes[name];
+  if (!given.insert(name).second) values.insert(values.begin(), axis.begin(), axis.end());
+  for (auto& value : values) value = normalised_value(*find_setting(name), value);
+  validate_axis(name, values, "--axis");
+  for (auto it = values.begin(); it != values.end(); ++it)
+    if (std::find(values.begin(), it, *it) != it)
+      throw UserError(
+          fmt::format("--axis {}: the value {} is given twice (after leading zeros are dropped)", name, *it));
+  axis = values;
 }
 
 // --fail-on stays a string option; it becomes the enum here, at the edge.
@@ -118,7 +130,8 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
     config.axes = portability_axes(levels, threads);
   }
   if (!arguments.matrix.empty()) config.full_matrix = true;
-  for (const auto& axis : arguments.axes) add_axis_argument(config, axis);
+  std::set<std::string> given_axes;
+  for (const auto& axis : arguments.axes) add_axis_argument(config, axis, given_axes);
   if (arguments.repeats) config.repeats = *arguments.repeats;
   if (arguments.processes) config.processes = *arguments.processes;
   if (arguments.detect) {

@@ -114,13 +114,6 @@ AsciiTerminal::~AsciiTerminal() {
   std::cerr.rdbuf(old_err_);
 }
 
-std::string terminal_text(const std::string& text) {
-  std::string shown = text;
-  for (auto& c : shown)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return shown;
-}
-
 std::string standard_output_failure() {
   errno = 0;
   std::cout.flush();

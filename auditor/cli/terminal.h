@@ -18,10 +18,6 @@ bool utf8_locale();
 // "✗" -> "x", "µs" -> "us"); any other non-ASCII character becomes "?".
 std::string ascii_text(const std::string& text);
 
-// Text from a file (a report's message, a skip reason) for one terminal line: control characters,
-// escape codes among them, become '?', so a report cannot move the cursor or recolour the terminal.
-std::string terminal_text(const std::string& text);
-
 // Flushes standard output; why its writes failed (ENOSPC for /dev/full, EPIPE for a closed pipe), or
 // "" when they did not. A lost matrix or JSON on stdout is a failed command (exit 2).
 std::string standard_output_failure();

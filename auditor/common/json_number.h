@@ -47,4 +47,39 @@ T json_integer_or(const nlohmann::json& object, const char* key, T fallback) {
   return it == object.end() ? fallback : json_integer<T>(*it);
 }
 
+// The value at `key` (integers read by json_integer), or `fallback` when the key is absent. A wrong
+// type or value throws the same kind of json exception, naming the field: a reader of a large file
+// then says which of its fields is wrong ("\"runs\": type must be an integer, but is string").
+template <typename T>
+T json_field_or(const nlohmann::json& object, const char* key, T fallback) {
+  using nlohmann::json;
+  const auto it = object.find(key);
+  if (it == object.end()) return fallback;
+  const auto named = [&](const json::exception& error) {
+    const std::string what = error.what();
+    const auto end = what.find("] ");
+    return "\"" + std::string(key) + "\": " + (end == std::string::npos ? what : what.substr(end + 2));
+  };
+  try {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      return json_integer<T>(*it);
+    else
+      return it->template get<T>();
+  } catch (const json::type_error& error) {
+    throw json::type_error::create(error.id, named(error), nullptr);
+  } catch (const json::out_of_range& error) {
+    throw json::out_of_range::create(error.id, named(error), nullptr);
+  } catch (const json::other_error& error) {
+    throw json::other_error::create(error.id, named(error), nullptr);
+  }
+}
+
+// The value at `key`, which must be there (json::out_of_range 403 otherwise, as json::at says).
+template <typename T>
+T json_field(const nlohmann::json& object, const char* key) {
+  if (!object.contains(key))
+    throw nlohmann::json::out_of_range::create(403, "key '" + std::string(key) + "' not found", nullptr);
+  return json_field_or<T>(object, key, T{});
+}
+
 }  // namespace repro_audit

@@ -13,6 +13,7 @@
 #include "config/input_file.h"
 #include "common/user_error.h"
 #include "config/yaml_reader.h"
+#include "plan/cell_grammar.h"
 #include "plan/cell_key.h"
 
 namespace repro_audit {
@@ -360,13 +361,14 @@ Baseline parse_baseline(const std::string& text, const std::string& source) {
   yaml.stream(text, events);
   if (events.finish()) migrate_rule1_keys(baseline);
   events.attach_kernels();
-  // Keys reach Markdown, HTML and terminals (escaped there): no empty key, no control characters.
-  for (const auto& cell : baseline.cells)
-    if (cell.key.empty() || std::any_of(cell.key.begin(), cell.key.end(),
-                                        [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
-      throw UserError(
-          fmt::format("{}: malformed baseline: the cell key {} is empty or holds control characters", source,
-                      nlohmann::json(cell.key).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace)));
+  // Keys reach folder names, scripts, Markdown, HTML and terminals: the grammar a report's keys keep.
+  std::set<std::string> seen;
+  for (const auto& cell : baseline.cells) {
+    if (const auto problem = cell_key_problem(cell.key); !problem.empty())
+      throw UserError(fmt::format("{}: malformed baseline: {}", source, problem));
+    if (!seen.insert(cell.key).second)
+      throw UserError(fmt::format("{}: malformed baseline: the key {} appears twice", source, shown(cell.key)));
+  }
   return baseline;
 }
 

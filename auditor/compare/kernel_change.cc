@@ -8,6 +8,8 @@
 #include <map>
 #include <optional>
 
+#include "report/escape.h"
+
 namespace repro_audit {
 namespace {
 
@@ -64,9 +66,10 @@ bool same_record(const KernelRecord& a, const KernelRecord& b) {
   return a.name == b.name && a.grid == b.grid && a.block == b.block;
 }
 
+// A report's kernel names are another host's text: one line each, in every printer.
 std::string shown(const KernelRecord& record) {
-  if (record.grid.empty() && record.block.empty()) return record.name;
-  return fmt::format("{} grid {} block {}", record.name, record.grid, record.block);
+  if (record.grid.empty() && record.block.empty()) return terminal_text(record.name);
+  return terminal_text(fmt::format("{} grid {} block {}", record.name, record.grid, record.block));
 }
 
 // Identical changes of several records count as one.

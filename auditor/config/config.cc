@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
@@ -106,7 +107,11 @@ class Reader : public YamlReader {
       if (entry.second.IsScalar())
         values.push_back(checked_value(entry.second, *spec));
       else if (entry.second.IsSequence())
-        for (const auto& item : items) values.push_back(checked_value(item, *spec));
+        for (const auto& item : items) {
+          values.push_back(checked_value(item, *spec));
+          if (std::count(values.begin(), values.end(), values.back()) > 1)
+            fail(item, fmt::format("axis '{}' names the value {} twice", name, values.back()));
+        }
       else
         fail(entry.second, "an axis must be a value or a list of values");
       if (values.empty()) fail(entry.second, fmt::format("axis '{}' has no values", name));
@@ -116,7 +121,7 @@ class Reader : public YamlReader {
   }
 
   std::string checked_value(const YAML::Node& node, const SettingSpec& spec) const {
-    const auto value = scalar(node, "a setting value");
+    const auto value = normalised_value(spec, scalar(node, "a setting value"));
     if (!is_valid_value(spec, value))
       fail(node, fmt::format("invalid value '{}' for setting '{}'; valid values: {}", value, spec.name,
                              describe_values(spec)));

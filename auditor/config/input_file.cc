@@ -10,6 +10,7 @@
 #include <system_error>
 #include <vector>
 
+#include "common/byte_size.h"
 #include "common/user_error.h"
 
 namespace repro_audit {
@@ -30,12 +31,6 @@ class FileDescriptor {
 
 UserError cannot_read(const std::string& path, const std::string& what, int error) {
   return UserError(fmt::format("{}: cannot read the {}: {}", path, what, std::generic_category().message(error)));
-}
-
-std::string size_text(std::size_t bytes) {
-  constexpr std::size_t mebibyte = std::size_t{1} << 20;
-  if (bytes % mebibyte == 0) return fmt::format("{} MiB", bytes / mebibyte);
-  return fmt::format("{} bytes", bytes);
 }
 
 std::string with_article(const std::string& noun) {
@@ -66,7 +61,13 @@ class JsonBuilder {
   bool start_array(std::size_t) { return open(json::array()); }
   bool end_object() { return close(); }
   bool end_array() { return close(); }
+  // A key twice in one object would leave the readers to pick one (nlohmann keeps the last): two
+  // commands could then read one file differently. YAML inputs refuse the same (config/yaml_reader.h).
   bool key(json::string_t& key) {
+    const json& object = *open_.back();  // the streamed array stays in its object, empty
+    if (object.contains(key))
+      throw UserError(fmt::format("{}: invalid JSON: the key {} appears twice in one object", source_,
+                                  json(key.substr(0, 80)).dump(-1, ' ', true, json::error_handler_t::replace)));
     key_ = std::move(key);
     return true;
   }
@@ -159,6 +160,9 @@ std::string read_input_file(const std::string& path, const std::string& what, st
   struct stat status {};
   if (::fstat(fd, &status) != 0) throw cannot_read(path, what, errno);
   if (S_ISDIR(status.st_mode)) throw cannot_read(path, what, EISDIR);
+  // A device (/dev/zero, /dev/urandom) is no file of this tool's and may never end; a pipe is read.
+  if (S_ISCHR(status.st_mode) || S_ISBLK(status.st_mode) || S_ISSOCK(status.st_mode))
+    throw UserError(fmt::format("{}: cannot read the {}: a device, not a file", path, what));
   std::string text;
   // One allocation for a regular file; others (pipes, /proc, devices) report no size and grow.
   if (S_ISREG(status.st_mode) && status.st_size > 0)
@@ -180,8 +184,10 @@ std::string read_input_file(const std::string& path, const std::string& what, st
     if (got == 0) break;
     if (text.size() > max_bytes)
       throw UserError(
-          fmt::format("{}: larger than {}, the limit for {}", path, size_text(max_bytes), with_article(what)));
+          fmt::format("{}: larger than {}, the limit for {}", path, byte_size_text(max_bytes), with_article(what)));
   }
+  // Editors on some systems start UTF-8 files with a byte-order mark; JSON and YAML readers differ on it.
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
   return text;
 }
 

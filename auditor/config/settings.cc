@@ -231,13 +231,21 @@ std::vector<std::string> setting_names() {
 
 bool is_valid_value(const SettingSpec& spec, const std::string& value) {
   if (spec.values.empty()) {
-    if (value.empty() || value.size() > 9 ||
+    if (value.empty() || value.size() > 9 || (value.size() > 1 && value[0] == '0') ||
         !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; }))
       return false;
     const long number = std::stol(value);
     return number >= spec.minimum && number <= spec.maximum;
   }
   return std::find(spec.values.begin(), spec.values.end(), value) != spec.values.end();
+}
+
+std::string normalised_value(const SettingSpec& spec, const std::string& value) {
+  if (!spec.values.empty() || value.empty() ||
+      !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return value;
+  const auto first = value.find_first_not_of('0');
+  return first == std::string::npos ? "0" : value.substr(first);
 }
 
 std::string describe_values(const SettingSpec& spec) {

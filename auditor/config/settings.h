@@ -65,8 +65,12 @@ const std::vector<SettingSpec>& setting_specs();
 const SettingSpec* find_setting(const std::string& name);
 std::vector<std::string> setting_names();
 
-// True when `value` is valid for the setting (integers for settings without a value list).
+// True when `value` is valid for the setting (integers for settings without a value list, written
+// as the tool writes them: "3", never "03", so one cell never has two keys).
 bool is_valid_value(const SettingSpec& spec, const std::string& value);
+// A value as a person may type it, in the one form keys hold: an integer's leading zeros dropped
+// ("03" -> "3", "00" -> "0"); anything else as it is.
+std::string normalised_value(const SettingSpec& spec, const std::string& value);
 std::string describe_values(const SettingSpec& spec);
 
 bool applies_to(const SettingSpec& spec, const std::string& device);

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "compare/platform.h"
+#include "report/escape.h"
 
 namespace repro_audit {
 
@@ -21,7 +22,7 @@ PlatformFields platform_fields(const nlohmann::json& environment) {
       std::sort(members.begin(), members.end());
       value = fmt::format("{}", fmt::join(members, " "));
     }
-    fields.emplace_back(field.label, value);
+    fields.emplace_back(terminal_text(field.label), terminal_text(value));
   }
   return fields;
 }
@@ -51,7 +52,9 @@ std::vector<FleetHost> name_fleet_hosts(const std::vector<ReportFile>& inputs) {
   std::vector<FleetHost> hosts;
   std::map<std::string, int> uses;
   for (const auto& input : inputs) {
-    auto name = input.report.host.empty() ? std::filesystem::path(input.file).stem().string() : input.report.host;
+    // A host name and a fingerprint come from the report: every printer shows them as one line of text.
+    auto name = terminal_text(input.report.host.empty() ? std::filesystem::path(input.file).stem().string()
+                                                        : input.report.host);
     ++uses[name];
     hosts.push_back({name, input.file, 0});
   }

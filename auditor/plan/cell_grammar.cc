@@ -1,6 +1,7 @@
 #include "plan/cell_grammar.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -19,15 +20,6 @@ bool made_of(const std::string& text, const char* extra) {
          });
 }
 
-// A value of a setting this version does not know: no separator of the key (',' '|' '=').
-bool is_plain_token(const std::string& text) {
-  return text == kNotApplicable ||
-         (!text.empty() && text.size() <= kMaxNameLength && std::all_of(text.begin(), text.end(), [](char c) {
-           return std::isalnum(static_cast<unsigned char>(c)) ||
-                  std::string_view("_.:+-").find(c) != std::string_view::npos;
-         }));
-}
-
 }  // namespace
 
 std::string shown(const std::string& text) {
@@ -43,6 +35,20 @@ bool is_device_name(const std::string& text) {
   return std::all_of(text.begin() + 5, text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+std::string cell_key_problem(const std::string& key) {
+  const auto parsed = parse_cell_key(key);
+  if (!parsed) return fmt::format("the key {} is not probe/variant@device|setting=value,...", shown(key));
+  Cell named;
+  named.key = key;
+  named.probe = parsed->probe;
+  named.variant = parsed->variant;
+  named.device = parsed->device;
+  named.settings = parsed->settings;
+  if (const auto problem = cell_grammar_problem(named, false); !problem.empty())
+    return fmt::format("in the key {}, {}", shown(key), problem);
+  return "";
+}
+
 std::string cell_grammar_problem(const Cell& cell, bool check_key) {
   if (!is_probe_name(cell.probe)) return fmt::format("probe {} is not a probe name", shown(cell.probe));
   if (!is_variant_name(cell.variant)) return fmt::format("variant {} is not a variant name", shown(cell.variant));
@@ -50,9 +56,9 @@ std::string cell_grammar_problem(const Cell& cell, bool check_key) {
   for (const auto& [name, value] : cell.settings) {
     if (!made_of(name, "_")) return fmt::format("setting {} is not a setting name", shown(name));
     const auto* spec = find_setting(name);
-    if (spec ? value != kNotApplicable && !is_valid_value(*spec, value) : !is_plain_token(value))
-      return fmt::format("setting {} has the value {}{}", name, shown(value),
-                         spec ? "; valid: " + describe_values(*spec) : std::string());
+    if (!spec) return fmt::format("setting {} is not one of: {}", shown(name), fmt::join(setting_names(), ", "));
+    if (value != kNotApplicable && !is_valid_value(*spec, value))
+      return fmt::format("setting {} has the value {}; valid: {}", name, shown(value), describe_values(*spec));
   }
   if (!std::all_of(cell.label.begin(), cell.label.end(),
                    [](char c) {

@@ -22,10 +22,12 @@ bool is_variant_name(const std::string& text);
 // "cpu", "cuda" or "cuda:N".
 bool is_device_name(const std::string& text);
 
-// Why `cell` breaks the grammar ("" when it does not): its probe, variant, device, settings (a known
-// setting takes one of its values or "n/a"; an unknown one, from a newer version, a plain token) and
-// label; with `check_key`, also that its key names that probe, variant and device and settings of the
-// same grammar.
+// Why `cell` breaks the grammar ("" when it does not): its probe, variant, device, settings (a setting
+// this version knows, with one of its values as the tool writes it, or "n/a") and label; with
+// `check_key`, also that its key names that probe, variant and device and settings of the same grammar.
 std::string cell_grammar_problem(const Cell& cell, bool check_key);
+
+// Why a key alone (a baseline's) breaks the same grammar, or "".
+std::string cell_key_problem(const std::string& key);
 
 }  // namespace repro_audit

@@ -108,7 +108,9 @@ Plan make_plan(const Config& config, const Catalogue& catalogue, const std::stri
   const auto probe_of = [&](const ProbeSelection& selection) {
     return find_probe(config.models.empty() ? catalogue : models, selection.probe);
   };
-  if (std::any_of(selections.begin(), selections.end(), [&](const auto& s) { return probe_of(s)->collective; }))
+  // Rank columns are added only when no axis names ranks: an axis the user gave is audited as given.
+  if (!config.axes.count("ranks") &&
+      std::any_of(selections.begin(), selections.end(), [&](const auto& s) { return probe_of(s)->collective; }))
     add_rank_columns(plan.columns, device);
   std::set<std::string> keys;
   for (const auto& selection : selections) {
@@ -119,6 +121,12 @@ Plan make_plan(const Config& config, const Catalogue& catalogue, const std::stri
       throw UserError(
           fmt::format("probe '{}' is not a collective, and every flag set has ranks of 2 or more: add "
                       "ranks=1 to the values, or select collective probes only",
+                      probe->name));
+    if (probe->collective &&
+        std::none_of(columns.begin(), columns.end(), [](const auto& column) { return ranks_of(column.flags) >= 2; }))
+      throw UserError(
+          fmt::format("probe '{}' is a collective, and no flag set has ranks of 2 or more: add ranks=2 (or more) "
+                      "to the values, or leave the ranks axis out for ranks 2, 3 and 4",
                       probe->name));
     const ModelSpec* model = nullptr;
     for (const auto& candidate : config.models)

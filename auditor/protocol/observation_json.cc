@@ -212,24 +212,24 @@ void to_json(json& j, const Cell& value) {
   if (value.budget_seconds > 0) j["budget_seconds"] = value.budget_seconds;
 }
 void from_json(const json& j, Cell& value) {
-  value.key = j.at("key").get<std::string>();
-  value.probe = j.at("probe").get<std::string>();
-  value.variant = j.at("variant").get<std::string>();
-  value.device = j.at("device").get<std::string>();
-  value.label = j.value("label", "");
-  value.settings = j.at("settings").get<FlagSet>();
-  value.unsupported_reason = j.value("unsupported_reason", "");
-  value.timeout_seconds = j.value("timeout_seconds", 60.0);
-  value.budget_seconds = j.value("budget_seconds", 0.0);
+  value.key = json_field<std::string>(j, "key");
+  value.probe = json_field<std::string>(j, "probe");
+  value.variant = json_field<std::string>(j, "variant");
+  value.device = json_field<std::string>(j, "device");
+  value.label = json_field_or<std::string>(j, "label", "");
+  value.settings = json_field<FlagSet>(j, "settings");
+  value.unsupported_reason = json_field_or<std::string>(j, "unsupported_reason", "");
+  value.timeout_seconds = json_field_or(j, "timeout_seconds", 60.0);
+  value.budget_seconds = json_field_or(j, "budget_seconds", 0.0);
   value.invariance = Invariance::none;
   if (j.contains("invariance")) {
-    const auto name = j.at("invariance").get<std::string>();
+    const auto name = json_field<std::string>(j, "invariance");
     const auto invariance = invariance_from_string(name);
     if (!invariance) throw json::other_error::create(501, "unknown invariance '" + name + "'", &j);
     value.invariance = *invariance;
   }
   value.model.reset();
-  if (j.contains("model")) value.model = j.at("model").get<ModelSpec>();
+  if (j.contains("model")) value.model = json_field<ModelSpec>(j, "model");
 }
 
 void to_json(json& j, const Timing& value) {

@@ -1,5 +1,7 @@
 #include "report/escape.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace repro_audit {
@@ -22,6 +24,23 @@ std::size_t longest_backtick_run(std::string_view text) {
 }
 
 }  // namespace
+
+std::string terminal_text(std::string_view text) {
+  std::string shown(text);
+  for (auto& c : shown)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return shown;
+}
+
+std::string terminal_message(std::string_view text, std::size_t max_bytes) {
+  std::size_t cut = std::min(max_bytes, text.size());
+  while (cut > 0 && cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // UTF-8
+  std::string shown(text.substr(0, cut));
+  for (auto& c : shown)
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) c = '?';
+  if (cut < text.size()) shown += fmt::format("... ({} more bytes)", text.size() - cut);
+  return shown;
+}
 
 std::string xml_escape(std::string_view text) {
   std::string out;

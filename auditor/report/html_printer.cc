@@ -95,16 +95,14 @@ std::string cell_details(const Report& report) {
 
 std::string findings(const Report& report) {
   std::string html;
-  bool any = false;
-  for (const auto& cell : report.cells) {
-    if (!cell.contradiction) continue;
-    if (!any) html += "<h2>Contradictions with PyTorch's documentation</h2>\n<ul>\n";
-    any = true;
-    html += fmt::format("<li><strong>{}</strong> <code>{}</code>: {}</li>\n",
-                        cell.contradiction->breaks_audit ? "FAIL" : "note", xml_escape(cell.cell.key),
-                        xml_escape(cell.contradiction->text));
+  for (const auto& group : finding_groups(report)) {
+    html += "<h2>" + xml_escape(group.heading) + "</h2>\n<ul>\n";
+    for (const auto* cell : group.cells)
+      html += fmt::format("<li><strong>{}</strong> <code>{}</code>: {}</li>\n",
+                          cell->contradiction->breaks_audit ? "FAIL" : "note", xml_escape(cell->cell.key),
+                          xml_escape(cell->contradiction->text));
+    html += "</ul>\n";
   }
-  if (any) html += "</ul>\n";
   if (!report.notes.empty()) {
     html += "<h2>Settings that change the bits of deterministic results</h2>\n<ul>\n";
     for (const auto& note : report.notes) html += fmt::format("<li>{}</li>\n", xml_escape(note.text));

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <stdexcept>
 
+#include "config/config_json.h"
 #include "config/input_file.h"
 #include "common/json_number.h"
 #include "common/user_error.h"
@@ -64,37 +66,40 @@ CellReport cell_from_json(const json& j) {
   CellReport report;
   report.cell = j.get<Cell>();
   auto& v = report.verdict;
-  const auto kind = verdict_from_string(j.at("verdict").get<std::string>());
-  if (!kind) throw json::other_error::create(501, "unknown verdict '" + j.at("verdict").get<std::string>() + "'", &j);
+  const auto verdict = json_field<std::string>(j, "verdict");
+  const auto kind = verdict_from_string(verdict);
+  if (!kind) throw json::other_error::create(501, "unknown verdict '" + verdict + "'", &j);
   v.kind = *kind;
-  v.runs = json_integer_or(j, "runs", 0);
-  v.processes = json_integer_or(j, "processes", 0);
-  v.distinct_digests = json_integer_or(j, "distinct_digests", 0);
-  v.stopped_early = j.value("stopped_early", false);
-  v.budget_limited = j.value("budget_limited", false);
-  v.digest = j.value("digest", "");
-  v.digests_agree = runs_agreed(v.kind) || j.value("digests_agree", false);
-  v.divergence_rate_bound = j.value("divergence_rate_bound", 1.0);
-  v.divergence_scope = j.value("divergence_scope", "");
-  if (j.contains("divergence")) v.divergence = j.at("divergence").get<Divergence>();
-  v.variations = j.value("variations", std::vector<Divergence>{});
-  if (j.contains("sensitivity")) v.sensitivity = j.at("sensitivity").get<Sensitivity>();
-  v.diverged_outputs = j.value("diverged_outputs", std::vector<std::string>{});
-  if (j.contains("origin")) v.origin = j.at("origin").get<Origin>();
-  v.origin_note = j.value("origin_note", "");
-  v.steps = j.value("step_growth", std::vector<StepGrowth>{});
-  v.message = j.value("message", "");
-  v.warnings = j.value("warnings", std::vector<std::string>{});
-  v.timing = j.value("timing", Timing{});
-  v.per_op_timing = j.value("per_op_timing", Timing{});
-  v.kernels_varied = j.value("kernels_varied", false);
-  v.kernel_digest = j.value("kernel_digest", "");
-  report.documented = j.value("documented", "");
+  v.runs = json_field_or(j, "runs", 0);
+  v.processes = json_field_or(j, "processes", 0);
+  v.distinct_digests = json_field_or(j, "distinct_digests", 0);
+  v.stopped_early = json_field_or(j, "stopped_early", false);
+  v.budget_limited = json_field_or(j, "budget_limited", false);
+  v.digest = json_field_or<std::string>(j, "digest", "");
+  v.digests_agree = runs_agreed(v.kind) || json_field_or(j, "digests_agree", false);
+  v.divergence_rate_bound = json_field_or(j, "divergence_rate_bound", 1.0);
+  v.divergence_scope = json_field_or<std::string>(j, "divergence_scope", "");
+  if (j.contains("divergence")) v.divergence = json_field<Divergence>(j, "divergence");
+  v.variations = json_field_or(j, "variations", std::vector<Divergence>{});
+  if (j.contains("sensitivity")) v.sensitivity = json_field<Sensitivity>(j, "sensitivity");
+  v.diverged_outputs = json_field_or(j, "diverged_outputs", std::vector<std::string>{});
+  if (j.contains("origin")) v.origin = json_field<Origin>(j, "origin");
+  v.origin_note = json_field_or<std::string>(j, "origin_note", "");
+  v.steps = json_field_or(j, "step_growth", std::vector<StepGrowth>{});
+  v.message = json_field_or<std::string>(j, "message", "");
+  v.warnings = json_field_or(j, "warnings", std::vector<std::string>{});
+  v.timing = json_field_or(j, "timing", Timing{});
+  v.per_op_timing = json_field_or(j, "per_op_timing", Timing{});
+  v.kernels_varied = json_field_or(j, "kernels_varied", false);
+  v.kernel_digest = json_field_or<std::string>(j, "kernel_digest", "");
+  report.documented = json_field_or<std::string>(j, "documented", "");
   if (j.contains("contradiction")) {
     const auto& c = j.at("contradiction");
-    report.contradiction = Contradiction{c.value("expected", ""), c.value("text", ""), c.value("breaks_audit", false)};
+    report.contradiction =
+        Contradiction{json_field_or<std::string>(c, "expected", ""), json_field_or<std::string>(c, "text", ""),
+                      json_field_or(c, "breaks_audit", false)};
   }
-  report.observations = j.value("observations", std::vector<ProcessObservation>{});
+  report.observations = json_field_or(j, "observations", std::vector<ProcessObservation>{});
   return report;
 }
 
@@ -169,16 +174,23 @@ void check_current_keys(const Report& report, const std::string& source, bool ch
   }
 }
 
-// The config fields the tool reads back from a report (repro's warm-up count, the models' specs).
+// A report's config is read by the one config reader, with the fields older versions did not write
+// taken at their defaults, and held to the rules of a config file; its probes, perhaps of a newer
+// version, to the names' grammar.
 void check_report_config(const json& config, const std::string& source) {
   if (config.is_null()) return;
   if (!config.is_object()) throw UserError(fmt::format("{}: malformed report: \"config\" must be an object", source));
-  for (const char* key : {"repeats", "warmup", "processes"})
-    if (config.contains(key)) (void)json_integer<int>(config.at(key));
-  if (config.contains("models")) (void)config.at("models").get<std::vector<ModelSpec>>();
-  if (config.contains("input_scheme") && !input_scheme_from_int(json_integer<int>(config.at("input_scheme"))))
-    throw UserError(
-        fmt::format("{}: malformed report: config: input_scheme must be one of: {}", source, kInputSchemeNames));
+  auto complete = config_to_json(Config{});
+  for (const auto& [name, value] : config.items()) complete[name] = value;
+  const auto where = source + ": malformed report: config";
+  auto read = config_from_json(complete, source + ": malformed report");
+  for (const auto& selection : read.probes)
+    if (!is_probe_name(selection.probe) ||
+        !std::all_of(selection.variants.begin(), selection.variants.end(), is_variant_name))
+      throw UserError(
+          fmt::format("{}: probe {} is not a probe name with variant names", where, shown(selection.probe)));
+  read.probes.clear();
+  validate_config(read, {}, where);
 }
 
 json merge_to_json(const MergeInfo& merge) {

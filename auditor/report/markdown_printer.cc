@@ -122,15 +122,14 @@ std::string render_markdown(const Report& report) {
   md += environment_section(report);
   md += matrix_section(report);
   md += portability_section(report);
-  bool any = false;
-  for (const auto& cell : report.cells) {
-    if (!cell.contradiction) continue;
-    if (!any) md += "## Contradictions with PyTorch's documentation\n\n";
-    any = true;
-    md += fmt::format("- **{}** {}: {}\n", cell.contradiction->breaks_audit ? "FAIL" : "note",
-                      markdown_code(cell.cell.key, false), markdown_text(cell.contradiction->text));
+  for (const auto& group : finding_groups(report)) {
+    md += "## " + group.heading + "\n\n";
+    for (const auto* cell : group.cells)
+      md += fmt::format("- **{}** {}: {}\n", cell->contradiction->breaks_audit ? "FAIL" : "note",
+                        markdown_code(cell->cell.key, false), markdown_text(cell->contradiction->text));
+    md += "\n";
   }
-  if (any) md += "\n";
+  bool any = false;
   if (!report.notes.empty()) {
     md += "## Settings that change the bits of deterministic results\n\n";
     for (const auto& note : report.notes) md += "- " + markdown_text(note.text) + "\n";

@@ -138,6 +138,9 @@ Report build_report(const Plan& plan, const std::map<std::string, std::vector<Pr
     const auto documented = documented_of(cell);
     cell_report.documented = to_string(documented);
     cell_report.contradiction = find_contradiction(documented, cell.settings, cell_report.verdict);
+    // A model's forward that raises, or inputs it does not take, is the model's error.
+    if (cell_report.contradiction && cell_report.contradiction->expected == kExpectedVerdict && cell.model)
+      cell_report.contradiction->text.replace(0, std::string_view("the probe").size(), "the model");
     report.cells.push_back(std::move(cell_report));
   }
   fill_cost_ratios(report.cells);

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "report/escape.h"
 #include "report/matrix_layout.h"
 #include "report/text_format.h"
 
@@ -140,14 +141,12 @@ void print_matrix(const Report& report, std::ostream& out, const TerminalOptions
 void print_summary(const Report& report, FailOn fail_on, std::ostream& out) {
   std::map<VerdictKind, int> counts;
   for (const auto& cell : report.cells) ++counts[cell.verdict.kind];
-  bool any_contradiction = false;
   out << "\n" << documentation_line(report) << "\n";
-  for (const auto& cell : report.cells) {
-    if (!cell.contradiction) continue;
-    if (!any_contradiction) out << "\nContradictions with PyTorch's documentation:\n";
-    any_contradiction = true;
-    out << fmt::format("  {} {}: {}\n", cell.contradiction->breaks_audit ? "FAIL" : "note", cell.cell.key,
-                       cell.contradiction->text);
+  for (const auto& group : finding_groups(report)) {
+    out << "\n" << group.heading << ":\n";
+    for (const auto* cell : group.cells)
+      out << fmt::format("  {} {}: {}\n", cell->contradiction->breaks_audit ? "FAIL" : "note", cell->cell.key,
+                         terminal_text(cell->contradiction->text));
   }
   bool any_model = false;
   for (const auto& cell : report.cells) {

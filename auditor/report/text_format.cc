@@ -3,6 +3,7 @@
 #include "kinds/cell_kind.h"
 
 #include "config/config.h"
+#include "report/escape.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -21,9 +22,10 @@ std::string three_digits(double value, const char* unit) {
   return fmt::format("{:.2f} {}", value, unit);
 }
 
+// A fingerprint's value as one line: it comes from another host's report, and every printer shows it.
 std::string text_of(const json& value) {
   if (value.is_null()) return "";
-  if (value.is_string()) return value.get<std::string>();
+  if (value.is_string()) return terminal_text(value.get<std::string>());
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -257,7 +259,7 @@ std::vector<EnvironmentField> environment_fields(const json& environment) {
   const auto& variables = field(environment, "numerics_environment");
   if (variables.is_object())
     for (const auto& [name, value] : variables.items())
-      fields.push_back(scalar_field(std::string(kVariableLabelPrefix) + name, text_of(value)));
+      fields.push_back(scalar_field(std::string(kVariableLabelPrefix) + terminal_text(name), text_of(value)));
   fields.push_back(scalar_field("OS", text("os")));
   fields.push_back(scalar_field("tool", text("tool_version")));
   fields.push_back(scalar_field("fingerprint", text("fingerprint")));
@@ -360,6 +362,15 @@ FailOn report_fail_on(const Report& report) {
   const auto parsed =
       it != report.config.end() && it->is_string() ? fail_on_from_string(it->get<std::string>()) : std::nullopt;
   return parsed.value_or(FailOn::contradiction);
+}
+
+std::vector<FindingGroup> finding_groups(const Report& report) {
+  std::vector<FindingGroup> groups = {{"Contradictions with PyTorch's documentation", {}},
+                                      {"Cells that ended without a verdict", {}}};
+  for (const auto& cell : report.cells)
+    if (cell.contradiction) groups[cell.contradiction->expected == kExpectedVerdict ? 1 : 0].cells.push_back(&cell);
+  std::erase_if(groups, [](const FindingGroup& group) { return group.cells.empty(); });
+  return groups;
 }
 
 }  // namespace repro_audit

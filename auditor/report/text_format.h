@@ -76,6 +76,15 @@ std::string documentation_line(const Report& report);
 // are vacuous (inputs insensitive to the order of accumulation): lines for every printer's summary.
 std::vector<std::string> power_lines(const Report& report);
 
+// The summary's findings in the order every printer lists them: contradictions of PyTorch's
+// documentation, then the cells that ended without a verdict (a probe's or a model's own failure, or
+// its environment's, which says nothing of the documentation). Empty groups are left out.
+struct FindingGroup {
+  std::string heading;
+  std::vector<const CellReport*> cells;
+};
+std::vector<FindingGroup> finding_groups(const Report& report);
+
 // The report's own fail_on rule (from its config), contradiction when absent or unknown.
 FailOn report_fail_on(const Report& report);
 

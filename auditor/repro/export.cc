@@ -62,6 +62,7 @@ void write_cell(const Report& report, const Pending& pending, const ProbeInfo* p
   repro.torch_version = torch != report.environment.end() && torch->is_string() ? torch->get<std::string>() : "";
   repro.inputs = repro_inputs_of(answer.at("inputs"));
   kind_of(pending.cell->cell).write_repro(report, repro, answer, fs::path(pending.result->folder));
+  write_file_atomically((fs::path(pending.result->folder) / kExportMark).string(), pending.cell->cell.key + "\n");
   const auto audited = report_input_digest(*pending.cell);
   if (!audited.empty() && audited != repro.input_digest)
     pending.result->warning = fmt::format(
@@ -112,6 +113,11 @@ void export_group(const Report& report, const Catalogue& catalogue, const FlagSe
     }
   }
   const auto ended = process->wait();
+  // A file that could not be written ends the export, whichever cell it was for: the disk, not the cell.
+  for (const auto& [key, answer] : answers)
+    if (answer.contains("write_error") && answer.at("write_error").is_string())
+      throw UserError(
+          fmt::format("cannot write the inputs of {}: {}", key, answer.at("write_error").get<std::string>()));
   for (const auto& pending : group) {
     const auto it = answers.find(pending.cell->cell.key);
     std::string error;
@@ -124,9 +130,12 @@ void export_group(const Report& report, const Catalogue& catalogue, const FlagSe
       try {
         write_cell(report, pending, find_probe(catalogue, pending.cell->cell.probe), it->second);
         continue;
-      } catch (const std::exception& failure) {  // an answer or report field the script cannot carry as data
+      } catch (const std::invalid_argument& failure) {  // a report field the script cannot carry as data
+        error = std::string("its files cannot be written: ") + failure.what();
+      } catch (const nlohmann::json::exception& failure) {  // an answer of another shape
         error = std::string("its files cannot be written: ") + failure.what();
       }
+      // Anything else (a write that failed: UserError, filesystem_error) ends the export with exit 2.
     }
     pending.result->skipped = error;
     std::error_code ignored;
@@ -147,9 +156,32 @@ std::string unique_folder_name(const std::string& key, std::set<std::string>& ta
   return name;
 }
 
+// A cell folder an earlier export wrote: a real folder (not a link) holding the mark.
+bool written_by_export(const fs::path& folder) {
+  std::error_code error;
+  return fs::symlink_status(folder, error).type() == fs::file_type::directory &&
+         fs::symlink_status(folder / kExportMark, error).type() == fs::file_type::regular;
+}
+
+// Whatever has a cell folder's name in `output` but was not written by an export (a file, a link, a
+// folder of the user's) is never replaced: the export stops before it makes or moves anything.
+void refuse_foreign_targets(const std::vector<ExportedCell>& results, const fs::path& output) {
+  for (const auto& result : results) {
+    if (result.folder.empty()) continue;
+    const auto target = output / fs::path(result.folder).filename();
+    std::error_code error;
+    if (fs::exists(fs::symlink_status(target, error)) && !written_by_export(target))
+      throw UserError(
+          fmt::format("{}: exists and is not a folder this command wrote (no {} in it): move it away, "
+                      "or export into another folder",
+                      target.string(), kExportMark));
+  }
+}
+
 // Moves every written folder from the staging folder into `output`, replacing an earlier export of
 // the same cell; held signals wait until all are in place, so the export is all there or absent.
 void commit(std::vector<ExportedCell>& results, const fs::path& staging, const fs::path& output) {
+  refuse_foreign_targets(results, output);  // again: the folder may have changed while the inputs were made
   const DeferredSignals held;
   for (auto& result : results) {
     if (result.folder.empty()) continue;
@@ -213,6 +245,7 @@ std::vector<ExportedCell> export_repros(const Report& report, const std::vector<
       fs::create_directories(results[i].folder);
       groups[process_settings(cell.cell.settings)].push_back({&cell, &results[i]});
     }
+    refuse_foreign_targets(results, output_folder);
     for (const auto& [settings, group] : groups) {
       if (stopped && stopped()) break;
       export_group(report, catalogue, settings, group, launcher, stopped);

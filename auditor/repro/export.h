@@ -15,6 +15,10 @@
 
 namespace repro_audit {
 
+// In every cell folder an export writes (it holds the cell's key): a later export replaces only a folder
+// that has it, never a file or folder of the user's that happens to have a cell folder's name.
+inline constexpr const char* kExportMark = ".repro-audit-cell";
+
 struct ExportedCell {
   std::string key;
   std::string folder;   // where its files are; "" when nothing was written

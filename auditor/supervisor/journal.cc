@@ -123,9 +123,17 @@ Journal Journal::open(const std::string& folder) {
 
 void Journal::record(const Cell& cell, const ProcessObservation& observation) const {
   const auto name = fmt::format("cell-{}.json", digest_text(cell.key + "#" + std::to_string(observation.process)));
-  const nlohmann::json entry = {{"key", cell.key}, {"process", observation.process}, {"observation", observation}};
+  const nlohmann::json entry = {
+      {"key", cell.key}, {"process", observation.process}, {"audit", audit_digest()}, {"observation", observation}};
   write_file_atomically((fs::path(folder_) / name).string(),
                         entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+std::string Journal::audit_digest() const {
+  const auto config = header_.is_object() ? header_.value("config", nlohmann::json()) : nlohmann::json();
+  const auto device = header_.is_object() ? header_.value("device", nlohmann::json()) : nlohmann::json();
+  return digest_text(config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "@" +
+                     device.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 JournalEntries Journal::entries() const {
@@ -135,6 +143,10 @@ JournalEntries Journal::entries() const {
     if (name.rfind("cell-", 0) != 0 || file.path().extension() != ".json") continue;  // temporaries start with '.'
     try {
       const auto entry = read_json(file.path());
+      // An entry of another audit (copied in, or left by one with other repeats or settings) would join
+      // this audit's runs under its config; entries of versions that wrote no digest are taken as they are.
+      if (entry.contains("audit") && entry.at("audit") != audit_digest())
+        throw std::runtime_error("it was written by an audit of another config");
       result.entries.push_back({entry.at("key").get<std::string>(), entry.at("observation").get<ProcessObservation>()});
       result.entries.back().observation.process = json_integer<int>(entry.at("process"));
     } catch (const std::exception& error) {

@@ -44,6 +44,9 @@ class Journal {
   void record(const Cell& cell, const ProcessObservation& observation) const;
   // Every finished cell run, in no particular order; a corrupt entry is skipped with a warning.
   JournalEntries entries() const;
+  // The digest of the header's config and device, kept in every entry: an entry of another audit is
+  // skipped (its cell runs again), never merged into this one's runs.
+  std::string audit_digest() const;
 
  private:
   Journal(std::string folder, nlohmann::json header, int lock_fd)

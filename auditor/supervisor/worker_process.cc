@@ -163,9 +163,12 @@ WorkerProcess::ReadStatus WorkerProcess::read_line(std::string& line, std::chron
   }
 }
 
+// The process leads a group of its own (POSIX_SPAWN_SETPGROUP): the signals go to the whole group, so
+// what it started (a wrapper script's `sleep`, a shell's pipeline) ends with it instead of outliving it
+// and holding its output open.
 void WorkerProcess::terminate(std::chrono::milliseconds grace) {
   if (reaped_) return;
-  ::kill(pid_, SIGTERM);
+  ::kill(-pid_, SIGTERM);
   const auto until = std::chrono::steady_clock::now() + grace;
   while (std::chrono::steady_clock::now() < until) {
     int status = 0;
@@ -173,11 +176,12 @@ void WorkerProcess::terminate(std::chrono::milliseconds grace) {
       reaped_ = true;
       signal_ = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
       exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      ::kill(-pid_, SIGKILL);  // members that outlived their leader
       return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ::kill(pid_, SIGKILL);
+  ::kill(-pid_, SIGKILL);
   wait();
 }
 

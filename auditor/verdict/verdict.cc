@@ -232,7 +232,8 @@ std::optional<Contradiction> find_contradiction(Documented documented, const Fla
   const auto kind = verdict.kind;
   if (kind == VerdictKind::unsupported) return std::nullopt;
   if (kind == VerdictKind::error || kind == VerdictKind::crashed || kind == VerdictKind::timeout)
-    return Contradiction{"a verdict", fmt::format("the probe failed: {} ({})", to_string(kind), verdict.message), true};
+    return Contradiction{kExpectedVerdict, fmt::format("the probe failed: {} ({})", to_string(kind), verdict.message),
+                         true};
   const auto mode = deterministic_mode(settings);
   const bool diverged = !verdict.digests_agree && kind != VerdictKind::raises;
   switch (documented) {

@@ -88,5 +88,8 @@ struct Contradiction {
   bool breaks_audit = false;  // a broken promise (silent divergence, error) rather than stale docs
 };
 std::optional<Contradiction> find_contradiction(Documented documented, const FlagSet& settings, const Verdict& verdict);
+// The `expected` of a cell that ended without a verdict (error, crash, time limit): it fails the audit,
+// but says nothing of PyTorch's documentation.
+inline constexpr const char* kExpectedVerdict = "a verdict";
 
 }  // namespace repro_audit

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
+#include "common/user_error.h"
 #include "protocol/worker_protocol.h"
 #include "worker/cell_runner.h"
 #include "worker/model_checks.h"
@@ -29,11 +30,23 @@ std::string error_text(const std::exception& error) {
 
 // Tensors as a tuple, in order (repro.py names them): torch.load reads it with weights_only; a typed
 // dict would need an allow-listed type tag.
+// A file that cannot be written (a full disk, a read-only folder) is the environment's failure, not the
+// cell's: it travels in the answer as "write_error" and ends the export (repro/export.cc).
+struct WriteFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 void save_tensors(const std::vector<at::Tensor>& tensors, const std::filesystem::path& path) {
   std::vector<c10::IValue> values(tensors.begin(), tensors.end());
   const auto bytes = torch::pickle_save(c10::ivalue::Tuple::create(std::move(values)));
-  std::filesystem::create_directories(path.parent_path());
-  write_file_atomically(path.string(), std::string(bytes.begin(), bytes.end()));
+  try {
+    std::filesystem::create_directories(path.parent_path());
+    write_file_atomically(path.string(), std::string(bytes.begin(), bytes.end()));
+  } catch (const std::filesystem::filesystem_error& error) {
+    throw WriteFailure(fmt::format("{}: {}", error.path1().string(), error.code().message()));
+  } catch (const UserError& error) {
+    throw WriteFailure(error.what());
+  }
 }
 
 nlohmann::json described(const std::string& name, const at::Tensor& tensor) {
@@ -88,6 +101,8 @@ nlohmann::json export_model_cell(const Cell& cell, InputScheme scheme, const std
       answer["origin"] = {
           {"name", op->name}, {"overload", op->overload}, {"arguments", op->arguments}, {"tensors", described_tensors}};
     }
+  } catch (const WriteFailure& error) {
+    answer["write_error"] = error.what();
   } catch (const std::exception& error) {
     answer["error"] = error_text(error);
   }
@@ -117,7 +132,12 @@ nlohmann::json export_probe_cell(const Cell& cell, InputScheme scheme, const std
     tensors.push_back(tensor);
     answer["inputs"].push_back(described(name, tensor));
   }
-  save_tensors(tensors, std::filesystem::path(directory) / "inputs.pt");
+  try {
+    save_tensors(tensors, std::filesystem::path(directory) / "inputs.pt");
+  } catch (const WriteFailure& error) {
+    answer["write_error"] = error.what();
+    return answer;
+  }
   answer["input_digest"] = context.input_digest();
   return answer;
 }

@@ -16,6 +16,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "common/byte_size.h"
 #include "worker/model_inputs.h"
 
 namespace repro_audit {
@@ -251,8 +252,8 @@ std::string step_params_name(int step) { return fmt::format("params.step{}", ste
 void check_model_file_size(const std::string& path, std::uint64_t limit, const std::string& what,
                            const std::string& option) {
   const auto refuse = [&](std::uint64_t bytes, const char* measure) {
-    throw std::invalid_argument(fmt::format("{} {} is {:.1f} MiB {}, over the limit of {:.1f} MiB ({} raises it)", what,
-                                            path, bytes / 1048576.0, measure, limit / 1048576.0, option));
+    throw std::invalid_argument(fmt::format("{} {} is {} {}, over the limit of {} ({} raises it)", what, path,
+                                            byte_size_text(bytes), measure, byte_size_text(limit), option));
   };
   std::error_code error;
   const auto on_disk = std::filesystem::file_size(path, error);

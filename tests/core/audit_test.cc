@@ -150,6 +150,38 @@ TEST_F(Auditing, JournalEntriesThatAreNotVerdictsRunAgain) {
   for (const auto& cell : result.report.cells) EXPECT_NE(to_string(cell.verdict.kind), std::string("crashed"));
 }
 
+TEST_F(Auditing, JournalEntriesOfAnotherAuditRunAgainInsteadOfJoiningItsRuns) {
+  // Entries of an audit with 4 repeats, copied into the journal of one with 2: before, they joined it.
+  const auto other = journal_.string() + "-other";
+  fs::remove_all(other);
+  auto more_repeats = config_;
+  more_repeats.repeats = 4;
+  auto first = options();
+  first.journal = other;
+  ASSERT_TRUE(run_audit(more_repeats, catalogue_, first).report.complete);
+  auto interrupted = options();
+  interrupted.stop_requested = [] { return true; };
+  run_audit(config_, catalogue_, interrupted);
+  for (const auto& file : fs::directory_iterator(other))
+    if (file.path().filename().string().rfind("cell-", 0) == 0)
+      fs::copy_file(file.path(), journal_ / file.path().filename(), fs::copy_options::overwrite_existing);
+  std::vector<std::string> warnings;
+  FakeLauncher launcher;
+  auto resume = options(true);
+  resume.launcher = &launcher;
+  resume.on_warning = [&](const std::string& warning) { warnings.push_back(warning); };
+  const auto result = run_audit(config_, catalogue_, resume);
+  fs::remove_all(other);
+  EXPECT_TRUE(result.report.complete);
+  EXPECT_EQ(result.resumed_runs, 0);
+  EXPECT_EQ(warnings.size(), 12u);
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_NE(warnings[0].find("written by an audit of another config"), std::string::npos) << warnings[0];
+  for (const auto& cell : result.report.cells)
+    for (const auto& observation : cell.observations)
+      EXPECT_EQ(observation.runs.size(), 2u) << cell.cell.key;  // 2 repeats
+}
+
 TEST_F(Auditing, AnAuditWhoseDeviceIsUnavailableSkipsEveryCellAndStartsNoWorker) {
   auto unavailable = options();
   unavailable.resolve_device = [](const std::string&) { return ResolvedDevice{"cuda:0", "no CUDA device"}; };

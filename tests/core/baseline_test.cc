@@ -156,7 +156,7 @@ TEST(Baseline, UnknownKeysFieldsAndVerdictsNameTheValidChoices) {
 }
 
 TEST(Baseline, DigestsMustBeThirtyTwoLowerCaseHexDigits) {
-  const std::string head = schema_line() + "cells:\n  k:\n    verdict: deterministic\n";
+  const std::string head = schema_line() + "cells:\n  sum/f32@cpu:\n    verdict: deterministic\n";
   for (const auto& bad :
        {std::string("0123456789ABCDEF0123456789ABCDEF"), std::string(31, 'a'), std::string(32, 'g')}) {
     EXPECT_EQ(error_of(head + "    digest: " + bad + "\n"),
@@ -194,11 +194,12 @@ TEST(Baseline, AliasesWithinBoundsReadAsWhatTheyName) {
   const auto loaded = parse_baseline(
       schema_line() +
           "environment:\n  a: &x {k: [1, '2']}\n  b: *x\n"
-          "cells:\n  c1: &cell {verdict: deterministic, digest: 0123456789abcdef0123456789abcdef}\n  c2: *cell\n",
+          "cells:\n  sum/f32@cpu: &cell {verdict: deterministic, digest: 0123456789abcdef0123456789abcdef}\n"
+          "  sum/f64@cpu: *cell\n",
       "base.yaml");
   EXPECT_EQ(loaded.environment, nlohmann::json::parse(R"({"a": {"k": [1, "2"]}, "b": {"k": [1, "2"]}})"));
   ASSERT_EQ(loaded.cells.size(), 2u);
-  EXPECT_EQ(loaded.cells[1].key, "c2");
+  EXPECT_EQ(loaded.cells[1].key, "sum/f64@cpu");
   EXPECT_EQ(loaded.cells[1].digest, "0123456789abcdef0123456789abcdef");
 }
 

@@ -215,10 +215,23 @@ TEST(CellGrammar, TheToolsOwnCellsFitIt) {
   model.device = "cuda:1";
   model.key = cell_key(model.probe, model.variant, model.device, model.settings);
   EXPECT_EQ(cell_grammar_problem(model, true), "");
-  auto future = grammar_cell();
-  future.settings["a_future_setting"] = "AVX512_E1";  // a newer version's setting: a plain token
-  future.key = cell_key(future.probe, future.variant, future.device, future.settings);
-  EXPECT_EQ(cell_grammar_problem(future, true), "");
+}
+
+TEST(CellGrammar, AnUnknownSettingOrAValueNotAsTheToolWritesItIsRefused) {
+  auto unknown = grammar_cell();
+  unknown.settings["evil"] = "x";
+  unknown.key = cell_key(unknown.probe, unknown.variant, unknown.device, unknown.settings);
+  EXPECT_EQ(cell_grammar_problem(unknown, true).rfind("setting \"evil\" is not one of: ", 0), 0u);
+  auto padded = grammar_cell();
+  padded.settings["threads"] = "01";
+  EXPECT_EQ(cell_grammar_problem(padded, false),
+            "setting threads has the value \"01\"; valid: an integer from 1 to 1024");
+  EXPECT_EQ(cell_key_problem("sum/f32@cpu|threads=3"), "");
+  EXPECT_NE(cell_key_problem("sum/f32@cpu|threads=03"), "");
+  EXPECT_NE(cell_key_problem("sum/f32@cpu|threads=0"), "");
+  EXPECT_NE(cell_key_problem("sum/f32@cpu|ranks=99"), "");
+  EXPECT_NE(cell_key_problem(".."), "");
+  EXPECT_NE(cell_key_problem("sum/f32@cpu|threads=1); import os; (1"), "");
 }
 
 TEST(CellGrammar, NamesThatCouldBeCodeOrPathsAreRefused) {

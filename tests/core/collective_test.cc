@@ -82,6 +82,24 @@ TEST(CollectivePlan, TheRanksTheFlagSetsNameReplaceTheDefaults) {
   }
 }
 
+TEST(CollectivePlan, RanksOfOneForACollectiveAreRefusedNotReplaced) {
+  auto config = collective_config();
+  config.axes["ranks"] = {"1"};
+  try {
+    make_plan(config, with_collective(), "cpu");
+    FAIL() << "ranks=1 was replaced by other rank counts";
+  } catch (const UserError& error) {
+    EXPECT_NE(std::string(error.what()).find("'all_reduce' is a collective, and no flag set has ranks of 2 or more"),
+              std::string::npos)
+        << error.what();
+  }
+  // With a flag set of 2 ranks beside it, only that one runs the collective; no rank count is added.
+  config.axes["ranks"] = {"1", "2"};
+  const auto plan = make_plan(config, with_collective(), "cpu");
+  ASSERT_EQ(plan.cells.size(), 1u);
+  EXPECT_EQ(plan.cells[0].settings.at("ranks"), "2");
+}
+
 TEST(CollectivePlan, TheKindSelectsCollectivesOnlyWhenAsked) {
   const auto catalogue = with_collective();
   const auto& all_reduce = catalogue.back();

@@ -159,8 +159,8 @@ TEST(Config, AFileThatCannotBeReadIsAnErrorNotTheDefaults) {
     EXPECT_EQ(file_error_of("/proc/self/mem"), "/proc/self/mem: cannot read the config: Input/output error");
 }
 
-TEST(Config, AnEndlessFileStopsAtTheSizeLimit) {
-  EXPECT_EQ(file_error_of("/dev/zero"), "/dev/zero: larger than 16 MiB, the limit for a config");
+TEST(Config, AnEndlessDeviceIsRefusedUnread) {
+  EXPECT_EQ(file_error_of("/dev/zero"), "/dev/zero: cannot read the config: a device, not a file");
 }
 
 TEST(Config, DuplicateKeysNameTheSecondOne) {

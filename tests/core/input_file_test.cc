@@ -71,9 +71,9 @@ TEST_F(InputFile, StopsOneBytePastTheLimit) {
   const auto over = write("over.json", std::string(101, 'a'));
   EXPECT_EQ(error_of([&] { read_input_file(over, "report", 100); }),
             over + ": larger than 100 bytes, the limit for a report");
-  // An endless device: read until the limit, not until memory runs out.
+  // An endless device is refused before a byte is read, not read until the limit.
   EXPECT_EQ(error_of([] { read_input_file("/dev/zero", "config", std::size_t{1} << 20); }),
-            "/dev/zero: larger than 1 MiB, the limit for a config");
+            "/dev/zero: cannot read the config: a device, not a file");
 }
 
 TEST(ParseJsonInput, ParsesWhatJsonParseParses) {

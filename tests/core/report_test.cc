@@ -13,6 +13,7 @@
 #include "hash/digest.h"
 #include "hostile_inputs.h"
 #include "report/json_io.h"
+#include "report/text_format.h"
 #include "test_catalogue.h"
 
 namespace repro_audit {
@@ -46,6 +47,26 @@ Report sample_report() {
       observations[cell.key] = {runs({"i", "i"}, strict ? 300 : 100)};
   }
   return build_report(plan, observations, testing::test_catalogue());
+}
+
+TEST(Report, AModelThatFailsIsTheModelsErrorNotAContradictionOfTheDocumentation) {
+  Config config;
+  config.models = {ModelSpec{.name = "net", .path = "/models/net.pt", .inputs = {}}};
+  config.profiles = {"default"};
+  config.axes = {{"threads", {"1"}}};
+  const auto plan = make_plan(config, testing::test_catalogue(), "cpu");
+  ASSERT_EQ(plan.cells.size(), 1u);
+  ProcessObservation raised;
+  raised.status = ObservationStatus::exception;
+  raised.message = "forward: expected Float but found Long";
+  const auto report = build_report(plan, {{plan.cells[0].key, {raised}}}, testing::test_catalogue());
+  ASSERT_TRUE(report.cells[0].contradiction);
+  EXPECT_EQ(report.cells[0].contradiction->text.rfind("the model failed: error", 0), 0u)
+      << report.cells[0].contradiction->text;
+  const auto groups = finding_groups(report);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].heading, "Cells that ended without a verdict");
+  EXPECT_TRUE(audit_failed(report, FailOn::contradiction));  // it still fails the audit
 }
 
 TEST(Report, NotesSettingsThatChangeTheBitsOfDeterministicCells) {

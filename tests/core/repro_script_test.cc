@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/user_error.h"
 #include "repro/export.h"
 #include "repro/parity.h"
 #include "repro/python_script.h"
@@ -211,11 +212,38 @@ TEST_F(ReproExport, AnEarlierExportOfTheSameCellIsReplacedWhole) {
   report.cells = {cell_of("p", "x")};
   std::filesystem::create_directories(folder_ / "out/p_x_cpu");
   std::ofstream(folder_ / "out/p_x_cpu/stale.txt") << "from before";
+  std::ofstream(folder_ / "out/p_x_cpu" / kExportMark) << "p/x@cpu\n";
   AnsweringLauncher launcher;
   const auto exported = export_repros(report, {&report.cells[0]}, catalogue, (folder_ / "out").string(), launcher);
   EXPECT_EQ(entries(folder_ / "out"), std::vector<std::string>{"p_x_cpu"});
   EXPECT_FALSE(std::filesystem::exists(folder_ / "out/p_x_cpu/stale.txt"));
   EXPECT_TRUE(std::filesystem::exists(folder_ / "out/p_x_cpu/repro.py"));
+}
+
+std::string text_of(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST_F(ReproExport, WhatTheExportDidNotWriteIsNeverReplaced) {
+  const Catalogue catalogue = {python_probe("p", "x")};
+  Report report;
+  report.cells = {cell_of("p", "x")};
+  // A folder of the user's, a file, a link: each has the cell folder's name.
+  std::filesystem::create_directories(folder_ / "folder/p_x_cpu");
+  std::ofstream(folder_ / "folder/p_x_cpu/notes.txt") << "mine";
+  std::filesystem::create_directories(folder_ / "file");
+  std::ofstream(folder_ / "file/p_x_cpu") << "mine";
+  std::filesystem::create_directories(folder_ / "out");
+  std::filesystem::create_directory_symlink(folder_ / "folder/p_x_cpu", folder_ / "out/p_x_cpu");
+  for (const char* output : {"out", "folder", "file"}) {
+    AnsweringLauncher launcher;
+    EXPECT_THROW(export_repros(report, {&report.cells[0]}, catalogue, (folder_ / output).string(), launcher), UserError)
+        << output;
+    EXPECT_EQ(entries(folder_ / output), std::vector<std::string>{"p_x_cpu"}) << output;
+  }
+  EXPECT_EQ(text_of(folder_ / "folder/p_x_cpu/notes.txt"), "mine");
+  EXPECT_EQ(text_of(folder_ / "file/p_x_cpu"), "mine");
 }
 
 TEST(ReproFolders, NeverLeaveTheirFolderNorHide) {
