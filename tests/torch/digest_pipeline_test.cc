@@ -105,12 +105,18 @@ TEST(DigestPipeline, ARunIsDigestedWhileTheNextExecutes) {
 }
 
 // index_put_ with accumulate on two threads diverges nearly every run (worker_test.cc): overlapped,
-// the first difference is found one run later, and the verdict is the same.
+// the first difference is found one run later, and the verdict is the same. The race needs both threads
+// at once, which a loaded machine may not give them: a cell that saw none is run again (at most 3 times).
 TEST(DigestPipeline, TheFirstDifferenceStillStopsTheRuns) {
   const auto cell = make_cell("index_put_accumulate", "f32", {{"threads", "2"}});
   Log log;
-  const auto observation = run_logged(cell, 1, 30, log);
-  const auto verdict = judge(cell, {observation});
+  auto observation = run_logged(cell, 1, 30, log);
+  auto verdict = judge(cell, {observation});
+  for (int attempt = 1; attempt < 3 && verdict.kind != VerdictKind::nondeterministic; ++attempt) {
+    log = Log{};
+    observation = run_logged(cell, 1, 30, log);
+    verdict = judge(cell, {observation});
+  }
   EXPECT_EQ(verdict.kind, VerdictKind::nondeterministic);
   EXPECT_TRUE(verdict.stopped_early);
   EXPECT_LT(observation.runs.size(), 31u);
