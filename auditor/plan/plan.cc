@@ -98,6 +98,12 @@ bool compiles(const FlagSet& flags) {
   return false;
 }
 
+// Inductor's switches change nothing of an eager run.
+bool inductor_switch_without_compile(const FlagSet& flags) {
+  const auto compile = flags.find("compile"), inductor = flags.find("inductor_deterministic");
+  return inductor != flags.end() && inductor->second == "on" && (compile == flags.end() || compile->second == "off");
+}
+
 }  // namespace
 
 Plan make_plan(const Config& config, const Catalogue& catalogue, const std::string& device) {
@@ -141,6 +147,7 @@ Plan make_plan(const Config& config, const Catalogue& catalogue, const std::stri
       for (const auto& column : plan.columns) {
         if (probe->collective != (ranks_of(column.flags) >= 2)) continue;
         if (!(model && is_python_model(*model)) && compiles(column.flags)) continue;
+        if (inductor_switch_without_compile(column.flags)) continue;  // the eager cell again
         if (repeats_the_column_without_strict(*probe, variant, kind, column.flags, plan.columns)) continue;
         Cell cell{cell_key(probe->name, variant.name, device, column.flags),
                   probe->name,

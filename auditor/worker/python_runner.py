@@ -186,11 +186,11 @@ def apply_settings(settings, device):
         if settings.get("allow_tf32", "n/a") != "n/a":
             torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = settings["allow_tf32"] == "true"
     inductor = settings.get("inductor_deterministic", "off")
-    if inductor not in ("off", "n/a"):
+    if settings.get("compile", "off") not in ("off", "n/a"):
         import torch._inductor.config as inductor_config
-        if hasattr(inductor_config, "deterministic"):
-            inductor_config.deterministic = True
-        else:
+        if hasattr(inductor_config, "deterministic"):  # set every cell: the cell before may have turned it on
+            inductor_config.deterministic = inductor == "on"
+        elif inductor == "on":
             notes.append(f"inductor_deterministic: torch {torch.__version__} has no torch._inductor.config.deterministic")
     return notes
 
