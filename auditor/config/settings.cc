@@ -120,11 +120,12 @@ const std::vector<SettingSpec>& setting_specs() {
        .on_cpu = true,
        .on_cuda = true,
        .help = "torch._inductor.config.deterministic for a py cell's compiled callable (py cells only)",
-       .python =
-           [](const std::string& v) {
-             return std::string("import torch._inductor.config; torch._inductor.config.deterministic = ") +
-                    (v == "on" ? "True" : "False");
-           }},
+       .python = [](const std::string& v) -> std::string {
+         // No `import` statement: it would make `torch` a local name of the function it lands in. Off is
+         // Inductor's default, and importing Inductor costs a probe's script a second and a half.
+         if (v != "on") return "pass  # inductor_deterministic: off";
+         return "__import__(\"torch._inductor.config\"); torch._inductor.config.deterministic = True";
+       }},
       // MKL reads MKL_CBWR when it starts. COMPATIBLE gives the same bits on every x86 CPU MKL runs on;
       // a branch the CPU lacks makes MKL fall back, so the sweeps use unset and COMPATIBLE only.
       {.name = "mkl_cbwr",
