@@ -103,6 +103,16 @@ TEST_F(PythonCallable, GivesBadCallablesAClearVerdict) {
   EXPECT_NE(cell("prints").at("observations").at(0).at("warnings").dump().find("printed"), std::string::npos);
   const auto& missing = cells.at("py.no_such_module_here-step/call@cpu|threads=1");
   EXPECT_NE(missing.at("observations").at(0).value("message", "").find("cannot import"), std::string::npos);
+
+  // `repro` of a py cell: a script that runs the shipped runner, which imports the callable by its path.
+  const auto exported = run("repro " + path("report.json") + " 'py.bad_callables-fine/*' -o " + path("out"));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  const auto ran = shell(std::string(REPRO_AUDIT_PYTHON) + " " + path("out/py.bad_callables-fine_call_cpu_threads=1") +
+                         "/repro.py --processes 2 --runs 2");
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_NE(ran.output.find("verdict here: deterministic; in the report: deterministic"), std::string::npos)
+      << ran.output;
+  EXPECT_NE(ran.output.find("1 of 1 digest(s) seen here were seen by the audit"), std::string::npos) << ran.output;
 }
 
 }  // namespace
