@@ -13,6 +13,7 @@ struct Command {
 
 Command add_run_command(CLI::App& app);
 Command add_model_command(CLI::App& app);
+Command add_python_command(CLI::App& app);
 Command add_list_command(CLI::App& app);
 Command add_env_command(CLI::App& app);
 Command add_worker_command(CLI::App& app);

@@ -10,8 +10,8 @@
 namespace repro_audit {
 namespace {
 
-const std::vector<std::string> kModelKeys = {"path",  "name",          "inputs", "train",
-                                             "steps", "learning_rate", "loss",   "per_op"};
+const std::vector<std::string> kModelKeys = {"path", "name",   "inputs",   "train",  "steps",     "learning_rate",
+                                             "loss", "per_op", "callable", "python", "parameters"};
 
 bool boolean(const YamlReader& reader, const YAML::Node& node, const std::string& what) {
   const auto text = reader.scalar(node, what);
@@ -68,13 +68,20 @@ ModelSpec read_model(const YamlReader& reader, const YAML::Node& node, const std
       const auto loss = loss_kind_from_string(reader.scalar(value, "loss"));
       if (!loss) reader.fail(value, fmt::format("loss must be one of: {}", kLossKindNames));
       model.loss = *loss;
+    } else if (key == "callable") {
+      model.callable = reader.scalar(value, "callable");
+    } else if (key == "python") {
+      model.python = reader.scalar(value, "python");
+    } else if (key == "parameters") {
+      model.parameters = boolean(reader, value, "parameters");
     } else if (key == "per_op") {
       model.per_op = boolean(reader, value, "per_op");
     } else {
       reader.fail(entry.first, fmt::format("unknown model key '{}'; valid keys: {}", key, fmt::join(kModelKeys, ", ")));
     }
   }
-  if (!has_path) reader.fail(node, "a model needs a path (a TorchScript file or an AOTInductor .pt2 package)");
+  if (!has_path && model.callable.empty())
+    reader.fail(node, "a model needs a path (a TorchScript file or an AOTInductor .pt2 package) or a callable");
   try {
     check_model(model, base_folder, "");
   } catch (const UserError& error) {
@@ -98,6 +105,25 @@ bool is_file(const std::string& path) {
   return !path.empty() && std::filesystem::is_regular_file(path, error);
 }
 
+// A py cell's callable: its spelling, its file when it names one, the folder its module is found from.
+void check_python_model(ModelSpec& model, const std::string& base_folder, const std::string& prefix) {
+  if (const auto problem = callable_problem(model.callable); !problem.empty()) throw UserError(prefix + problem);
+  const auto module = model.callable.substr(0, model.callable.rfind(':'));
+  const auto attribute = model.callable.substr(model.callable.rfind(':') + 1);
+  model.search_path = absolute(base_folder.empty() ? "." : base_folder, "");
+  if (module.size() > 3 && module.ends_with(".py")) {
+    model.path = absolute(module, base_folder);
+    if (!is_file(model.path)) throw UserError(fmt::format("{}file '{}' does not exist", prefix, module));
+    model.search_path = std::filesystem::path(model.path).parent_path().string();
+  } else {
+    model.path = "";
+  }
+  if (model.name.empty())
+    model.name = model_name_from_path(std::filesystem::path(module).stem().string() + "-" + attribute + ".x");
+  if (!model.python.empty() && model.python.find('/') != std::string::npos)
+    model.python = absolute(model.python, base_folder);
+}
+
 }  // namespace
 
 std::vector<ModelSpec> read_models(const YamlReader& reader, const YAML::Node& node, const std::string& base_folder) {
@@ -114,6 +140,10 @@ std::vector<ModelSpec> read_models(const YamlReader& reader, const YAML::Node& n
 
 void check_model(ModelSpec& model, const std::string& base_folder, const std::string& where) {
   const auto prefix = where.empty() ? std::string() : where + ": ";
+  if (is_python_model(model)) {
+    check_python_model(model, base_folder, prefix);
+    return;
+  }
   if (model.path.empty())
     throw UserError(prefix + "a model needs a path (a TorchScript file or an AOTInductor package)");
   const auto given = model.path;

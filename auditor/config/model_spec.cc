@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 #include <stdexcept>
 
 #include "common/json_number.h"
@@ -29,14 +30,28 @@ std::optional<LossKind> loss_kind_from_string(const std::string& text) {
   return std::nullopt;
 }
 
-std::string model_probe_name(const ModelSpec& model) { return kModelProbePrefix + model.name; }
+std::string callable_problem(const std::string& callable) {
+  // A dotted module path, or a file ending in .py, then ':' and a dotted attribute path.
+  static const std::regex grammar(R"(^([A-Za-z_][A-Za-z0-9_.]*|[^:\x00-\x1f]+\.py):[A-Za-z_][A-Za-z0-9_.]*$)");
+  if (callable.size() > 4096 || !std::regex_match(callable, grammar))
+    return fmt::format("callable '{}' is not MODULE:CALLABLE or FILE.py:CALLABLE",
+                       callable.size() > 80 ? callable.substr(0, 80) + "..." : callable);
+  return "";
+}
+
+std::string model_probe_name(const ModelSpec& model) {
+  return (is_python_model(model) ? kPythonProbePrefix : kModelProbePrefix) + model.name;
+}
 
 std::string model_variant(const ModelSpec& model) {
+  if (is_python_model(model)) return "call";
   if (!model.train) return "forward";
   return model.steps > 0 ? fmt::format("train.sgd{}", model.steps) : "train";
 }
 
-bool is_model_probe(const std::string& probe) { return probe.rfind(kModelProbePrefix, 0) == 0; }
+bool is_model_probe(const std::string& probe) {
+  return probe.rfind(kModelProbePrefix, 0) == 0 || probe.rfind(kPythonProbePrefix, 0) == 0;
+}
 
 std::string model_name_from_path(const std::string& path) {
   auto name = std::filesystem::path(path).stem().string();
@@ -48,10 +63,13 @@ std::string model_name_from_path(const std::string& path) {
 ProbeInfo model_probe_info(const ModelSpec& model) {
   ProbeInfo info;
   info.name = model_probe_name(model);
-  info.description = fmt::format("{} of {}", model.train ? "training step" : "forward (inference)", model.path);
+  info.description = is_python_model(model)
+                         ? fmt::format("Python callable {}", model.callable)
+                         : fmt::format("{} of {}", model.train ? "training step" : "forward (inference)", model.path);
   VariantInfo variant;
   variant.name = model_variant(model);
-  variant.description = model.train
+  variant.description = is_python_model(model) ? "the callable's step, run by " + model.python
+                        : model.train
                             ? (model.steps > 0 ? fmt::format("forward, loss, backward, {} SGD steps", model.steps)
                                                : "forward, loss, backward")
                             : "forward";
@@ -132,6 +150,13 @@ void to_json(nlohmann::json& j, const ModelSpec& model) {
        {"loss", to_string(model.loss)},
        {"per_op", model.per_op}};
   if (!model.inputs_file.empty()) j["inputs_file"] = model.inputs_file;
+  if (is_python_model(model)) {
+    j["callable"] = model.callable;
+    j["python"] = model.python;
+    j["search_path"] = model.search_path;
+    j["parameters"] = model.parameters;
+    if (!model.compile_cache.empty()) j["compile_cache"] = model.compile_cache;
+  }
   if (!model.inputs.empty()) {
     j["inputs"] = nlohmann::json::array();
     for (const auto& input : model.inputs) j["inputs"].push_back(to_string(input));
@@ -156,6 +181,11 @@ void from_json(const nlohmann::json& j, ModelSpec& model) {
   if (!loss) throw nlohmann::json::other_error::create(501, "unknown loss; valid: " + std::string(kLossKindNames), &j);
   model.loss = *loss;
   model.per_op = j.value("per_op", true);
+  model.callable = j.value("callable", "");
+  model.python = j.value("python", "");
+  model.search_path = j.value("search_path", "");
+  model.parameters = j.value("parameters", false);
+  model.compile_cache = j.value("compile_cache", "");
 }
 
 }  // namespace repro_audit

@@ -35,9 +35,22 @@ struct ModelSpec {
   double learning_rate = 0.01;
   LossKind loss = LossKind::automatic;
   bool per_op = true;  // digest every dispatcher op's inputs and outputs
+  // A Python callable (`repro-audit py`): "module:callable" or "file.py:callable", run by `python`
+  // through the runner the tool ships (worker/python_runner.py). Empty for TorchScript and AOTInductor.
+  std::string callable;
+  std::string python;         // the interpreter; absolute
+  std::string search_path;    // put first on sys.path (the directory `py` ran in); absolute
+  bool parameters = false;    // also digest the state's parameters and gradients after each run
+  std::string compile_cache;  // an Inductor cache shared by every process; "" compiles afresh in each
 };
 
+inline bool is_python_model(const ModelSpec& model) { return !model.callable.empty(); }
+
+// What is wrong with a callable's spelling ("module.path:name" or "file.py:name"); "" when nothing is.
+std::string callable_problem(const std::string& callable);
+
 inline constexpr const char* kModelProbePrefix = "model.";
+inline constexpr const char* kPythonProbePrefix = "py.";
 inline constexpr const char* kInputDTypeNames = "f32, f64, f16, bf16, i64, i32, bool";
 
 // The bytes a generated input takes; nullopt when the count overflows 64 bits (no machine holds it).
@@ -52,8 +65,8 @@ struct ModelLimits {
   std::uint64_t input_bytes = std::uint64_t{2} << 30;
 };
 
-std::string model_probe_name(const ModelSpec& model);  // "model.<name>"
-std::string model_variant(const ModelSpec& model);     // forward | train | train.sgd<K>
+std::string model_probe_name(const ModelSpec& model);  // "model.<name>", or "py.<name>" for a callable
+std::string model_variant(const ModelSpec& model);     // forward | train | train.sgd<K> | call
 bool is_model_probe(const std::string& probe);
 // A name fit for a cell key, from a file name: "resnet18.pt" -> "resnet18".
 std::string model_name_from_path(const std::string& path);

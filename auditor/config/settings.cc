@@ -32,6 +32,16 @@ const std::vector<SettingSpec>& setting_specs() {
       // ATen picks its CPU kernels once, when it first dispatches: only a fresh process can change it.
       // "inherit" leaves the user's ATEN_CPU_CAPABILITY as it is (that is how a user reproduces an older
       // host's bits); "native" removes it, so ATen takes the best level this CPU runs.
+      // `py` cells only: torch.compile of the user's callable, in a process of its own per value, so each
+      // process compiles afresh and compile-to-compile differences show as cross-process divergence.
+      {.name = "compile",
+       .values = {"off", "default", "reduce-overhead", "max-autotune"},
+       .default_value = "off",
+       .scope = S::process,
+       .on_cpu = true,
+       .on_cuda = true,
+       .help = "torch.compile mode of a py cell's callable (py cells only)",
+       .python = [](const std::string& v) { return "pass  # torch.compile mode: " + v + " (py cells)"; }},
       {.name = "cpu_capability",
        .values = {kInherit, "native", "default", "avx2", "avx512"},
        .default_value = kInherit,
@@ -101,6 +111,21 @@ const std::vector<SettingSpec>& setting_specs() {
            [](const std::string& v) {
              return "torch.utils.deterministic.fill_uninitialized_memory = " + python_bool(v);
            }},
+      // Inductor's deterministic mode (torch 2.8 and later): no atomics in its scatter lowerings, no
+      // autotuning by timing; `py` cells only, where the installed torch has it.
+      {.name = "inductor_deterministic",
+       .values = {"off", "on"},
+       .default_value = "off",
+       .scope = S::in_process,
+       .on_cpu = true,
+       .on_cuda = true,
+       .help = "torch._inductor.config.deterministic for a py cell's compiled callable (py cells only)",
+       .python = [](const std::string& v) -> std::string {
+         // No `import` statement: it would make `torch` a local name of the function it lands in. Off is
+         // Inductor's default, and importing Inductor costs a probe's script a second and a half.
+         if (v != "on") return "pass  # inductor_deterministic: off";
+         return "__import__(\"torch._inductor.config\"); torch._inductor.config.deterministic = True";
+       }},
       // MKL reads MKL_CBWR when it starts. COMPATIBLE gives the same bits on every x86 CPU MKL runs on;
       // a branch the CPU lacks makes MKL fall back, so the sweeps use unset and COMPATIBLE only.
       {.name = "mkl_cbwr",

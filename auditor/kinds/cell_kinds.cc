@@ -4,6 +4,7 @@
 #include "kinds/collective_kind.h"
 #include "kinds/invariance_kind.h"
 #include "kinds/model_kind.h"
+#include "kinds/python_kind.h"
 #include "kinds/repeat_kind.h"
 
 namespace repro_audit {
@@ -11,10 +12,8 @@ namespace repro_audit {
 // Asked in this order; the last takes every cell the others leave.
 const std::vector<const CellKind*>& cell_kinds() {
   static const std::vector<const CellKind*> kinds = {
-      &model_kind(),
-      &invariance_kind(),
-      &collective_kind(),
-      &repeat_kind(),
+      &python_kind(),  // before model: a py cell is a model cell with a callable
+      &model_kind(),  &invariance_kind(), &collective_kind(), &repeat_kind(),
   };
   return kinds;
 }

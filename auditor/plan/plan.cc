@@ -89,6 +89,21 @@ bool repeats_the_column_without_strict(const ProbeInfo& probe, const VariantInfo
                      [&](const FlagSetColumn& column) { return canonical_settings(column.flags) == wanted; });
 }
 
+// torch.compile and Inductor's switches reach a py cell's callable only: other cells skip those columns.
+bool compiles(const FlagSet& flags) {
+  for (const char* name : {"compile", "inductor_deterministic"}) {
+    const auto it = flags.find(name);
+    if (it != flags.end() && it->second != "off" && it->second != kNotApplicable) return true;
+  }
+  return false;
+}
+
+// Inductor's switches change nothing of an eager run.
+bool inductor_switch_without_compile(const FlagSet& flags) {
+  const auto compile = flags.find("compile"), inductor = flags.find("inductor_deterministic");
+  return inductor != flags.end() && inductor->second == "on" && (compile == flags.end() || compile->second == "off");
+}
+
 }  // namespace
 
 Plan make_plan(const Config& config, const Catalogue& catalogue, const std::string& device) {
@@ -139,6 +154,8 @@ Plan make_plan(const Config& config, const Catalogue& catalogue, const std::stri
       const bool supported = std::find(variant.devices.begin(), variant.devices.end(), kind) != variant.devices.end();
       for (const auto& column : plan.columns) {
         if (probe->collective != (ranks_of(column.flags) >= 2)) continue;
+        if (!(model && is_python_model(*model)) && compiles(column.flags)) continue;
+        if (inductor_switch_without_compile(column.flags)) continue;  // the eager cell again
         if (repeats_the_column_without_strict(*probe, variant, kind, column.flags, plan.columns)) continue;
         Cell cell{cell_key(probe->name, variant.name, device, column.flags),
                   probe->name,

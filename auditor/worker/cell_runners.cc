@@ -17,6 +17,9 @@ std::unique_ptr<CellRunner> make_cell_runner(const Cell& cell) {
       {"invariance", make_invariance_runner},
       {"model", make_model_runner},
       {"collective", make_collective_runner},
+      // py cells run in the user's interpreter (worker_main hands their batch to worker/python_runner.py);
+      // the model runner only answers `repro`'s export for them: their callable makes its own inputs.
+      {"py", make_model_runner},
   };
   const auto* name = kind_of(cell).name();
   const auto it = runners.find(name);

@@ -58,6 +58,11 @@ nlohmann::json described(const std::string& name, const at::Tensor& tensor) {
 nlohmann::json export_model_cell(const Cell& cell, InputScheme scheme, const std::string& directory,
                                  std::int64_t origin_start) {
   nlohmann::json answer = {{"key", cell.key}};
+  // A py cell's callable makes its own inputs when its script runs: nothing to save here.
+  if (is_python_model(*cell.model)) {
+    answer["inputs"] = nlohmann::json::array();
+    return answer;
+  }
   const auto seed = std::stoull(cell.settings.at("seed"));
   VariantInfo variant;
   variant.name = cell.variant;

@@ -36,6 +36,8 @@ const std::vector<SettingHandler>& handlers() {
          context().setAllowTF32CuDNN(truth(value));
        },
        [] { return text(context().allowTF32CuBLAS()); }},
+      // py cells only: the Python runner compiles the callable (worker/python_runner.py).
+      {"compile", nullptr, nullptr},
       {"cudnn_benchmark", [](const std::string& value) { context().setBenchmarkCuDNN(truth(value)); },
        [] { return text(context().benchmarkCuDNN()); }},
       {"cudnn_deterministic", [](const std::string& value) { context().setDeterministicCuDNN(truth(value)); },
@@ -51,6 +53,8 @@ const std::vector<SettingHandler>& handlers() {
       {"fill_uninitialized_memory",
        [](const std::string& value) { context().setDeterministicFillUninitializedMemory(truth(value)); },
        [] { return text(context().deterministicFillUninitializedMemory()); }},
+      // py cells only: the Python runner sets torch._inductor.config.deterministic.
+      {"inductor_deterministic", nullptr, nullptr},
       // A collective cell's rank count: its runner starts that many ranks (worker/collective_cell.h).
       {"ranks", nullptr, nullptr},
       // The runner calls torch.manual_seed before building inputs and before every run (worker.cc).

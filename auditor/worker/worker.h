@@ -35,6 +35,6 @@ int worker_main();
 
 // The events of an internal subcommand (worker, rank) on the original stdout, one JSON line each;
 // anything else printing to stdout goes to stderr from now on.
-std::function<void(const nlohmann::json&)> event_stream();
+std::function<void(const nlohmann::json&)> event_stream(int* events_fd = nullptr);
 
 }  // namespace repro_audit

@@ -12,6 +12,7 @@
 #include "trace/library_verbose_tracer.h"
 #include "trace/tracer_factory.h"
 #include "worker/environment.h"
+#include "worker/python_worker.h"
 #include "worker/worker.h"
 
 namespace repro_audit {
@@ -32,8 +33,9 @@ void limit_memory() {
 
 }  // namespace
 
-std::function<void(const nlohmann::json&)> event_stream() {
+std::function<void(const nlohmann::json&)> event_stream(int* events_fd_out) {
   const int events_fd = ::dup(STDOUT_FILENO);
+  if (events_fd_out) *events_fd_out = events_fd;
   ::dup2(STDERR_FILENO, STDOUT_FILENO);
   FILE* events = ::fdopen(events_fd, "w");
   return [events](const nlohmann::json& event) {
@@ -50,7 +52,8 @@ int worker_main() {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() == 1) return 3;  // the supervisor was gone before the line above took effect
   limit_memory();
-  const auto emit = event_stream();
+  int events_fd = -1;
+  const auto emit = event_stream(&events_fd);
   // MKL's clock measurement while loading: the supervisor starts workers ahead and runs nothing until
   // each has said its first line, so no run pays for it and it slows none.
   warm_up_library_verbose();
@@ -68,6 +71,10 @@ int worker_main() {
     request = request_from_json(request_json);
   } catch (const nlohmann::json::exception& error) {
     std::cerr << "worker: bad request: " << error.what() << "\n";
+    return 2;
+  }
+  if (const auto python = python_of_batch(request); !python.empty()) {
+    std::cerr << "worker: " << exec_python_runner(python, request_json, events_fd) << "\n";
     return 2;
   }
   const auto tracer = make_tracer(request.device);

@@ -32,7 +32,7 @@ Cell model_cell(const std::string& name) {
 TEST(CellKinds, EveryCellHasOneKindAndTheNamesAreDistinct) {
   std::set<std::string> names;
   for (const auto* kind : cell_kinds()) EXPECT_TRUE(names.insert(kind->name()).second) << kind->name();
-  EXPECT_EQ(names, (std::set<std::string>{"repeat", "invariance", "model", "collective"}));
+  EXPECT_EQ(names, (std::set<std::string>{"repeat", "invariance", "model", "py", "collective"}));
   EXPECT_STREQ(cell_kinds().back()->name(), "repeat");  // the last takes every cell
 
   auto invariance = cell_of("batch_rows");
@@ -40,11 +40,27 @@ TEST(CellKinds, EveryCellHasOneKindAndTheNamesAreDistinct) {
   EXPECT_STREQ(kind_of(cell_of("sum")).name(), "repeat");
   EXPECT_STREQ(kind_of(invariance).name(), "invariance");
   EXPECT_STREQ(kind_of(model_cell("net")).name(), "model");
+  auto python = model_cell("step");
+  python.model->callable = "train:make";
+  EXPECT_STREQ(kind_of(python).name(), "py");
   auto collective = cell_of("all_reduce");
   collective.settings["ranks"] = "3";
   EXPECT_STREQ(kind_of(collective).name(), "collective");
   collective.settings["ranks"] = "1";
   EXPECT_STREQ(kind_of(collective).name(), "repeat");
+}
+
+// A py cell's callable is data that `repro` writes into a script: only its grammar passes.
+TEST(CellKinds, APyCellsCallableMustBeModuleOrFileThenAName) {
+  auto python = model_cell("step");
+  for (const std::string good : {"train:make", "pkg.train:Trainer.step", "/home/me/train step.py:make"}) {
+    python.model->callable = good;
+    EXPECT_EQ(kind_of(python).grammar_problem(python), "") << good;
+  }
+  for (const std::string bad : {"train", "train:", ":make", "train:make()", "os:system('x')", "a\nb.py:make"}) {
+    python.model->callable = bad;
+    EXPECT_NE(kind_of(python).grammar_problem(python), "") << bad;
+  }
 }
 
 TEST(CellKinds, WhatTheWorkerAsksDiffersByKind) {

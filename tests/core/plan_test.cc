@@ -70,6 +70,25 @@ TEST(Plan, FullMatrixAndSelections) {
   EXPECT_EQ(plan.cells.size(), 12u);
 }
 
+// torch.compile and Inductor's switches reach py cells only: a probe keeps its eager columns, a py
+// cell gets every compile mode, and no eager cell is repeated for Inductor's deterministic mode.
+TEST(Plan, CompileColumnsHoldPyCellsOnly) {
+  Config config;
+  config.full_matrix = true;
+  config.axes = {{"compile", {"off", "default"}}, {"inductor_deterministic", {"off", "on"}}, {"threads", {"2"}}};
+  config.probes = {{"index_put_accumulate", {"f64"}}};
+  EXPECT_EQ(make_plan(config, testing::test_catalogue(), "cpu").cells.size(), 1u);
+  ModelSpec step;
+  step.name = "step";
+  step.callable = "train:make";
+  config.models = {step};
+  const auto plan = make_plan(config, testing::test_catalogue(), "cpu");
+  std::set<std::string> keys;
+  for (const auto& cell : plan.cells) keys.insert(cell.key);
+  EXPECT_EQ(keys, (std::set<std::string>{"py.step/call@cpu", "py.step/call@cpu|compile=default",
+                                         "py.step/call@cpu|compile=default,inductor_deterministic=on"}));
+}
+
 TEST(Plan, BatchesGroupByProcessSettings) {
   const auto plan = make_plan(Config{}, testing::test_catalogue(), "cpu");
   const auto batches = make_batches(plan.cells);

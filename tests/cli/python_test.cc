@@ -1,0 +1,118 @@
+// `repro-audit py`: the user's Python callable run by its interpreter through the shipped runner.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_tools.h"
+
+namespace {
+
+using namespace testing_cli;
+
+const std::string kExample = std::string(REPRO_AUDIT_SOURCE_DIR) + "/examples/py/train_step.py";
+const std::string kBad = std::string(REPRO_AUDIT_SOURCE_DIR) + "/tests/cli/py/bad_callables.py";
+
+class PythonCallable : public CliTest {
+ protected:
+  // The report's cells by key; skips the test where no Python with torch and xxhash is next to libtorch.
+  std::map<std::string, nlohmann::json> audit(const std::string& arguments, int expected_exit) {
+    const auto result = run("py " + arguments + " --json " + path("report.json"));
+    if (result.output.find("no Python found next to the libtorch") != std::string::npos ||
+        result.output.find("lacks the xxhash package") != std::string::npos)
+      return {};
+    EXPECT_EQ(result.exit_code, expected_exit) << result.output;
+    output_ = result.output;
+    std::map<std::string, nlohmann::json> cells;
+    const auto report = nlohmann::json::parse(slurp(path("report.json")));
+    for (const auto& cell : report.at("cells")) cells[cell.at("key").get<std::string>()] = cell;
+    return cells;
+  }
+  static std::vector<std::string> output_names(const nlohmann::json& cell) {
+    std::vector<std::string> names;
+    for (const auto& output : cell.at("observations").at(0).at("runs").at(0).at("outputs"))
+      names.push_back(output.at("name").get<std::string>());
+    return names;
+  }
+  std::string output_;
+};
+
+// A real training step (MLP, SGD with momentum), eager and compiled by CPU Inductor, under strict, in
+// two processes: each process compiles afresh, and every cell is deterministic with its
+// loss, parameters and gradients digested one by one.
+TEST_F(PythonCallable, AuditsATrainingStepEagerAndCompiled) {
+  const auto cells =
+      audit(kExample +
+                ":make --parameters --device cpu --repeats 2 --processes 2 --jobs 2 --profile strict --axis threads=2 "
+                "--axis compile=off,default",
+            0);
+  if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  ASSERT_EQ(cells.size(), 2u) << output_;
+  for (const auto& [key, cell] : cells) {
+    EXPECT_EQ(cell.at("verdict"), "deterministic") << key;
+    EXPECT_EQ(cell.at("observations").size(), 2u) << key;
+  }
+  const auto names = output_names(cells.at("py.train_step-make/call@cpu|compile=default,deterministic_algorithms=on"));
+  EXPECT_EQ(names.front(), "output");
+  EXPECT_NE(std::find(names.begin(), names.end(), "grad.fc1.weight"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "params.fc2.bias"), names.end());
+  // Eager and compiled steps round differently: the report says the compile mode changes the bits.
+  EXPECT_NE(output_.find("compile default vs off give different bits"), std::string::npos) << output_;
+}
+
+// index_put_ with accumulate sums in a thread-dependent order on the CPU, eager and compiled (Inductor
+// lowers it to atomic adds): both cells are nondeterministic, the eager one names the op.
+TEST_F(PythonCallable, FindsARacingScatterAndNamesItsOrigin) {
+  const auto cells = audit(kExample +
+                               ":scatter_sum --device cpu --repeats 4 --processes 1 --profile default "
+                               "--axis threads=4 --axis compile=off,default",
+                           1);
+  if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  ASSERT_EQ(cells.size(), 2u) << output_;
+  const auto& eager = cells.at("py.train_step-scatter_sum/call@cpu|threads=4");
+  const auto& compiled = cells.at("py.train_step-scatter_sum/call@cpu|compile=default,threads=4");
+  EXPECT_EQ(eager.at("verdict"), "nondeterministic");
+  EXPECT_EQ(compiled.at("verdict"), "nondeterministic");
+  EXPECT_NE(output_.find("origin of divergence: #2 aten::index_put_"), std::string::npos) << output_;
+  EXPECT_NE(output_.find("compiled code runs Inductor's kernels outside the dispatcher"), std::string::npos);
+}
+
+// Each way a callable can go wrong is its cell's verdict; the audit finishes the other cells.
+TEST_F(PythonCallable, GivesBadCallablesAClearVerdict) {
+  std::string config = "timeout: 3\nmodels:\n";
+  for (const std::string name : {"raises", "no_tensors", "prints", "exits", "dies", "hangs", "fine"})
+    config += "  - callable: " + kBad + ":" + name + "\n";
+  config += "  - callable: no_such_module_here:step\n";
+  const auto cells = audit("--config " + write("audit.yaml", config) +
+                               " --device cpu --repeats 2 --processes 1 --profile default --axis threads=1",
+                           1);
+  if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  const auto cell = [&](const std::string& name) {
+    return cells.at("py.bad_callables-" + name + "/call@cpu|threads=1");
+  };
+  const auto message = [&](const std::string& name) {
+    return cell(name).at("observations").at(0).value("message", "");
+  };
+  EXPECT_EQ(cell("raises").at("verdict"), "error");
+  EXPECT_NE(message("raises").find("ValueError: the step failed on purpose"), std::string::npos);
+  EXPECT_NE(message("no_tensors").find("returned no tensors"), std::string::npos);
+  EXPECT_NE(message("exits").find("sys.exit(3)"), std::string::npos);
+  EXPECT_EQ(cell("dies").at("verdict"), "crashed");
+  EXPECT_EQ(cell("hangs").at("verdict"), "timeout");
+  EXPECT_EQ(cell("fine").at("verdict"), "deterministic");
+  EXPECT_EQ(cell("prints").at("verdict"), "deterministic");
+  EXPECT_NE(cell("prints").at("observations").at(0).at("warnings").dump().find("printed"), std::string::npos);
+  const auto& missing = cells.at("py.no_such_module_here-step/call@cpu|threads=1");
+  EXPECT_NE(missing.at("observations").at(0).value("message", "").find("cannot import"), std::string::npos);
+
+  // `repro` of a py cell: a script that runs the shipped runner, which imports the callable by its path.
+  const auto exported = run("repro " + path("report.json") + " 'py.bad_callables-fine/*' -o " + path("out"));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  const auto ran = shell(std::string(REPRO_AUDIT_PYTHON) + " " + path("out/py.bad_callables-fine_call_cpu_threads=1") +
+                         "/repro.py --processes 2 --runs 2");
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_NE(ran.output.find("verdict here: deterministic; in the report: deterministic"), std::string::npos)
+      << ran.output;
+  EXPECT_NE(ran.output.find("1 of 1 digest(s) seen here were seen by the audit"), std::string::npos) << ran.output;
+}
+
+}  // namespace
