@@ -57,7 +57,7 @@ class Hostile : public CliTest {
 TEST_F(Hostile, AnUnknownCommandIsNamedWithTheValidOnes) {
   const auto result = run("frobnicate");
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_NE(result.output.find("unknown command 'frobnicate'; valid commands: run, model, list"), std::string::npos)
+  EXPECT_NE(result.output.find("unknown command 'frobnicate'; valid commands: run, model, py, list"), std::string::npos)
       << result.output;
   EXPECT_EQ(result.output.find("worker"), std::string::npos) << result.output;  // internal commands stay hidden
 }

@@ -1,4 +1,5 @@
 // `repro-audit py`: the user's Python callable run by its interpreter through the shipped runner.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -60,14 +61,22 @@ TEST_F(PythonCallable, AuditsATrainingStepEagerAndCompiled) {
 }
 
 // index_put_ with accumulate sums in a thread-dependent order on the CPU, eager and compiled (Inductor
-// lowers it to atomic adds): both cells are nondeterministic, the eager one names the op.
+// lowers it to atomic adds): both cells are nondeterministic, the eager one names the op. The race needs
+// the threads at once, which a loaded machine may not give them: an audit that saw none in a cell is
+// run again (at most 3 audits).
 TEST_F(PythonCallable, FindsARacingScatterAndNamesItsOrigin) {
-  const auto cells = audit(kExample +
-                               ":scatter_sum --device cpu --repeats 4 --processes 1 --profile default "
-                               "--axis threads=4 --axis compile=off,default",
-                           1);
-  if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
-  ASSERT_EQ(cells.size(), 2u) << output_;
+  std::map<std::string, nlohmann::json> cells;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    cells = audit(kExample +
+                      ":scatter_sum --device cpu --repeats 4 --processes 1 --profile default "
+                      "--axis threads=4 --axis compile=off,default",
+                  1);
+    if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+    ASSERT_EQ(cells.size(), 2u) << output_;
+    if (std::all_of(cells.begin(), cells.end(),
+                    [](const auto& cell) { return cell.second.at("verdict") == "nondeterministic"; }))
+      break;
+  }
   const auto& eager = cells.at("py.train_step-scatter_sum/call@cpu|threads=4");
   const auto& compiled = cells.at("py.train_step-scatter_sum/call@cpu|compile=default,threads=4");
   EXPECT_EQ(eager.at("verdict"), "nondeterministic");
