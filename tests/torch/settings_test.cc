@@ -56,9 +56,11 @@ TEST(Settings, NotApplicableSettingsAreLeftAlone) {
 TEST(Settings, EverySettingHasAWayIntoTheWorker) {
   EXPECT_NO_THROW(check_setting_handlers());
   const auto state = read_back_settings();
-  // The runner seeds every run, and a collective's runner starts its ranks: nothing to read back.
+  // The runner seeds every run, and a collective's runner starts its ranks: nothing to read back. torch.compile's
+  // and Inductor's switches reach py cells only, set by the runner in the user's interpreter.
   for (const auto& spec : setting_specs())
-    if (spec.name != "seed" && spec.name != "ranks") EXPECT_TRUE(state.count(spec.name)) << spec.name;
+    if (spec.name != "seed" && spec.name != "ranks" && spec.name != "compile" && spec.name != "inductor_deterministic")
+      EXPECT_TRUE(state.count(spec.name)) << spec.name;
 }
 
 TEST(Settings, ACpuCapabilityTheProcessDoesNotRunSkipsItsCellsInsteadOfRunningAnother) {

@@ -220,8 +220,11 @@ TEST(CellRunners, EveryKindHasARunner) {
   auto model = make_cell("sum", "f32", {});
   model.model = ModelSpec{};
   const auto collective = make_cell("all_reduce", "f32", {{"ranks", "3"}});
+  auto python = make_cell("sum", "f32", {});
+  python.model = ModelSpec{};
+  python.model->callable = "train_step:make";
   std::set<std::string> covered;
-  for (const auto& cell : {repeat, invariance, model, collective}) {
+  for (const auto& cell : {repeat, invariance, model, collective, python}) {
     EXPECT_NE(make_cell_runner(cell), nullptr);
     covered.insert(kind_of(cell).name());
   }
