@@ -47,6 +47,10 @@ void add_audit_options(CLI::App* command, RunArguments& arguments);
 // The config from a file (or a journal, resuming) with the command line's overrides, validated.
 Config make_config(const RunArguments& arguments, const Catalogue& catalogue);
 
+// A `model` or `py` config's last step: any failing cell fails the audit unless --fail-on says otherwise,
+// and its models are checked as a catalogue would hold them (a UserError naming what is wrong).
+void finish_model_config(const RunArguments& arguments, Config& config);
+
 // Runs the audit, prints the matrix, writes the outputs; returns the exit code.
 int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue, const Config& config);
 

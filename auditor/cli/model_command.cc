@@ -91,12 +91,7 @@ Config model_config(const ModelArguments& arguments, const Catalogue& catalogue)
     config.models.push_back(model_from_arguments(arguments));
   }
   apply_to_config_models(arguments, config);
-  if (arguments.audit.fail_on.empty()) config.fail_on = FailOn::any;
-  try {
-    (void)catalogue_with_models({}, config.models);
-  } catch (const std::invalid_argument& error) {
-    throw UserError(error.what());
-  }
+  finish_model_config(arguments.audit, config);
   return config;
 }
 

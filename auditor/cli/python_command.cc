@@ -62,12 +62,7 @@ Config python_config(const PythonArguments& arguments, const Catalogue& catalogu
     if (!arguments.per_op.empty()) model.per_op = arguments.per_op != "off";
     model.compile_cache = arguments.compile_cache;
   }
-  if (arguments.audit.fail_on.empty()) config.fail_on = FailOn::any;
-  try {
-    (void)catalogue_with_models({}, config.models);
-  } catch (const std::invalid_argument& error) {
-    throw UserError(error.what());
-  }
+  finish_model_config(arguments.audit, config);
   return config;
 }
 

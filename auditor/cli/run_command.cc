@@ -92,6 +92,15 @@ FailOn fail_on_argument(const std::string& text) {
 
 }  // namespace
 
+void finish_model_config(const RunArguments& arguments, Config& config) {
+  if (arguments.fail_on.empty()) config.fail_on = FailOn::any;
+  try {
+    (void)catalogue_with_models({}, config.models);
+  } catch (const std::invalid_argument& error) {
+    throw UserError(error.what());
+  }
+}
+
 Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
   if (!arguments.resume.empty()) {
     if (!arguments.config_path.empty() || !arguments.probes.empty() || !arguments.kind.empty() ||

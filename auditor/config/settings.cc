@@ -41,7 +41,8 @@ const std::vector<SettingSpec>& setting_specs() {
        .on_cpu = true,
        .on_cuda = true,
        .help = "torch.compile mode of a py cell's callable (py cells only)",
-       .python = [](const std::string& v) { return "pass  # torch.compile mode: " + v + " (py cells)"; }},
+       .python = [](const std::string& v) { return "pass  # torch.compile mode: " + v + " (py cells)"; },
+       .py_cells_only = true},
       {.name = "cpu_capability",
        .values = {kInherit, "native", "default", "avx2", "avx512"},
        .default_value = kInherit,
@@ -125,7 +126,8 @@ const std::vector<SettingSpec>& setting_specs() {
          // Inductor's default, and importing Inductor costs a probe's script a second and a half.
          if (v != "on") return "pass  # inductor_deterministic: off";
          return "__import__(\"torch._inductor.config\"); torch._inductor.config.deterministic = True";
-       }},
+       },
+       .py_cells_only = true},
       // MKL reads MKL_CBWR when it starts. COMPATIBLE gives the same bits on every x86 CPU MKL runs on;
       // a branch the CPU lacks makes MKL fall back, so the sweeps use unset and COMPATIBLE only.
       {.name = "mkl_cbwr",

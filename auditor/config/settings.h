@@ -51,6 +51,9 @@ struct SettingSpec {
   // Environment settings are spelled from their variable, and `seed` is the script's SEED; a setting
   // with none of these has no Python form (tests/core/repro_script_test.cc finds it).
   std::string (*python)(const std::string& value) = nullptr;
+  // torch.compile's and Inductor's switches: they reach a py cell's callable only, set by the runner in
+  // the user's interpreter; no other cell has their columns (plan) or tries them (explain).
+  bool py_cells_only = false;
 };
 
 inline constexpr const char* kUnset = "unset";

@@ -55,11 +55,6 @@ std::vector<std::string> table_values(const SettingSpec& spec, const Cell& cell,
   return values;
 }
 
-// torch.compile and Inductor's switches reach a py cell's callable only: no other cell has their columns.
-bool compiler_setting(const std::string& setting) {
-  return setting == "compile" || setting == "inductor_deterministic";
-}
-
 }  // namespace
 
 std::vector<Knob> candidate_knobs(const Cell& cell, const json& other, const ExplainOptions& options,
@@ -68,7 +63,7 @@ std::vector<Knob> candidate_knobs(const Cell& cell, const json& other, const Exp
   auto add = [&](const std::string& setting, const std::string& value, const std::string& reason, int rank) {
     const auto* spec = find_setting(setting);
     if (!spec || !applies_to(*spec, cell.device) || !is_valid_value(*spec, value)) return;
-    if (compiler_setting(setting) && !(cell.model && is_python_model(*cell.model))) return;  // plan/plan.cc
+    if (spec->py_cells_only && !(cell.model && is_python_model(*cell.model))) return;
     const auto current = cell.settings.find(setting);
     if ((current != cell.settings.end() && current->second == value) || has_knob(knobs, setting, value)) return;
     knobs.push_back({setting, value, reason, rank});

@@ -91,9 +91,9 @@ bool repeats_the_column_without_strict(const ProbeInfo& probe, const VariantInfo
 
 // torch.compile and Inductor's switches reach a py cell's callable only: other cells skip those columns.
 bool compiles(const FlagSet& flags) {
-  for (const char* name : {"compile", "inductor_deterministic"}) {
-    const auto it = flags.find(name);
-    if (it != flags.end() && it->second != "off" && it->second != kNotApplicable) return true;
+  for (const auto& [name, value] : flags) {
+    const auto* spec = find_setting(name);
+    if (spec && spec->py_cells_only && value != spec->default_value && value != kNotApplicable) return true;
   }
   return false;
 }
