@@ -179,8 +179,9 @@ bool keep_finished_cells(Plan& plan, const Observations& observations, int proce
 
 // REPRO_AUDIT_AUDIT_LOG=FILE: one JSON line per audit appended, with its wall time, the workers it
 // started and the time they took to start, and the time its ops ran (every run and timing sample, side
-// by side ones included). The tests' profile reads it (README: Tests).
-void log_activity(const Report& report, const Observations& observations, const WorkerActivity& before) {
+// by side ones included), and the binary its workers ran. The tests' profile reads it (README: Tests).
+void log_activity(const Report& report, const Observations& observations, const WorkerActivity& before,
+                  const std::string& worker) {
   const char* path = std::getenv("REPRO_AUDIT_AUDIT_LOG");
   if (!path || !*path) return;
   std::int64_t op_ns = 0;
@@ -190,17 +191,42 @@ void log_activity(const Report& report, const Observations& observations, const 
       for (const auto sample : observation.timing_ns) op_ns += sample;
     }
   const auto now = worker_activity();
-  const nlohmann::json line = {{"wall_s", report.duration_seconds},
-                               {"cells", report.cells.size()},
-                               {"workers", now.workers - before.workers},
-                               {"startup_s", now.startup_seconds - before.startup_seconds},
-                               {"op_s", static_cast<double>(op_ns) / 1e9}};
+  const nlohmann::json line = {
+      {"wall_s", report.duration_seconds},        {"cells", report.cells.size()},
+      {"workers", now.workers - before.workers},  {"startup_s", now.startup_seconds - before.startup_seconds},
+      {"op_s", static_cast<double>(op_ns) / 1e9}, {"worker", worker}};
   std::ofstream(path, std::ios::app) << line.dump() << "\n";
 }
 
 }  // namespace
 
 std::string own_executable() { return fs::read_symlink("/proc/self/exe").string(); }
+
+std::string worker_executable(const std::string& device) {
+  auto own = own_executable();
+  if (device != "cpu") return own;
+  const auto cpu = fs::path(own).parent_path() / "repro-audit-cpu";
+  return ::access(cpu.c_str(), X_OK) == 0 ? cpu.string() : own;
+}
+
+nlohmann::json with_cuda_facts(nlohmann::json fingerprint, const nlohmann::json& full) {
+  if (!fingerprint.is_object() || !full.is_object()) return fingerprint;
+  const auto cuda_key = [](const std::string& key) {
+    return key == "cuda" || key == "torch_cuda_build" || key.rfind("cuda.", 0) == 0;
+  };
+  for (const auto* key : {"cuda", "torch_cuda_build"}) {
+    fingerprint.erase(key);
+    if (full.contains(key)) fingerprint[key] = full.at(key);
+  }
+  if (fingerprint.contains("sources") && fingerprint["sources"].is_object() && full.contains("sources") &&
+      full.at("sources").is_object()) {
+    auto& sources = fingerprint["sources"];
+    for (auto it = sources.begin(); it != sources.end();) it = cuda_key(it.key()) ? sources.erase(it) : std::next(it);
+    for (const auto& [key, value] : full.at("sources").items())
+      if (cuda_key(key)) sources[key] = value;
+  }
+  return fingerprint;
+}
 
 // $TMPDIR, or /tmp; checked before any cell runs by making a file there.
 std::string temporary_folder() {
@@ -236,8 +262,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   result.journal = result.own_journal ? default_journal_folder() : options.journal;
   SupervisorOptions supervisor;
   std::unique_ptr<WorkerLauncher> process_launcher;
-  if (!options.launcher) process_launcher = std::make_unique<ProcessLauncher>(own_executable(), temporary_folder());
-  supervisor.launcher = options.launcher ? options.launcher : process_launcher.get();
+  const auto temporary = options.launcher ? std::string() : temporary_folder();
   supervisor.startup_allowance = options.startup_allowance;
   // Named members, not a structured binding: lambdas below capture the journal (C++20 clang rejects
   // capturing a structured binding).
@@ -245,6 +270,9 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   auto& journal = opened.journal;
   const auto& device = opened.device;
   auto plan = make_plan(config, catalogue, device.device);
+  const auto worker = worker_executable(device.device);
+  if (!options.launcher) process_launcher = std::make_unique<ProcessLauncher>(worker, temporary);
+  supervisor.launcher = options.launcher ? options.launcher : process_launcher.get();
   std::optional<ShardInfo> shard;
   if (options.resume && journal.header().contains("shard"))
     shard = journaled_shard(plan, journal.header().at("shard"), result.journal);
@@ -326,10 +354,15 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   result.report.documentation = options.documentation;
   result.report.host = host_name();
   result.report.shard = shard;
-  result.report.environment = environment.is_null() ? options.environment() : environment;
+  if (environment.is_null())
+    result.report.environment = options.environment();
+  else if (!options.launcher && worker != own_executable())
+    result.report.environment = with_cuda_facts(environment, options.environment());
+  else
+    result.report.environment = environment;
   result.report.config = config_to_json(config);
   result.report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  log_activity(result.report, observations, activity_before);
+  log_activity(result.report, observations, activity_before, options.launcher ? "" : worker);
   return result;
 }
 

@@ -74,6 +74,14 @@ Config journal_config(const std::string& journal, const Catalogue& catalogue);
 // The path of the running binary, to start workers from.
 std::string own_executable();
 
+// The binary a worker for `device` (resolved: "cpu", "cuda:0", ...) runs: for the CPU, repro-audit-cpu
+// when it sits beside this binary (a CUDA build's same program without libtorch's CUDA half, which
+// starts in about half the time), else this binary.
+std::string worker_executable(const std::string& device);
+
+// A fingerprint from repro-audit-cpu holds no CUDA facts: they are taken from `full` (this process's).
+nlohmann::json with_cuda_facts(nlohmann::json fingerprint, const nlohmann::json& full);
+
 // $TMPDIR, or /tmp, for the workers' logs; throws UserError when no file can be made there.
 std::string temporary_folder();
 

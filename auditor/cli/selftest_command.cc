@@ -91,7 +91,7 @@ int python_parity(const PythonCheck& python) {
   ScriptsFolder folder;
   ParityOptions parity{python.python,
                        folder.path(),
-                       own_executable(),
+                       worker_executable("cpu"),
                        temporary_folder(),
                        2,
                        std::max(1u, std::thread::hardware_concurrency())};

@@ -1,4 +1,6 @@
-// CPU-only builds: no CUDA facts to report.
+// CPU-only builds, and repro-audit-cpu (a CUDA build's worker for CPU audits, which does not load
+// libtorch's CUDA half): no CUDA facts from this process. An audit whose workers are repro-audit-cpu
+// takes them from its own process (audit/audit.cc).
 #include "worker/environment.h"
 
 namespace repro_audit {
