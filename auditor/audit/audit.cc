@@ -253,7 +253,17 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   supervisor.startup_allowance = options.startup_allowance;
   // Named members, not a structured binding: lambdas below capture the journal (C++20 clang rejects
   // capturing a structured binding).
-  auto opened = open_journal(config, result.journal, options.resume, options);
+  auto opened = [&] {
+    try {
+      return open_journal(config, result.journal, options.resume, options);
+    } catch (const UserError& error) {
+      if (!result.own_journal) throw;
+      throw EnvironmentError(
+          fmt::format("{} (the journal's default place: $XDG_STATE_HOME, else $HOME/.local/state; "
+                      "give --journal DIR, or set XDG_STATE_HOME to a folder you can write)",
+                      error.what()));
+    }
+  }();
   auto& journal = opened.journal;
   const auto& device = opened.device;
   auto plan = make_plan(config, catalogue, device.device);

@@ -46,7 +46,8 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 std::string temporary_folder_problem(const std::string& folder, int error) {
   const char* tmpdir = std::getenv("TMPDIR");
   const auto named = tmpdir && folder == tmpdir ? folder + " (TMPDIR)" : folder;
-  const char* state = error == ENOENT || error == ENOTDIR                   ? "is missing"
+  const char* state = error == ENOENT                                       ? "is missing"
+                      : error == ENOTDIR                                    ? "is not a folder"
                       : error == EACCES || error == EPERM || error == EROFS ? "cannot be written"
                       : error == ENOSPC || error == EDQUOT                  ? "is full"
                                                                             : "cannot be used";

@@ -30,6 +30,19 @@ TEST_F(EnvironmentFailure, ATemporaryFolderMissingAtTheStartIsNamedBeforeAnyCell
   EXPECT_FALSE(fs::exists(path("state"))) << "no journal was begun";
 }
 
+TEST_F(EnvironmentFailure, ATemporaryFolderThatIsAFileAndAJournalPlaceThatCannotBeMadeAreNamedWithTheWayOut) {
+  const auto file = write("file", "");
+  const auto not_folder = run("run " + kSmallAudit + " --processes 1 --no-cost", "TMPDIR=" + file);
+  EXPECT_EQ(not_folder.exit_code, 2) << not_folder.output;
+  EXPECT_NE(not_folder.output.find("the temporary folder " + file + " (TMPDIR) is not a folder"), std::string::npos)
+      << not_folder.output;
+  // /proc takes no folders, whoever asks: the default journal cannot be made under HOME.
+  const auto no_state = run("run " + kSmallAudit + " --processes 1 --no-cost", "env -u XDG_STATE_HOME HOME=/proc/1");
+  EXPECT_EQ(no_state.exit_code, 2) << no_state.output;
+  EXPECT_NE(no_state.output.find("/proc/1/.local/state/repro-audit/journals/"), std::string::npos) << no_state.output;
+  EXPECT_NE(no_state.output.find("give --journal DIR, or set XDG_STATE_HOME"), std::string::npos) << no_state.output;
+}
+
 // Two collective cells in two processes: once the first cell's first process is journaled, TMPDIR is
 // removed. Whichever step needs it next (the second cell's rendezvous, or the second process's) finds
 // it gone: exit 2 naming it, no cell blamed, and the finished runs resume once it is back.
