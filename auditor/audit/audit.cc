@@ -198,6 +198,15 @@ void log_activity(const Report& report, const Observations& observations, const 
   std::ofstream(path, std::ios::app) << line.dump() << "\n";
 }
 
+// A journal that cannot be written (a full disk, its folder removed) fails the machine, not the cell.
+void record(const Journal& journal, const Cell& cell, const ProcessObservation& observation) {
+  try {
+    journal.record(cell, observation);
+  } catch (const UserError& error) {
+    throw EnvironmentError(fmt::format("the journal {} cannot be written: {}", journal.folder(), error.what()));
+  }
+}
+
 }  // namespace
 
 std::string own_executable() { return fs::read_symlink("/proc/self/exe").string(); }
@@ -234,8 +243,11 @@ std::string temporary_folder() {
   const std::string folder = tmpdir && *tmpdir ? tmpdir : "/tmp";
   try {
     ::close(anonymous_file(folder));
-  } catch (const UserError& error) {
-    throw UserError(fmt::format("TMPDIR={}: the workers' logs need a temporary folder: {}", folder, error.what()));
+  } catch (const EnvironmentError& error) {
+    throw EnvironmentError(
+        fmt::format("{} (the workers' logs and the ranks' rendezvous are made there; set TMPDIR "
+                    "to a folder you can write)",
+                    error.what()));
   }
   return folder;
 }
@@ -266,7 +278,17 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   supervisor.startup_allowance = options.startup_allowance;
   // Named members, not a structured binding: lambdas below capture the journal (C++20 clang rejects
   // capturing a structured binding).
-  auto opened = open_journal(config, result.journal, options.resume, options);
+  auto opened = [&] {
+    try {
+      return open_journal(config, result.journal, options.resume, options);
+    } catch (const UserError& error) {
+      if (!result.own_journal) throw;
+      throw EnvironmentError(
+          fmt::format("{} (the journal's default place: $XDG_STATE_HOME, else $HOME/.local/state; "
+                      "give --journal DIR, or set XDG_STATE_HOME to a folder you can write)",
+                      error.what()));
+    }
+  }();
   auto& journal = opened.journal;
   const auto& device = opened.device;
   auto plan = make_plan(config, catalogue, device.device);
@@ -326,23 +348,34 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   supervisor.on_environment = [&](const nlohmann::json& seen, const FlagSet& process_settings) {
     if (environment.is_null() && inherits_environment(process_settings)) environment = seen;
   };
+  int journaled = result.resumed_runs;
   supervisor.on_cell = [&](const Cell& cell, const ProcessObservation& observation) {
-    journal.record(cell, observation);
+    record(journal, cell, observation);
+    ++journaled;
     if (options.on_cell) options.on_cell(cell, observation);
   };
-  auto supervised = run_batches(batches, supervisor);
-  for (auto& [key, seen] : supervised.observations)
-    for (auto& observation : seen) observations[key].push_back(std::move(observation));
   // The later timing rounds, once every cell's determinism runs are done (timing/timing.h).
   supervisor.on_round = [&](int round, const Batch& batch) {
     if (options.on_round) options.on_round(round, supervisor.timing.rounds, batch.cells);
   };
   supervisor.on_timing_round = [&](const Cell& cell, const ProcessObservation& observation) {
-    journal.record(cell, observation);  // replaces the first process's entry
+    record(journal, cell, observation);  // replaces the first process's entry
     if (options.on_timing_round) options.on_timing_round(cell, observation);
   };
-  if (!supervised.interrupted && supervisor.timing.rounds > 1)
-    supervised.interrupted = !run_timing_rounds(batches, supervisor, observations);
+  SupervisedRuns supervised;
+  try {
+    supervised = run_batches(batches, supervisor);
+    for (auto& [key, seen] : supervised.observations)
+      for (auto& observation : seen) observations[key].push_back(std::move(observation));
+    if (!supervised.interrupted && supervisor.timing.rounds > 1)
+      supervised.interrupted = !run_timing_rounds(batches, supervisor, observations);
+  } catch (const EnvironmentError& error) {
+    // The machine failed the audit, not a cell: what finished stays journaled for --resume.
+    throw EnvironmentError(
+        fmt::format("{}\nthe audit stopped; its {} finished cell run(s) are kept in the journal "
+                    "{}: once that is fixed, --resume {} finishes it",
+                    error.what(), journaled, result.journal, result.journal));
+  }
   for (auto& [key, seen] : observations)
     std::sort(seen.begin(), seen.end(), [](const auto& a, const auto& b) { return a.process < b.process; });
 

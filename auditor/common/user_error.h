@@ -14,4 +14,12 @@ class UserError : public std::runtime_error {
       : std::runtime_error(file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message) {}
 };
 
+// A failure of the machine the tool runs on, not of a cell: the temporary folder gone or unwritable,
+// a full disk, the binary removed, no process or pipe to be had. It is never a cell's verdict: the
+// audit ends (exit 2) naming the problem and the path, its finished cells kept in the journal.
+class EnvironmentError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
 }  // namespace repro_audit

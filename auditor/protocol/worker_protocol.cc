@@ -59,6 +59,9 @@ json cell_event(const std::string& key, const ProcessObservation& observation) {
   return {{"event", "cell"}, {"key", key}, {"observation", observation}};
 }
 json done_event() { return {{"event", "done"}}; }
+json environment_failure_event(const std::string& message) {
+  return {{"event", "environment_failure"}, {"message", message}};
+}
 
 std::optional<WorkerEvent> parse_event(const std::string& line) {
   try {
@@ -78,6 +81,9 @@ std::optional<WorkerEvent> parse_event(const std::string& line) {
       event.observation = j.at("observation").get<ProcessObservation>();
     } else if (kind == "done") {
       event.kind = WorkerEvent::Kind::done;
+    } else if (kind == "environment_failure") {
+      event.kind = WorkerEvent::Kind::environment_failure;
+      event.message = j.at("message").get<std::string>();
     } else {
       return std::nullopt;
     }

@@ -5,6 +5,8 @@
 //   {"event":"start","key":K}                      a cell starts (its time limit starts too)
 //   {"event":"cell","key":K,"observation":{...}}   the cell finished in this process
 //   {"event":"done"}
+//   {"event":"environment_failure","message":M}  the machine failed the worker (its temporary folder
+//                                                  gone, a full disk): no cell's verdict; the audit ends
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -43,17 +45,19 @@ nlohmann::json request_to_json(const WorkerRequest& request);
 WorkerRequest request_from_json(const nlohmann::json& json);
 
 struct WorkerEvent {
-  enum class Kind { environment, start, cell, done };
+  enum class Kind { environment, start, cell, done, environment_failure };
   Kind kind = Kind::done;
   std::string key;                 // start, cell
   ProcessObservation observation;  // cell
   nlohmann::json environment;      // environment
+  std::string message;             // environment_failure
 };
 
 nlohmann::json environment_event(const nlohmann::json& environment);
 nlohmann::json start_event(const std::string& key);
 nlohmann::json cell_event(const std::string& key, const ProcessObservation& observation);
 nlohmann::json done_event();
+nlohmann::json environment_failure_event(const std::string& message);
 
 // nullopt for a line that is not a well-formed event (e.g. a library printing to stdout): the
 // supervisor ignores it, and a cell whose result never arrives is blamed when the worker ends.

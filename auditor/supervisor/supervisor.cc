@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <utility>
 
+#include "common/user_error.h"
 #include "config/settings.h"
 #include "protocol/worker_protocol.h"
 #include "supervisor/worker_launcher.h"
@@ -153,6 +155,11 @@ class BatchRunner {
       if (!loaded)
         startup_nanoseconds += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - asked).count();
       loaded = true;
+      if (event->kind == WorkerEvent::Kind::environment_failure) {
+        // The machine failed the worker (its temporary folder gone, a full disk): no cell's verdict.
+        worker->terminate(options_.terminate_grace);
+        throw EnvironmentError(event->message);
+      }
       if (event->kind == WorkerEvent::Kind::environment && options_.on_environment) {
         const std::lock_guard hold(lock_);
         options_.on_environment(event->environment, batch_.process_settings);
@@ -375,13 +382,27 @@ SupervisedRuns run_batches(const std::vector<Batch>& batches, const SupervisorOp
       continue;
     }
     std::vector<char> finished(group.parts.size(), 0);
+    // A failure of the machine in one part (EnvironmentError, a journal that cannot be written) stops
+    // the others and is thrown here, once they all ended.
+    std::exception_ptr failure;
+    std::atomic<bool> failed{false};
+    auto side_by_side = options;
+    side_by_side.stop_requested = [&] { return failed.load() || options.stop_requested(); };
     {
       std::vector<std::jthread> threads;
       for (std::size_t i = 0; i < group.parts.size(); ++i)
         threads.emplace_back([&, i] {
-          finished[i] = BatchRunner(group.parts[i], group.process, options, result.observations, lock, true).run();
+          try {
+            finished[i] =
+                BatchRunner(group.parts[i], group.process, side_by_side, result.observations, lock, true).run();
+          } catch (...) {
+            const std::lock_guard hold(lock);
+            if (!failure) failure = std::current_exception();
+            failed = true;
+          }
         });
     }
+    if (failure) std::rethrow_exception(failure);
     if (std::find(finished.begin(), finished.end(), 0) != finished.end()) {
       result.interrupted = true;
       return result;

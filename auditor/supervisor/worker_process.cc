@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <fmt/format.h>
@@ -42,11 +43,21 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 }  // namespace
 
+std::string temporary_folder_problem(const std::string& folder, int error) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  const auto named = tmpdir && folder == tmpdir ? folder + " (TMPDIR)" : folder;
+  const char* state = error == ENOENT                                       ? "is missing"
+                      : error == ENOTDIR                                    ? "is not a folder"
+                      : error == EACCES || error == EPERM || error == EROFS ? "cannot be written"
+                      : error == ENOSPC || error == EDQUOT                  ? "is full"
+                                                                            : "cannot be used";
+  return fmt::format("the temporary folder {} {}: {}", named, state, std::strerror(error));
+}
+
 int anonymous_file(const std::string& folder) {
   std::string path = (folder.empty() ? std::string("/tmp") : folder) + "/repro-audit-worker-log.XXXXXX";
   const int fd = ::mkostemp(path.data(), O_CLOEXEC);
-  if (fd < 0)
-    throw UserError(fmt::format("{}: cannot create a temporary file there: {}", folder, std::strerror(errno)));
+  if (fd < 0) throw EnvironmentError(temporary_folder_problem(folder.empty() ? "/tmp" : folder, errno));
   ::unlink(path.c_str());
   return fd;
 }
@@ -61,8 +72,16 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
                              const std::optional<std::string>& input, const std::string& temporary_folder)
     : log_fd_(anonymous_file(temporary_folder)) {
   int input_pipe[2], output_pipe[2];
-  if (pipe2(input_pipe, O_CLOEXEC) != 0 || pipe2(output_pipe, O_CLOEXEC) != 0)
-    throw std::runtime_error(fmt::format("pipe failed: {}", std::strerror(errno)));
+  if (pipe2(input_pipe, O_CLOEXEC) != 0) {
+    const int error = errno;
+    ::close(log_fd_);
+    throw EnvironmentError(fmt::format("cannot start {}: no pipe to it: {}", argv[0], std::strerror(error)));
+  }
+  if (pipe2(output_pipe, O_CLOEXEC) != 0) {
+    const int error = errno;
+    for (const int fd : {input_pipe[0], input_pipe[1], log_fd_}) ::close(fd);
+    throw EnvironmentError(fmt::format("cannot start {}: no pipe to it: {}", argv[0], std::strerror(error)));
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, input_pipe[0], 0);
@@ -90,7 +109,14 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
   if (rc != 0) {
     ::close(input_pipe[1]);
     ::close(output_pipe[0]);
-    throw std::runtime_error(fmt::format("cannot start {}: {}", args[0], std::strerror(rc)));
+    ::close(log_fd_);
+    // /proc/self/exe names a removed binary "PATH (deleted)": the workers are this binary, started anew.
+    const std::string deleted = " (deleted)";
+    const auto& program = args[0];
+    if (program.size() > deleted.size() && program.ends_with(deleted))
+      throw EnvironmentError(fmt::format("the program {} was removed while it ran: its workers cannot start: {}",
+                                         program.substr(0, program.size() - deleted.size()), std::strerror(rc)));
+    throw EnvironmentError(fmt::format("cannot start {}: {}", program, std::strerror(rc)));
   }
   output_fd_ = output_pipe[0];
   input_fd_ = input_pipe[1];

@@ -4,11 +4,17 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <exception>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <thread>
 
 #include "audit/audit.h"
+#include "common/user_error.h"
 #include "plan/ranks.h"
 #include "protocol/worker_protocol.h"
 #include "supervisor/worker_process.h"
@@ -22,10 +28,54 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// How long a rank is waited for: to join, and in each collective.
+// How long a rank is waited for: to join (from the cell's start to the group's), and in each collective.
 std::chrono::milliseconds wait_limit(const Cell& cell) {
   const double seconds = std::clamp(cell.timeout_seconds / 2, 1.0, 60.0);
   return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+}
+
+std::chrono::milliseconds left_until(Clock::time_point deadline) {
+  return std::max(std::chrono::milliseconds(1),
+                  std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+}
+
+// make_rank_group on a thread of its own, waited for until `deadline` (null after it) while `check`
+// (called every poll) may throw. c10d's rendezvous has no deadline of its own: FileStore's constructor waits its
+// default 300 s for a file whose folder is gone, then each store call waits the timeout again. A
+// thread given up on is left to end when its calls time out; it holds only what it shares here.
+std::unique_ptr<RankGroup> meet(const RankGroupOptions& options, Clock::time_point deadline,
+                                const std::function<void()>& check) {
+  struct Meeting {
+    std::mutex lock;
+    std::condition_variable ended;
+    bool done = false;
+    std::unique_ptr<RankGroup> group;
+    std::exception_ptr error;
+  };
+  const auto meeting = std::make_shared<Meeting>();
+  std::thread([meeting, options] {
+    std::unique_ptr<RankGroup> group;
+    std::exception_ptr error;
+    try {
+      group = make_rank_group(options);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    const std::lock_guard hold(meeting->lock);
+    meeting->group = std::move(group);
+    meeting->error = error;
+    meeting->done = true;
+    meeting->ended.notify_all();
+  }).detach();
+  std::unique_lock hold(meeting->lock);
+  while (!meeting->ended.wait_for(hold, std::chrono::milliseconds(100), [&] { return meeting->done; })) {
+    hold.unlock();
+    check();
+    if (Clock::now() >= deadline) return nullptr;
+    hold.lock();
+  }
+  if (meeting->error) std::rethrow_exception(meeting->error);
+  return std::move(meeting->group);
 }
 
 // The other ranks' processes, and what became of them.
@@ -130,8 +180,11 @@ class CollectiveRunner : public CellRunner {
     const int ranks = ranks_of(cell.settings);
     if (ranks < 2) throw Unsupported("a collective cell needs 2 ranks or more");
     limit_ = wait_limit(cell);
-    auto pattern = (fs::path(temporary_folder()) / "repro-audit-ranks-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("cannot make a folder for the ranks' rendezvous");
+    // Every rank joins within the limit from here, however the time is spent (starting, meeting).
+    const auto deadline = Clock::now() + limit_;
+    temporary_ = temporary_folder();
+    auto pattern = (fs::path(temporary_) / "repro-audit-ranks-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw EnvironmentError(temporary_folder_problem(temporary_, errno));
     folder_ = pattern;
     const auto store = (fs::path(folder_) / "store").string();
     std::vector<std::string> requests;
@@ -145,8 +198,14 @@ class CollectiveRunner : public CellRunner {
                              .dump());
     }
     peers_.start(requests);
-    peers_.await("joining", limit_);
-    group_ = guarded([&] { return make_rank_group({0, ranks, store, limit_, setup.device}); });
+    peers_.await("joining", left_until(deadline));
+    group_ = guarded([&] {
+      return meet({0, ranks, store, left_until(deadline), setup.device}, deadline, [&] { check_meeting(); });
+    });
+    if (!group_)
+      throw CellFailure(ObservationStatus::timeout,
+                        fmt::format("the ranks did not meet within {:g} s (half the cell's time limit)",
+                                    static_cast<double>(limit_.count()) / 1000));
     ProbeContext context(setup.device, setup.seed, *variant, setup.inputs, setup.scheme);
     context.set_group(group_.get());
     const auto run = probe->prepare(context);
@@ -172,8 +231,15 @@ class CollectiveRunner : public CellRunner {
     } catch (const Unsupported&) {
       failed_ = true;
       throw;
+    } catch (const CellFailure&) {
+      failed_ = true;
+      throw;
+    } catch (const EnvironmentError&) {
+      failed_ = true;
+      throw;
     } catch (const std::exception& error) {
       failed_ = true;
+      if (runs_ == 0) check_folders();
       const auto where = runs_ == 0 ? std::string("while the ranks met") : fmt::format("in run {}", runs_ - 1);
       const auto crashed = peers_.crashed(std::chrono::seconds(2));
       if (!crashed.empty()) throw CellFailure(ObservationStatus::crashed, fmt::format("{} {}", crashed, where));
@@ -187,8 +253,24 @@ class CollectiveRunner : public CellRunner {
     }
   }
 
+  // While the ranks meet: a rank that crashed ends the cell at once, and so does the machine's failure.
+  void check_meeting() {
+    check_folders();
+    const auto crashed = peers_.crashed(std::chrono::milliseconds(0));
+    if (!crashed.empty()) throw CellFailure(ObservationStatus::crashed, crashed + " while the ranks met");
+  }
+
+  // The rendezvous folder, or the temporary folder it is in, removed under the ranks.
+  void check_folders() const {
+    std::error_code error;
+    if (fs::is_directory(folder_, error)) return;
+    if (!fs::is_directory(temporary_, error)) throw EnvironmentError(temporary_folder_problem(temporary_, ENOENT));
+    throw EnvironmentError(fmt::format("the ranks' rendezvous folder {} was removed while they ran", folder_));
+  }
+
   Peers peers_;
   std::unique_ptr<RankGroup> group_;
+  std::string temporary_;
   std::string folder_;
   std::chrono::milliseconds limit_{30000};
   int runs_ = 0;

@@ -6,8 +6,10 @@
 //
 // A rank that ends (a crash) ends the cell as crashed, naming the rank and its signal; a rank that
 // never joins, or stops answering, ends it as timeout once the cell's share of its time limit for the
-// wait (half of it, at most 60 s) has passed. Every other rank is then ended and reaped; a rank whose
-// worker dies dies with it (PR_SET_PDEATHSIG), so none outlives the cell.
+// wait (half of it, at most 60 s) has passed: for joining, counted from the cell's start to the
+// group's, whatever c10d's rendezvous waits. Every other rank is then ended and reaped; a rank whose
+// worker dies dies with it (PR_SET_PDEATHSIG), so none outlives the cell. The temporary folder or the
+// rendezvous folder gone, or a rank that cannot start, is the machine's failure (EnvironmentError).
 #include "worker/cell_runner.h"
 
 namespace repro_audit {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <tuple>
 
+#include "common/user_error.h"
 #include "hash/digest.h"
 #include "hash/tensor_digest.h"
 #include "protocol/observation_json.h"
@@ -264,6 +265,8 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
     observation = failed_observation(tracer, ObservationStatus::unsupported, unsupported.what());
   } catch (const CellFailure& failure) {
     observation = failed_observation(tracer, failure.status(), failure.what());
+  } catch (const EnvironmentError&) {
+    throw;  // the machine's failure, not the cell's: the worker says so and ends (worker/worker.h)
   } catch (const std::exception& error) {
     observation = failed_observation(tracer, ObservationStatus::exception, error_text(error));
   }
@@ -285,12 +288,17 @@ void run_worker(const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
   // variant (or seed) comes.
   InputCache inputs;
   std::string inputs_of;
-  for (const auto& cell : request.cells) {
-    const auto variant = cell.probe + "/" + cell.variant + " seed " + cell.settings.at("seed");
-    if (variant != inputs_of) inputs.clear();
-    inputs_of = variant;
-    emit(start_event(cell.key));
-    emit(cell_event(cell.key, skipped.message.empty() ? run_cell(cell, request, tracer, timer, &inputs) : skipped));
+  try {
+    for (const auto& cell : request.cells) {
+      const auto variant = cell.probe + "/" + cell.variant + " seed " + cell.settings.at("seed");
+      if (variant != inputs_of) inputs.clear();
+      inputs_of = variant;
+      emit(start_event(cell.key));
+      emit(cell_event(cell.key, skipped.message.empty() ? run_cell(cell, request, tracer, timer, &inputs) : skipped));
+    }
+  } catch (const EnvironmentError& error) {
+    emit(environment_failure_event(error.what()));
+    throw;
   }
   emit(done_event());
 }

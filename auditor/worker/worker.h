@@ -27,6 +27,7 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
 
 // Runs every cell of the request, emitting `environment`, then `start` and `cell` per cell, then `done`.
 // `environment_sent`: the caller emitted it already (a worker says it before reading its request).
+// A failure of the machine (EnvironmentError) is no cell's: it emits `environment_failure` and throws.
 void run_worker(const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
                 const std::function<void(const nlohmann::json&)>& emit, bool environment_sent = false);
 

@@ -6,8 +6,10 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
+#include "common/user_error.h"
 #include "protocol/worker_protocol.h"
 #include "trace/library_verbose_tracer.h"
 #include "trace/tracer_factory.h"
@@ -79,7 +81,15 @@ int worker_main() {
   }
   const auto tracer = make_tracer(request.device);
   const auto timer = make_run_timer(request.device);
-  run_worker(request, *tracer, *timer, emit, true);
+  try {
+    run_worker(request, *tracer, *timer, emit, true);
+  } catch (const EnvironmentError& error) {
+    // Said to the supervisor already. No destructors: a collective's rendezvous thread that was given
+    // up on may still be inside c10d (worker/collective_cell.cc).
+    std::cerr << "worker: " << error.what() << "\n";
+    std::cerr.flush();
+    std::_Exit(2);
+  }
   return 0;
 }
 

@@ -82,6 +82,31 @@ TEST_F(Auditing, AnInterruptedAuditResumesWithoutRunningAFinishedCellAgain) {
   }
 }
 
+TEST_F(Auditing, AJournalThatCannotBeWrittenEndsTheAuditAsTheMachinesFailureAndWhatFinishedResumes) {
+  auto first = options();
+  const auto moved = journal_.string() + "-moved";
+  int finished = 0;
+  first.on_cell = [&](const Cell&, const ProcessObservation&) {
+    if (++finished == 2) fs::rename(journal_, moved);  // as a full disk would, every later write fails
+  };
+  try {
+    run_audit(config_, catalogue_, first);
+    ADD_FAILURE() << "no EnvironmentError";
+  } catch (const EnvironmentError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("the journal " + journal_.string() + " cannot be written"), std::string::npos) << message;
+    EXPECT_NE(message.find("its 2 finished cell run(s) are kept"), std::string::npos) << message;
+    EXPECT_NE(message.find("--resume " + journal_.string()), std::string::npos) << message;
+  }
+  fs::rename(moved, journal_);
+  FakeLauncher second_launcher;
+  auto second = options(true);
+  second.launcher = &second_launcher;
+  const auto resumed = run_audit(config_, catalogue_, second);
+  EXPECT_TRUE(resumed.report.complete);
+  EXPECT_EQ(resumed.resumed_runs, 2);
+}
+
 TEST_F(Auditing, AShardRunsItsCellsAndAResumedShardRunsTheSameOnes) {
   auto first = options();
   first.shard = ShardSpec{2, 2, "--shard"};

@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <set>
 
+#include "common/user_error.h"
 #include "fake_workers.h"
 #include "protocol/observation_json.h"
 #include "protocol/worker_protocol.h"
@@ -133,6 +135,28 @@ TEST_F(Supervising, AWorkerInterruptedBySigintOrSighupLeavesItsCellWithoutAVerdi
   }
 }
 
+TEST_F(Supervising, AWorkerSayingTheMachineFailedItEndsTheRunWithoutBlamingACell) {
+  launcher_.scripts.push_back(
+      {{start_line("a"), cell_line("a"), start_line("b"), environment_failure_event("the disk is full").dump()},
+       0,
+       true});
+  std::vector<std::string> finished;
+  options_.on_cell = [&](const Cell& cell, const ProcessObservation&) { finished.push_back(cell.key); };
+  EXPECT_THROW(run(), EnvironmentError);
+  EXPECT_EQ(finished, std::vector<std::string>{"a"}) << "b is no cell's verdict, and c never started";
+  EXPECT_EQ(launcher_.requests.size(), 1u);
+}
+
+TEST_F(Supervising, AWorkerThatCannotStartForTheMachineEndsTheRun) {
+  struct NoProcesses : FakeLauncher {
+    std::unique_ptr<Worker> start(const std::string&, const std::map<std::string, std::string>&) override {
+      throw EnvironmentError("cannot start /gone/repro-audit: No such file or directory");
+    }
+  } launcher;
+  options_.launcher = &launcher;
+  EXPECT_THROW(run(), EnvironmentError);
+}
+
 TEST_F(Supervising, AStopRequestEndsTheWorkerWithoutBlamingItsCell) {
   bool stop = false;
   options_.stop_requested = [&] { return stop; };
@@ -237,6 +261,26 @@ TEST_F(SupervisingSideBySide, AStopEndsEveryWorkerAndNoFurtherGroupStarts) {
   EXPECT_GE(later, 1u);
   EXPECT_LE(later, 2u);
   EXPECT_EQ(result.observations.at("d").size(), 1u) << "the two-thread group started after the stop";
+}
+
+TEST_F(SupervisingSideBySide, AMachineFailureBesideAnotherWorkerStopsTheOthersAndIsThrownOnce) {
+  launcher_.scripts.push_back({{start_line("a"), cell_line("a"), start_line("b"), cell_line("b"), start_line("c"),
+                                cell_line("c"), start_line("d"), cell_line("d")}});
+  launcher_.scripts.push_back(
+      {{environment_failure_event("the temporary folder /gone (TMPDIR) is missing: No such file or directory")
+            .dump()}});
+  std::set<std::string> later;
+  options_.on_cell = [&](const Cell& cell, const ProcessObservation& observation) {
+    if (observation.process == 1) later.insert(cell.key);
+  };
+  try {
+    run_batches({batch_}, options_);
+    ADD_FAILURE() << "no EnvironmentError";
+  } catch (const EnvironmentError& error) {
+    EXPECT_NE(std::string(error.what()).find("/gone (TMPDIR) is missing"), std::string::npos) << error.what();
+  }
+  EXPECT_LE(later.size(), 2u);
+  EXPECT_FALSE(later.count("d")) << "the two-thread group started after the failure";
 }
 
 ProcessObservation timed_observation(int process, std::int64_t run_ns, int runs = 3) {
