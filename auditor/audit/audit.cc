@@ -207,6 +207,17 @@ void record(const Journal& journal, const Cell& cell, const ProcessObservation& 
   }
 }
 
+// The py cells' interpreter facts (python, python_torch, python_torch_path) and their sources.
+void add_interpreter_facts(nlohmann::json& environment, const nlohmann::json& interpreter) {
+  if (!environment.is_object() || !interpreter.is_object()) return;
+  for (const char* key : {"python", "python_torch", "python_torch_path"}) {
+    if (!interpreter.contains(key) || !interpreter[key].is_string()) continue;
+    environment[key] = interpreter[key];
+    const auto& sources = interpreter.value("sources", nlohmann::json::object());
+    if (sources.is_object() && sources.contains(key)) environment["sources"][key] = sources[key];
+  }
+}
+
 }  // namespace
 
 std::string own_executable() { return fs::read_symlink("/proc/self/exe").string(); }
@@ -345,8 +356,15 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   nlohmann::json environment;
   // The platform is the user's own environment: a worker started with e.g. ATEN_CPU_CAPABILITY changed
   // reports another capability, so only workers that inherit the environment speak for it.
+  // A py cell's runner adds its interpreter's facts (the torch it imports need not be the libtorch the
+  // worker was built with): no fingerprint of its own, merged into the worker's after the audit.
+  nlohmann::json interpreter;
   supervisor.on_environment = [&](const nlohmann::json& seen, const FlagSet& process_settings) {
-    if (environment.is_null() && inherits_environment(process_settings)) environment = seen;
+    if (!seen.is_object() || !seen.contains("fingerprint")) {
+      if (interpreter.is_null()) interpreter = seen;
+    } else if (environment.is_null() && inherits_environment(process_settings)) {
+      environment = seen;
+    }
   };
   int journaled = result.resumed_runs;
   supervisor.on_cell = [&](const Cell& cell, const ProcessObservation& observation) {
@@ -393,6 +411,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
     result.report.environment = with_cuda_facts(environment, options.environment());
   else
     result.report.environment = environment;
+  add_interpreter_facts(result.report.environment, interpreter);
   result.report.config = config_to_json(config);
   result.report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   log_activity(result.report, observations, activity_before, options.launcher ? "" : worker);

@@ -17,7 +17,8 @@ namespace {
 // version, how many CPUs exist (the thread counts in use are fields of their own), GPU memory size,
 // the CUDA version torch was built against (the runtime in use is a field of its own), why CUDA or
 // NVML is unavailable (the versions and "CUDA available" say what is in use), the NVML driver string
-// (the CUDA driver is a field of its own) and the fingerprint's version.
+// (the CUDA driver is a field of its own), the fingerprint's version, and where the py cells' interpreter
+// and its torch lie (the torch version it imports is a field of its own).
 // Every other field counts, so a field added later counts until someone argues it away here.
 const std::set<std::string, std::less<>> kNotPlatform = {"OS",
                                                          "tool",
@@ -27,7 +28,9 @@ const std::set<std::string, std::less<>> kNotPlatform = {"OS",
                                                          "CUDA compiled runtime",
                                                          "CUDA unavailable",
                                                          "NVML",
-                                                         "NVML unavailable"};
+                                                         "NVML unavailable",
+                                                         "Python",
+                                                         "Python torch path"};
 
 bool records_numerics_environment(const json& environment) {
   return environment.is_object() && environment.contains("numerics_environment") &&

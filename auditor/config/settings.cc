@@ -29,6 +29,18 @@ const std::vector<SettingSpec>& setting_specs() {
                  "torch.backends.cuda.matmul.allow_tf32 = {0}\n    torch.backends.cudnn.allow_tf32 = {0}",
                  python_bool(v));
            }},
+      // `py` cells only: Inductor's autotuning switches (max_autotune and its pointwise and GEMM parts,
+      // coordinate_descent_tuning): kernels chosen by timing them, which can differ from compile to compile.
+      {.name = "autotune",
+       .values = {"off", "on"},
+       .default_value = "off",
+       .scope = S::in_process,
+       .on_cpu = true,
+       .on_cuda = true,
+       .help = "Inductor's autotuning (max_autotune, max_autotune_pointwise, max_autotune_gemm, "
+               "coordinate_descent_tuning) for a py cell's compiled callable (py cells only)",
+       .python = [](const std::string& v) { return "pass  # autotune: " + v + " (py cells)"; },
+       .py_cells_only = true},
       // ATen picks its CPU kernels once, when it first dispatches: only a fresh process can change it.
       // "inherit" leaves the user's ATEN_CPU_CAPABILITY as it is (that is how a user reproduces an older
       // host's bits); "native" removes it, so ATen takes the best level this CPU runs.
@@ -112,6 +124,17 @@ const std::vector<SettingSpec>& setting_specs() {
            [](const std::string& v) {
              return "torch.utils.deterministic.fill_uninitialized_memory = " + python_bool(v);
            }},
+      // Inductor's batch-invariant mode (torch 2.14 and later): each sample's kernel is the same whatever
+      // the batch size; it implies Inductor's deterministic mode. `py` cells only.
+      {.name = "inductor_batch_invariant",
+       .values = {"off", "on"},
+       .default_value = "off",
+       .scope = S::in_process,
+       .on_cpu = true,
+       .on_cuda = true,
+       .help = "torch._inductor.config.batch_invariant for a py cell's compiled callable (py cells only)",
+       .python = [](const std::string& v) { return "pass  # inductor_batch_invariant: " + v + " (py cells)"; },
+       .py_cells_only = true},
       // Inductor's deterministic mode (torch 2.8 and later): no atomics in its scatter lowerings, no
       // autotuning by timing; `py` cells only, where the installed torch has it.
       {.name = "inductor_deterministic",

@@ -59,7 +59,7 @@ if __name__ == "__main__":
 std::string py_script(const ReproCell& repro, const CellReport& cell) {
   nlohmann::json request = {{"device", cell.cell.device},
                             {"warmup", repro.warmup},
-                            {"timing", {{"min_samples", 0}}},
+                            {"timing", {{"min_samples", 0}, {"budget_seconds", 0}}},
                             {"cells", nlohmann::json::array({nlohmann::json{{"key", cell.cell.key},
                                                                             {"device", cell.cell.device},
                                                                             {"settings", cell.cell.settings},
@@ -98,7 +98,6 @@ class PythonKind : public CellKind {
     return callable_problem(cell.model->callable);
   }
   bool stops_at_first_difference() const override { return false; }
-  bool has_timing_runs() const override { return false; }
   void judge(const Cell& cell, const std::vector<ProcessObservation>& observations, Verdict& verdict) const override {
     model_kind().judge(cell, observations, verdict);
   }

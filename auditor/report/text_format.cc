@@ -228,6 +228,9 @@ std::vector<EnvironmentField> environment_fields(const json& environment) {
       scalar_field("torch", text("torch")),
       scalar_field("torch git", text("torch_git")),
       scalar_field("torch CUDA build", yes_no(field(environment, "torch_cuda_build"))),
+      scalar_field("Python", text("python")),  // py cells' interpreter and the torch it imports
+      scalar_field("Python torch", text("python_torch")),
+      scalar_field("Python torch path", text("python_torch_path")),
       scalar_field("CUDA runtime", cuda_version(field(cuda, "runtime"))),
       scalar_field("CUDA compiled runtime", cuda_version(field(cuda, "compiled_runtime"))),
       scalar_field("CUDA driver", cuda_version(field(cuda, "driver"))),

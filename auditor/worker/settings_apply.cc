@@ -36,7 +36,9 @@ const std::vector<SettingHandler>& handlers() {
          context().setAllowTF32CuDNN(truth(value));
        },
        [] { return text(context().allowTF32CuBLAS()); }},
-      // py cells only: the Python runner compiles the callable (worker/python_runner.py).
+      // py cells only: the Python runner sets Inductor's autotuning switches (worker/python_subject.py).
+      {"autotune", nullptr, nullptr},
+      // py cells only: the Python runner compiles the callable (worker/python_cell.py).
       {"compile", nullptr, nullptr},
       {"cudnn_benchmark", [](const std::string& value) { context().setBenchmarkCuDNN(truth(value)); },
        [] { return text(context().benchmarkCuDNN()); }},
@@ -53,7 +55,8 @@ const std::vector<SettingHandler>& handlers() {
       {"fill_uninitialized_memory",
        [](const std::string& value) { context().setDeterministicFillUninitializedMemory(truth(value)); },
        [] { return text(context().deterministicFillUninitializedMemory()); }},
-      // py cells only: the Python runner sets torch._inductor.config.deterministic.
+      // py cells only: the Python runner sets torch._inductor.config.batch_invariant and .deterministic.
+      {"inductor_batch_invariant", nullptr, nullptr},
       {"inductor_deterministic", nullptr, nullptr},
       // A collective cell's rank count: its runner starts that many ranks (worker/collective_cell.h).
       {"ranks", nullptr, nullptr},

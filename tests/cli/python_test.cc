@@ -1,5 +1,9 @@
 // `repro-audit py`: the user's Python callable run by its interpreter through the shipped runner.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -61,15 +65,17 @@ TEST_F(PythonCallable, AuditsATrainingStepEagerAndCompiled) {
 }
 
 // index_put_ with accumulate sums in a thread-dependent order on the CPU, eager and compiled (Inductor
-// lowers it to atomic adds): both cells are nondeterministic, the eager one names the op. The race needs
-// the threads at once, which a loaded machine may not give them: an audit that saw none in a cell is
-// run again (at most 3 audits).
+// lowers it to atomic adds): both cells are nondeterministic, the eager one names the op, the compiled
+// one the graph and the kernel its wrapper called. The race needs the threads at once, which a loaded
+// machine may not give them: an audit that saw none in a cell is run again (at most 3 audits). One
+// Inductor cache spares the later timing rounds a compile each (the race is in the kernel, not the compile).
 TEST_F(PythonCallable, FindsARacingScatterAndNamesItsOrigin) {
   std::map<std::string, nlohmann::json> cells;
   for (int attempt = 0; attempt < 3; ++attempt) {
     cells = audit(kExample +
                       ":scatter_sum --device cpu --repeats 4 --processes 1 --profile default "
-                      "--axis threads=4 --axis compile=off,default",
+                      "--axis threads=4 --axis compile=off,default --compile-cache " +
+                      path("inductor"),
                   1);
     if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
     ASSERT_EQ(cells.size(), 2u) << output_;
@@ -82,7 +88,50 @@ TEST_F(PythonCallable, FindsARacingScatterAndNamesItsOrigin) {
   EXPECT_EQ(eager.at("verdict"), "nondeterministic");
   EXPECT_EQ(compiled.at("verdict"), "nondeterministic");
   EXPECT_NE(output_.find("origin of divergence: #2 aten::index_put_"), std::string::npos) << output_;
-  EXPECT_NE(output_.find("compiled code runs Inductor's kernels outside the dispatcher"), std::string::npos);
+  EXPECT_NE(output_.find("origin of divergence: #0 graph 0 (forward: full, mul, index_put_) > "
+                         "cpp_fused_index_put_mul_zeros_0 (torch.compile)"),
+            std::string::npos)
+      << output_;
+  // Timed as probes are: timing-only runs until the rule is met, in three rounds, with an interval.
+  for (const auto* cell : {&eager, &compiled}) {
+    EXPECT_EQ(cell->at("observations").at(0).value("timing_rounds", 1), 3) << cell->dump();
+    EXPECT_GE(cell->at("observations").at(0).at("timing_ns").size(), 10u + 2 * 3);
+    EXPECT_GT(cell->at("timing").value("ci_high_ns", 0), 0) << cell->dump();
+  }
+  // The report records the interpreter that ran the cells and the torch it imported.
+  const auto environment = nlohmann::json::parse(slurp(path("report.json"))).at("environment");
+  EXPECT_FALSE(environment.value("python_torch", "").empty()) << environment.dump();
+  EXPECT_NE(environment.value("python", "").find("python"), std::string::npos) << environment.dump();
+}
+
+// The report records the interpreter that ran the py cells and its torch, so comparing audits of two
+// interpreters names the change; a switch that interpreter's torch lacks (Inductor's batch-invariant
+// mode before torch 2.14) makes the cell unsupported, saying which, before anything compiles.
+TEST_F(PythonCallable, RecordsTheInterpreterAndWhatItsTorchLacks) {
+  const char* home = std::getenv("HOME");
+  const std::string older = std::string(home ? home : "") + "/.cache/repro-audit/torch-2.11.0/bin/python3";
+  if (::access(older.c_str(), X_OK) != 0) GTEST_SKIP() << "no torch 2.11.0 interpreter at " << older;
+  const auto first = audit(kBad +
+                               ":fine --device cpu --repeats 2 --processes 1 --no-cost --profile default "
+                               "--axis threads=1",
+                           0);
+  if (first.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  std::filesystem::rename(path("report.json"), path("default.json"));
+  const auto cells = audit(kBad + ":fine --python " + older +
+                               " --device cpu --repeats 2 --processes 1 --no-cost --profile default --axis threads=1 "
+                               "--axis compile=default --axis inductor_batch_invariant=on",
+                           1);
+  ASSERT_EQ(cells.size(), 1u) << output_;
+  const auto& cell = cells.begin()->second;
+  EXPECT_EQ(cell.at("verdict"), "unsupported") << output_;
+  EXPECT_NE(cell.dump().find("inductor_batch_invariant: torch 2.11.0"), std::string::npos) << cell.dump();
+  EXPECT_NE(cell.dump().find("has no torch._inductor.config.batch_invariant"), std::string::npos);
+  const auto environment = nlohmann::json::parse(slurp(path("report.json"))).at("environment");
+  EXPECT_EQ(environment.value("python_torch", "").rfind("2.11.0", 0), 0u) << environment.dump();
+  EXPECT_NE(environment.value("python", "").find(older), std::string::npos) << environment.dump();
+  const auto compared = run("compare " + path("default.json") + " " + path("report.json"));
+  EXPECT_NE(compared.output.find("Python torch"), std::string::npos) << compared.output;
+  EXPECT_NE(compared.output.find("2.11.0"), std::string::npos) << compared.output;
 }
 
 // Each way a callable can go wrong is its cell's verdict; the audit finishes the other cells.

@@ -71,11 +71,15 @@ TEST(Plan, FullMatrixAndSelections) {
 }
 
 // torch.compile and Inductor's switches reach py cells only: a probe keeps its eager columns, a py
-// cell gets every compile mode, and no eager cell is repeated for Inductor's deterministic mode.
+// cell gets every compile mode, and no eager cell is repeated for an Inductor switch (deterministic
+// mode, autotuning).
 TEST(Plan, CompileColumnsHoldPyCellsOnly) {
   Config config;
   config.full_matrix = true;
-  config.axes = {{"compile", {"off", "default"}}, {"inductor_deterministic", {"off", "on"}}, {"threads", {"2"}}};
+  config.axes = {{"compile", {"off", "default"}},
+                 {"inductor_deterministic", {"off", "on"}},
+                 {"autotune", {"off", "on"}},
+                 {"threads", {"2"}}};
   config.probes = {{"index_put_accumulate", {"f64"}}};
   EXPECT_EQ(make_plan(config, testing::test_catalogue(), "cpu").cells.size(), 1u);
   ModelSpec step;
@@ -86,7 +90,9 @@ TEST(Plan, CompileColumnsHoldPyCellsOnly) {
   std::set<std::string> keys;
   for (const auto& cell : plan.cells) keys.insert(cell.key);
   EXPECT_EQ(keys, (std::set<std::string>{"py.step/call@cpu", "py.step/call@cpu|compile=default",
-                                         "py.step/call@cpu|compile=default,inductor_deterministic=on"}));
+                                         "py.step/call@cpu|compile=default,inductor_deterministic=on",
+                                         "py.step/call@cpu|autotune=on,compile=default",
+                                         "py.step/call@cpu|autotune=on,compile=default,inductor_deterministic=on"}));
 }
 
 TEST(Plan, BatchesGroupByProcessSettings) {

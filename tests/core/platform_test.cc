@@ -27,6 +27,9 @@ json gpu_host() {
           {"torch", "2.14.1"},
           {"torch_git", "5c48869e4b4cd8a6bfd5cd3fb9e2e8e01a2f6b2c"},
           {"torch_cuda_build", true},
+          {"python", "/opt/venv/bin/python3 (3.11.7)"},
+          {"python_torch", "2.14.1+cu130"},
+          {"python_torch_path", "/opt/venv/lib/python3.11/site-packages/torch"},
           {"cpu", "Intel(R) Xeon(R) Platinum 8480+"},
           {"cpu_vendor", "GenuineIntel"},
           {"cpu_family", 6},
@@ -82,6 +85,8 @@ std::vector<FieldCase> field_cases() {
   return {
       {"torch", "/torch", "2.14.1", "2.15.0", true},
       {"torch git", "/torch_git", "5c48869e4b4c", "a0b1c2d3e4f5", true},
+      {"Python torch", "/python_torch", "2.14.1+cu130", "2.11.0+cu130", true},
+      {"Python", "/python", "/opt/venv/bin/python3 (3.11.7)", "/usr/bin/python3 (3.12.1)", false},
       {"torch CUDA build", "/torch_cuda_build", true, false, true},
       {"CUDA runtime", "/cuda/runtime", 13000, 13020, true},
       {"CUDA compiled runtime", "/cuda/compiled_runtime", 13000, 12080, false},
@@ -218,7 +223,7 @@ TEST(Platform, OnlyTheDocumentedFieldsDoNotCount) {
   }
   EXPECT_EQ(not_platform,
             (std::set<std::string>{"OS", "tool", "logical CPUs", "GPU memory", "fingerprint", "CUDA compiled runtime",
-                                   "CUDA unavailable", "NVML", "NVML unavailable"}));
+                                   "CUDA unavailable", "NVML", "NVML unavailable", "Python", "Python torch path"}));
 }
 
 TEST(Platform, FlagsDifferAsSetsAndCapabilityAsValues) {

@@ -1,0 +1,208 @@
+"""The runner's cells: determinism runs, per-op or per-graph runs, timing-only runs, and the protocol's
+main loop (concatenated last, after python_subject.py, see CMakeLists.txt)."""
+
+
+def synchronize(device):
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+GRAPHS = None  # the GraphCatalogue, made when the first cell compiles
+
+
+class Cell:
+    """One cell in this process: warm-up, the digested runs, the recorded runs, the timing-only runs."""
+
+    def __init__(self, cell):
+        self.cell, self.spec, self.settings = cell, cell["model"], cell["settings"]
+        self.device, self.seed = cell["device"], int(cell["settings"].get("seed", "0"))
+        self.observation = {"process": REQUEST.get("process", 0), "status": "ok", "runs": [], "warnings": [],
+                            "trace_unavailable": "the Python runner traces no kernels"}
+        self.copies = {}
+        self.differences = {}
+        self.began = time.perf_counter()
+
+    def run_once(self, subject, function, recorder=None):
+        subject.restore()
+        torch.manual_seed(self.seed)
+        synchronize(self.device)
+        began = time.perf_counter_ns()
+        if recorder is None:
+            result = function(*subject.arguments)
+        else:
+            def entered(module, _):  # a hook returns None: anything else would replace the input or output
+                recorder.modules.append(subject.module_names.get(id(module), ""))
+
+            def left(module, _, __):
+                if recorder.modules:
+                    recorder.modules.pop()
+
+            hooks = []
+            if isinstance(recorder, OpRecorder):
+                hooks = [torch.nn.modules.module.register_module_forward_pre_hook(entered),
+                         torch.nn.modules.module.register_module_forward_hook(left)]
+            try:
+                with recorder:
+                    result = function(*subject.arguments)
+            finally:
+                for hook in hooks:
+                    hook.remove()
+        synchronize(self.device)
+        elapsed = time.perf_counter_ns() - began
+        outputs = named_tensors(result, "output", [])
+        if not outputs:
+            raise CellError(f"the callable returned no tensors (it returned {type(result).__name__}); return the "
+                            "tensors to digest, in a tuple, list or dict if several")
+        if self.spec.get("parameters"):
+            outputs += subject.parameters()
+        return outputs, elapsed
+
+    def record(self, outputs, elapsed, warmup, run_index, recorder=None):
+        digests = [(name, digest(tensor)) for name, tensor in outputs]
+        run = {"digest": combined(digests), "outputs": [{"name": n, "digest": d} for n, d in digests],
+               "warmup": warmup, "time_ns": elapsed}
+        if recorder is not None:
+            sequence = recorder.sequence()
+            run["op_digest"], run["per_op"] = sequence["digest"], True
+            sequences = self.observation.setdefault("op_sequences", [])
+            if len(sequences) < MAX_SEQUENCES and all(s["digest"] != sequence["digest"] for s in sequences):
+                sequences.append(sequence)
+        self.observation["runs"].append(run)
+        if warmup:
+            return
+        for (name, tensor), (_, value) in zip(outputs, digests):
+            if name not in self.copies:
+                self.copies[name] = (value, canonical(tensor).clone())
+            elif self.copies[name][0] != value and name not in self.differences:
+                changed, elements, gap, ulp = difference(self.copies[name][1], canonical(tensor))
+                self.differences[name] = {"output": name, "run": run_index, "differing_elements": changed,
+                                          "elements": elements, "max_abs_difference": gap, "max_ulp_difference": ulp}
+
+    def compiled(self, step):
+        global GRAPHS
+        mode = self.settings.get("compile", "off")
+        if mode in ("off", "n/a"):
+            return step
+        if GRAPHS is None:
+            GRAPHS = GraphCatalogue()
+        GRAPHS.clear()
+        torch._dynamo.reset()  # every cell compiles afresh; nothing is reused from the cell before
+        return torch.compile(step, mode=None if mode == "default" else mode)
+
+    def spent(self):
+        return time.perf_counter() - self.began
+
+    def run(self):
+        apply_settings(self.settings, self.device)
+        factory = import_callable(self.spec)
+        subject = Subject(factory, self.seed, self.device)
+        function = self.compiled(subject.step)
+        subject.prime(function)
+        warmup, repeats = REQUEST.get("warmup", 1), REQUEST.get("repeats", 10)
+        rule = dict(REQUEST.get("timing", {}))
+        rounds = max(1, int(rule.get("rounds", 1)))
+        rule["budget_seconds"] = float(rule.get("budget_seconds", 0.03)) / rounds  # this round's share
+        rule.setdefault("max_samples", 2000)
+        rule.setdefault("target", 0.01)
+        share = float(self.cell.get("budget_seconds", 0) or 0)
+        if int(REQUEST.get("timing_round", 0)) > 1:  # a later timing round: a warm-up, then timing only
+            for _ in range(warmup):
+                self.run_once(subject, function)
+            rule["min_samples"] = int(rule.get("round_min_samples", 3))
+            self.time_until_done(subject, function, rule)
+            self.observation["timing_rounds"] = int(REQUEST["timing_round"])
+            return
+        for index in range(warmup):
+            outputs, elapsed = self.run_once(subject, function)
+            self.record(outputs, elapsed, True, index)
+        for index in range(repeats):
+            if share > 0 and index >= 3 and self.spent() >= share:
+                self.observation["budget_limited"] = True
+                break
+            outputs, elapsed = self.run_once(subject, function)
+            self.record(outputs, elapsed, False, index)
+        self.recorded_runs(subject, function, repeats)
+        if REQUEST.get("process", 0) > 0:  # one process's timing-only runs time the cell; the others add digests
+            rule["budget_seconds"], rule["min_samples"] = 0, 0
+        if share > 0:  # timing-only runs only from what is left of the share, however few
+            rule["budget_seconds"], rule["min_samples"] = min(rule["budget_seconds"], max(0, share - self.spent())), 0
+        self.time_until_done(subject, function, rule)
+        if self.differences:
+            self.observation["output_differences"] = list(self.differences.values())
+
+    def time_until_done(self, subject, function, rule):
+        """Timing-only runs, neither digested nor recorded, until the timing rule is met."""
+        times, began = [], time.perf_counter()
+        while not timing_done(times, rule, time.perf_counter() - began):
+            times.append(self.run_once(subject, function)[1])
+        if times:
+            self.observation["timing_ns"] = times
+
+    def recorded_runs(self, subject, function, repeats):
+        """Eager: per-op records. Compiled: per-graph and per-kernel records of the graphs Inductor made."""
+        if not self.spec.get("per_op", True):
+            return
+        if function is not subject.step:
+            if GRAPHS.unavailable or not GRAPHS.graphs:
+                self.observation["per_op_unavailable"] = (
+                    f"compiled code runs Inductor's kernels outside the dispatcher, and "
+                    f"{GRAPHS.unavailable or 'no graph was compiled by Inductor'}; audit the step with compile=off "
+                    "to name the op where it diverges")
+                return
+            make = GRAPHS.recorder
+        else:
+            def make():
+                return OpRecorder(subject.module_names)
+        for index in range(max(2, repeats // 2)):
+            recorder = make()
+            outputs, elapsed = self.run_once(subject, function, recorder)
+            self.record(outputs, elapsed, False, repeats + index, recorder)
+
+
+def run_cell(cell):
+    state = Cell(cell)
+    printed = CountingStdout()
+    sys.stdout = printed
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            state.run()
+        state.observation["warnings"] += sorted({str(w.message).splitlines()[0] for w in caught if str(w.message)})
+    except CellUnsupported as error:
+        state.observation.update(status="unsupported", message=str(error), runs=[])
+    except CellError as error:
+        state.observation.update(status="exception", message=str(error))
+    except SystemExit as error:
+        state.observation.update(status="exception", message=f"the callable called sys.exit({error.code!r})")
+    except BaseException as error:  # noqa: BLE001 (any failure of the user's code is the cell's verdict)
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        state.observation.update(status="exception", message=f"{type(error).__name__}: {error} "
+                                 f"(at {os.path.basename(where.filename)}:{where.lineno})")
+    finally:
+        sys.stdout = sys.__stderr__
+    if printed.characters:
+        state.observation["warnings"].append(
+            f"the callable printed {printed.characters} characters to stdout (kept in the worker's log)")
+    return state.observation
+
+
+def main():
+    if xxhash is None:
+        for cell in REQUEST["cells"]:
+            emit({"event": "start", "key": cell["key"]})
+            emit({"event": "cell", "key": cell["key"], "observation": {
+                "process": REQUEST.get("process", 0), "status": "exception", "runs": [],
+                "message": f"{sys.executable} lacks the xxhash package (pip install xxhash): it digests outputs"}})
+    else:
+        emit({"event": "environment", "environment": interpreter_facts()})
+        for cell in REQUEST["cells"]:
+            emit({"event": "start", "key": cell["key"]})
+            emit({"event": "cell", "key": cell["key"], "observation": run_cell(cell)})
+    emit({"event": "done"})
+
+
+try:
+    main()
+finally:
+    if CACHE:
+        shutil.rmtree(CACHE, ignore_errors=True)

@@ -1,0 +1,197 @@
+"""The runner's cell setup: settings, the callable and the state each run starts from, and the timing rule
+(concatenated after python_recorders.py, see CMakeLists.txt)."""
+import math  # noqa: E402
+
+# Inductor's switches, py cells only: each setting's `on` sets these torch._inductor.config flags (a
+# dotted name is a member of a sub-config); `off` puts back the values the interpreter started with.
+INDUCTOR_SWITCHES = {
+    "inductor_deterministic": ("deterministic",),
+    "inductor_batch_invariant": ("batch_invariant",),
+    "autotune": ("max_autotune", "max_autotune_pointwise", "max_autotune_gemm", "coordinate_descent_tuning"),
+}
+INDUCTOR_STARTED = {}
+
+
+def apply_settings(settings, device):
+    """The cell's flag set, as the C++ worker applies it (worker/settings_apply.cc)."""
+    threads = settings.get("threads", "n/a")
+    if threads != "n/a":
+        torch.set_num_threads(int(threads))
+    mode = settings.get("deterministic_algorithms", "off")
+    torch.use_deterministic_algorithms(mode != "off", warn_only=mode == "warn")
+    fill = settings.get("fill_uninitialized_memory", "n/a")
+    if fill != "n/a":
+        torch.utils.deterministic.fill_uninitialized_memory = fill == "true"
+    if device.startswith("cuda"):
+        for name, flag in (("cudnn_deterministic", "deterministic"), ("cudnn_benchmark", "benchmark"),
+                           ("cudnn_enabled", "enabled")):
+            if settings.get(name, "n/a") != "n/a":
+                setattr(torch.backends.cudnn, flag, settings[name] == "true")
+        if settings.get("allow_tf32", "n/a") != "n/a":
+            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = settings["allow_tf32"] == "true"
+    if settings.get("compile", "off") not in ("off", "n/a"):
+        apply_inductor_switches(settings)
+
+
+def apply_inductor_switches(settings):
+    """Every cell sets every switch (the cell before may have turned one on); a switch the installed torch
+    lacks makes the cell unsupported when it is asked for, so it never passes as if it had been set."""
+    import torch._inductor.config as inductor_config
+    for setting, flags in INDUCTOR_SWITCHES.items():
+        wanted = settings.get(setting, "off") == "on"
+        missing = [flag for flag in flags if not hasattr(inductor_config, flag)]
+        if missing and wanted:
+            raise CellUnsupported(f"{setting}: torch {torch.__version__} has no torch._inductor.config."
+                                  f"{', '.join(missing)}")
+        for flag in flags:
+            if flag in missing:
+                continue
+            INDUCTOR_STARTED.setdefault(flag, getattr(inductor_config, flag))
+            setattr(inductor_config, flag, True if wanted else INDUCTOR_STARTED[flag])
+
+
+def median_interval_ranks(samples, confidence=0.95):
+    """The 0-based ranks of the median's distribution-free interval, as timing/timing.cc computes them."""
+    if samples < 6:
+        return None
+    cumulative, low = 0.0, 0
+    for k in range(samples // 2):
+        cumulative += math.exp(math.lgamma(samples + 1) - math.lgamma(k + 1) - math.lgamma(samples - k + 1)
+                               - samples * math.log(2.0))
+        if 2 * cumulative > 1 - confidence:
+            break
+        low = k
+    return low, samples - 1 - low
+
+
+def timing_done(samples, rule, spent_seconds):
+    """timing/timing.h's rule: at least min_samples, then until the median's interval is within the target,
+    the budget is spent or max_samples are taken."""
+    if len(samples) >= rule["max_samples"]:
+        return True
+    if len(samples) < rule["min_samples"]:
+        return False
+    if spent_seconds >= rule["budget_seconds"]:
+        return True
+    ranks = median_interval_ranks(len(samples))
+    if ranks is None:
+        return False
+    ordered = sorted(samples)
+    middle = len(ordered) // 2
+    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) // 2
+    return median > 0 and (ordered[ranks[1]] - ordered[ranks[0]]) / 2 / median <= rule["target"]
+
+
+def import_callable(spec):
+    """`module:callable` (module on sys.path) or `path/file.py:callable`."""
+    module_text, _, attribute = spec["callable"].rpartition(":")
+    if spec.get("search_path"):
+        sys.path.insert(0, spec["search_path"])
+    try:
+        if module_text.endswith(".py"):
+            import importlib.util
+            path = spec["path"]
+            loaded = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+            module = importlib.util.module_from_spec(loaded)
+            sys.modules[loaded.name] = module
+            loaded.loader.exec_module(module)
+        else:
+            import importlib
+            module = importlib.import_module(module_text)
+        target = module
+        for part in attribute.split("."):
+            target = getattr(target, part)
+    except BaseException as error:  # noqa: BLE001 (SystemExit while importing is the user's error too)
+        raise CellError(f"cannot import {spec['callable']}: {type(error).__name__}: {error}") from None
+    if not callable(target):
+        raise CellError(f"{spec['callable']} is not callable")
+    return target
+
+
+def call_with(function, seed, device):
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        parameters = {}
+    arguments = {name: value for name, value in (("seed", seed), ("device", device)) if name in parameters}
+    return function(**arguments)
+
+
+class Subject:
+    """What one run calls: the step, its arguments, and the state it starts from."""
+
+    def __init__(self, factory, seed, device):
+        torch.manual_seed(seed)
+        made = call_with(factory, seed, device)
+        parts = made if isinstance(made, tuple) and made and callable(made[0]) else None
+        if callable(made) and not isinstance(made, torch.nn.Module):
+            parts = (made,)
+        if parts is None:  # the callable is the step itself
+            self.step, self.arguments, self.state = (lambda: call_with(factory, seed, device)), (), []
+        else:
+            self.step = parts[0]
+            self.arguments = tuple(parts[1]) if len(parts) > 1 and parts[1] is not None else ()
+            state = parts[2] if len(parts) > 2 and parts[2] is not None else []
+            self.state = list(state) if isinstance(state, (list, tuple)) else [state]
+        self.saved = []
+        self.module_names = {}
+        for item in self.state:
+            if isinstance(item, torch.nn.Module):
+                self.module_names.update({id(module): name for name, module in item.named_modules() if name})
+
+    def prime(self, function):
+        """One untimed call, then the state every run starts from: optimizer buffers exist by then, so a
+        run's restore copies into the same tensors and a compiled step is not compiled again."""
+        function(*self.arguments)
+        self.saved = [snapshot(item) for item in self.state]
+
+    def restore(self):
+        with torch.no_grad():
+            for item, saved in zip(self.state, self.saved):
+                restore(item, saved)
+
+    def parameters(self):
+        found = []
+        for item in self.state:
+            if isinstance(item, torch.nn.Module):
+                for name, parameter in item.named_parameters():
+                    found.append((f"params.{name}", parameter))
+                    if parameter.grad is not None:
+                        found.append((f"grad.{name}", parameter.grad))
+        return found
+
+
+def snapshot(item):
+    import copy
+    if isinstance(item, torch.nn.Module):
+        return {name: value.detach().clone() for name, value in item.state_dict(keep_vars=True).items()}
+    if isinstance(item, torch.optim.Optimizer):
+        parameters = [parameter for group in item.param_groups for parameter in group["params"]]
+        return {"state": [copy.deepcopy(dict(item.state.get(parameter, {}))) for parameter in parameters],
+                "groups": copy.deepcopy([{key: value for key, value in group.items() if key != "params"}
+                                         for group in item.param_groups])}
+    return copy.deepcopy(item.state_dict())
+
+
+def restore(item, saved):
+    """In place where the state is tensors, so the tensors a compiled step guards on stay the same objects."""
+    import copy
+    if isinstance(item, torch.nn.Module):
+        for name, value in item.state_dict(keep_vars=True).items():
+            value.data.copy_(saved[name]) if isinstance(value, torch.nn.Parameter) else value.copy_(saved[name])
+        for parameter in item.parameters():
+            parameter.grad = None
+    elif isinstance(item, torch.optim.Optimizer):
+        parameters = [parameter for group in item.param_groups for parameter in group["params"]]
+        for parameter, state in zip(parameters, saved["state"]):
+            live = item.state[parameter]
+            for key, value in state.items():
+                if isinstance(value, torch.Tensor) and isinstance(live.get(key), torch.Tensor):
+                    live[key].copy_(value)
+                else:
+                    live[key] = copy.deepcopy(value)
+        for group, values in zip(item.param_groups, saved["groups"]):
+            group.update(copy.deepcopy(values))
+    else:
+        item.load_state_dict(copy.deepcopy(saved))
+
