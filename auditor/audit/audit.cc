@@ -222,9 +222,11 @@ void add_interpreter_facts(nlohmann::json& environment, const nlohmann::json& in
 
 std::string own_executable() { return fs::read_symlink("/proc/self/exe").string(); }
 
-std::string worker_executable(const std::string& device) {
+std::string worker_executable(const std::string& device, const std::vector<Cell>& cells) {
   auto own = own_executable();
   if (device != "cpu") return own;
+  for (const auto& cell : cells)
+    if (cell.model && !is_python_model(*cell.model)) return own;
   const auto cpu = fs::path(own).parent_path() / "repro-audit-cpu";
   return ::access(cpu.c_str(), X_OK) == 0 ? cpu.string() : own;
 }
@@ -303,9 +305,6 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   auto& journal = opened.journal;
   const auto& device = opened.device;
   auto plan = make_plan(config, catalogue, device.device);
-  const auto worker = worker_executable(device.device);
-  if (!options.launcher) process_launcher = std::make_unique<ProcessLauncher>(worker, temporary);
-  supervisor.launcher = options.launcher ? options.launcher : process_launcher.get();
   std::optional<ShardInfo> shard;
   if (options.resume && journal.header().contains("shard"))
     shard = journaled_shard(plan, journal.header().at("shard"), result.journal);
@@ -322,6 +321,9 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   }
   if (!device.unavailable.empty())
     for (auto& cell : plan.cells) cell.unsupported_reason = device.unavailable;
+  const auto worker = worker_executable(device.device, plan.cells);
+  if (!options.launcher) process_launcher = std::make_unique<ProcessLauncher>(worker, temporary);
+  supervisor.launcher = options.launcher ? options.launcher : process_launcher.get();
   const auto costs = expected_cell_costs(plan.cells, catalogue, config.repeats + config.warmup, options.timings);
   auto batches = make_batches(plan.cells);
   if (options.budget_seconds > 0) {  // the shares go into the cells the batches carry

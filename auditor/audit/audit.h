@@ -6,6 +6,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "plan/plan.h"
 #include "plan/resolved_device.h"
 #include "plan/shard.h"
 #include "report/report.h"
@@ -74,10 +75,11 @@ Config journal_config(const std::string& journal, const Catalogue& catalogue);
 // The path of the running binary, to start workers from.
 std::string own_executable();
 
-// The binary a worker for `device` (resolved: "cpu", "cuda:0", ...) runs: for the CPU, repro-audit-cpu
-// when it sits beside this binary (a CUDA build's same program without libtorch's CUDA half, which
-// starts in about half the time), else this binary.
-std::string worker_executable(const std::string& device);
+// The binary the workers of `cells` on `device` (resolved: "cpu", "cuda:0", ...) run: for the CPU,
+// repro-audit-cpu when it sits beside this binary (a CUDA build's same program without libtorch's CUDA
+// half, which starts in about half the time), else this binary. A TorchScript or AOTInductor model's
+// cells run in this binary: an AOTInductor package's library needs the whole of libtorch (libtorch.so).
+std::string worker_executable(const std::string& device, const std::vector<Cell>& cells = {});
 
 // A fingerprint from repro-audit-cpu holds no CUDA facts: they are taken from `full` (this process's).
 nlohmann::json with_cuda_facts(nlohmann::json fingerprint, const nlohmann::json& full);

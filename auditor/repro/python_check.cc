@@ -65,13 +65,16 @@ PythonCheck check_python(const std::string& python, const std::string& temporary
   try {
     process = std::make_unique<WorkerProcess>(std::vector<std::string>{check.python, "-c", kQuestion},
                                               std::map<std::string, std::string>{}, std::string(), temporary_folder);
-  } catch (const UserError&) {
-    throw;  // the temporary folder, not the interpreter: its own message
   } catch (const std::exception& error) {
-    // "cannot start PATH: Exec format error" (a file that is no program and has no #! line)
+    // "cannot start PATH: Exec format error" (a file that is no program and has no #! line): the
+    // interpreter's problem. Anything else (the temporary folder) keeps its own message.
     std::string reason = error.what();
     const auto prefix = fmt::format("cannot start {}: ", check.python);
-    if (reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
+    if (reason.rfind(prefix, 0) != 0) {
+      if (dynamic_cast<const UserError*>(&error)) throw;
+    } else {
+      reason.erase(0, prefix.size());
+    }
     check.problem = fmt::format("{} cannot be started: {}", check.python, reason);
     return check;
   }

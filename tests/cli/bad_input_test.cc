@@ -120,9 +120,10 @@ TEST_F(BadInput, EnvironmentMistakesAreExitTwoWithThePathAndTheReason) {
   write("a-file", "x");
   expect_rejected("run " + kSmallAudit + " --journal " + path("a-file"), "a-file: not a folder");
   expect_rejected("run " + kSmallAudit, path("a-file"), "XDG_STATE_HOME=" + path("a-file") + "/state");
-  expect_rejected("run " + kSmallAudit, "TMPDIR=" + path("missing"), "TMPDIR=" + path("missing"));
-  expect_rejected("gate --baseline " + small_report() + " --config " + write("c.yaml", "repeats: 2\n"),
-                  "TMPDIR=" + path("missing"), "TMPDIR=" + path("missing"));
+  const auto missing = "the temporary folder " + path("missing") + " (TMPDIR) is missing";
+  expect_rejected("run " + kSmallAudit, missing, "TMPDIR=" + path("missing"));
+  expect_rejected("gate --baseline " + small_report() + " --config " + write("c.yaml", "repeats: 2\n"), missing,
+                  "TMPDIR=" + path("missing"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <vector>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -92,11 +93,23 @@ TEST_F(PythonCallable, FindsARacingScatterAndNamesItsOrigin) {
                          "cpp_fused_index_put_mul_zeros_0 (torch.compile)"),
             std::string::npos)
       << output_;
-  // Timed as probes are: timing-only runs until the rule is met, in three rounds, with an interval.
+  // Timed as probes are: timing-only runs until the rule is met, in three rounds, with an interval. A
+  // cell whose run takes over twice a round's budget (20 ms; timing/timing.h) is timed in its first
+  // round only, as a probe's is: on a loaded machine the 4-thread scatter may.
   for (const auto* cell : {&eager, &compiled}) {
-    EXPECT_EQ(cell->at("observations").at(0).value("timing_rounds", 1), 3) << cell->dump();
-    EXPECT_GE(cell->at("observations").at(0).at("timing_ns").size(), 10u + 2 * 3);
+    const auto& observation = cell->at("observations").at(0);
+    EXPECT_GE(observation.at("timing_ns").size(), 10u) << cell->dump();
     EXPECT_GT(cell->at("timing").value("ci_high_ns", 0), 0) << cell->dump();
+    if (observation.value("timing_rounds", 1) == 1) {
+      std::vector<std::int64_t> samples = observation.at("timing_ns");
+      for (const auto& run : observation.at("runs"))
+        if (!run.value("warmup", false) && !run.value("per_op", false)) samples.push_back(run.at("time_ns"));
+      std::sort(samples.begin(), samples.end());
+      EXPECT_GT(samples[samples.size() / 2], 20'000'000) << "a fast cell was not timed again: " << cell->dump();
+    } else {
+      EXPECT_EQ(observation.at("timing_rounds"), 3) << cell->dump();
+      EXPECT_GE(observation.at("timing_ns").size(), 10u + 2 * 3) << cell->dump();
+    }
   }
   // The report records the interpreter that ran the cells and the torch it imported.
   const auto environment = nlohmann::json::parse(slurp(path("report.json"))).at("environment");
