@@ -100,6 +100,16 @@ class PythonKind : public CellKind {
   bool stops_at_first_difference() const override { return false; }
   void judge(const Cell& cell, const std::vector<ProcessObservation>& observations, Verdict& verdict) const override {
     model_kind().judge(cell, observations, verdict);
+    // A process compiles afresh unless the processes share an Inductor cache: bits that differ only
+    // between processes may be two compiles that chose different kernels, and the report says so.
+    const auto compile = cell.settings.find("compile");
+    if (verdict.divergence_scope == "across-processes" && compile != cell.settings.end() && compile->second != "off" &&
+        cell.model->compile_cache.empty()) {
+      const std::string note =
+          "each process compiled the callable afresh (no --compile-cache): the processes' bits differ between two "
+          "compiles, which may have chosen different kernels";
+      verdict.origin_note = verdict.origin_note.empty() ? note : verdict.origin_note + "; " + note;
+    }
   }
   Documented documented(const Cell&, const ProbeInfo*) const override { return Documented::unknown; }
   std::vector<std::string> detail_lines(const Verdict& verdict) const override {

@@ -6,6 +6,7 @@
 #include "kinds/cell_kind.h"
 #include "plan/cell_grammar.h"
 #include "report/report.h"
+#include "verdict/verdict.h"
 
 namespace repro_audit {
 namespace {
@@ -48,6 +49,34 @@ TEST(CellKinds, EveryCellHasOneKindAndTheNamesAreDistinct) {
   EXPECT_STREQ(kind_of(collective).name(), "collective");
   collective.settings["ranks"] = "1";
   EXPECT_STREQ(kind_of(collective).name(), "repeat");
+}
+
+// Two processes that each agree with themselves but not with each other: under torch.compile without a
+// shared cache, two compiles; the verdict says so, and says nothing of it for eager code or one cache.
+TEST(CellKinds, APyCellsCompileToCompileDivergenceIsSaidToBeTwoCompiles) {
+  auto python = model_cell("step");
+  python.model->callable = "train:make";
+  python.model->per_op = false;
+  python.settings["compile"] = "default";
+  std::vector<ProcessObservation> observations(2);
+  for (int process = 0; process < 2; ++process) {
+    observations[process].process = process;
+    for (int run = 0; run < 2; ++run) {
+      RunObservation observed;
+      observed.digest = process == 0 ? "00000000000000000000000000000001" : "00000000000000000000000000000002";
+      observed.outputs = {{"output", observed.digest}};
+      observations[process].runs.push_back(observed);
+    }
+  }
+  const auto note = [&](const Cell& cell) { return judge(cell, observations).origin_note; };
+  EXPECT_EQ(judge(python, observations).divergence_scope, "across-processes");
+  EXPECT_NE(note(python).find("each process compiled the callable afresh"), std::string::npos) << note(python);
+  auto cached = python;
+  cached.model->compile_cache = "/cache";
+  EXPECT_EQ(note(cached).find("afresh"), std::string::npos) << note(cached);
+  auto eager = python;
+  eager.settings["compile"] = "off";
+  EXPECT_EQ(note(eager).find("afresh"), std::string::npos) << note(eager);
 }
 
 // A py cell's callable is data that `repro` writes into a script: only its grammar passes.
