@@ -48,8 +48,8 @@ class PythonCallable : public CliTest {
 TEST_F(PythonCallable, AuditsATrainingStepEagerAndCompiled) {
   const auto cells =
       audit(kExample +
-                ":make --parameters --device cpu --repeats 2 --processes 2 --jobs 2 --profile strict --axis threads=2 "
-                "--axis compile=off,default",
+                ":make --parameters --device cpu --repeats 2 --processes 2 --jobs 2 --no-cost --profile strict "
+                "--axis threads=2 --axis compile=off,default",
             0);
   if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
   ASSERT_EQ(cells.size(), 2u) << output_;
@@ -154,7 +154,7 @@ TEST_F(PythonCallable, GivesBadCallablesAClearVerdict) {
     config += "  - callable: " + kBad + ":" + name + "\n";
   config += "  - callable: no_such_module_here:step\n";
   const auto cells = audit("--config " + write("audit.yaml", config) +
-                               " --device cpu --repeats 2 --processes 1 --profile default --axis threads=1",
+                               " --device cpu --repeats 2 --processes 1 --no-cost --profile default --axis threads=1",
                            1);
   if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
   const auto cell = [&](const std::string& name) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
@@ -87,11 +88,16 @@ TEST_F(ReproCommand, ExportsScriptsThatAgreeWithTheReportWithAndWithoutXxhash) {
     }
   }
   EXPECT_EQ(nondeterministic, 1) << "index_put_ accumulate on 2 threads, default settings: no race in 3 audits";
-  // Without xxhash: the runs compared through their canonical bytes, the verdict still the report's.
+  // Without xxhash: the runs compared through their canonical bytes, the verdict still the report's. One
+  // cell of each verdict, in one process each (the race is within a process; the digest path is the
+  // same code for every cell, and the processes were checked above).
   fs::create_directories(path("fake"));
   std::ofstream(path("fake/xxhash.py")) << "raise ImportError('no xxhash here')\n";
+  std::set<std::string> verdicts_seen;
   for (const auto& [folder, verdict] : verdict_of_folder) {
-    const auto ran = run_script("PYTHONPATH=" + path("fake") + " " + python() + " " + folder + "/repro.py", verdict);
+    if (!verdicts_seen.insert(verdict).second) continue;
+    const auto ran =
+        run_script("PYTHONPATH=" + path("fake") + " " + python() + " " + folder + "/repro.py --processes 1", verdict);
     EXPECT_EQ(ran.exit_code, 0) << ran.output;
     EXPECT_NE(ran.output.find("digest   none: `pip install xxhash`"), std::string::npos) << ran.output;
     EXPECT_NE(ran.output.find("verdict  agrees with the report (verdicts compared; digests not)"), std::string::npos)
