@@ -1,5 +1,6 @@
 // The workers of a CPU audit run repro-audit-cpu, the same program without libtorch's CUDA half, where
-// the build made one; the report's environment still holds this machine's CUDA facts, as `env` says them.
+// the build made one; the report's environment still holds this machine's CUDA facts, as `env` says them
+// (checked here too: the torch tests link libtorch without its CUDA half).
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
@@ -43,6 +44,38 @@ TEST_F(WorkerBinary, ACpuAuditsWorkersLoadNoCudaAndItsReportKeepsTheCudaFacts) {
   for (const auto& [key, value] : environment.at("sources").items())
     if (key.rfind("cuda", 0) == 0) EXPECT_TRUE(here.at("sources").contains(key)) << key;
   EXPECT_EQ(environment.at("torch"), here.at("torch"));
+}
+
+// The CUDA facts of `env` (repro-audit links the whole of libtorch): without a GPU, why not.
+TEST_F(WorkerBinary, CudaFactsSayHonestlyWhyTheyAreUnavailable) {
+  const auto env = run("env");
+  ASSERT_EQ(env.exit_code, 0) << env.output;
+  const auto cuda = json::parse(env.output).at("cuda");
+  if (cuda.value("available", false)) GTEST_SKIP() << "a GPU is present";
+  EXPECT_FALSE(cuda.value("reason", "").empty());
+  EXPECT_TRUE(!cuda.contains("devices") || cuda.at("devices").empty());
+  if (cuda.contains("compiled_runtime")) {
+    // A CUDA build asks NVML even without a GPU: it gives the driver version or says why not.
+    EXPECT_NE(cuda.contains("nvml"), cuda.contains("nvml_unavailable"));
+    if (cuda.value("driver", 0) == 0) EXPECT_FALSE(cuda.contains("nvml"));
+  } else {
+    EXPECT_EQ(cuda.at("reason"), "built without CUDA");
+  }
+}
+
+TEST_F(WorkerBinary, CudaFactsRecordEachGpusMemoryAndModes) {
+  const auto env = run("env");
+  ASSERT_EQ(env.exit_code, 0) << env.output;
+  const auto cuda = json::parse(env.output).at("cuda");
+  if (!cuda.value("available", false)) GTEST_SKIP() << "no GPU: " << cuda.value("reason", "");
+  ASSERT_FALSE(cuda.at("devices").empty());
+  for (const auto& device : cuda.at("devices")) {
+    EXPECT_GT(device.at("memory_bytes").get<std::uint64_t>(), 0u);
+    EXPECT_GT(device.at("sm_count").get<int>(), 0);
+    EXPECT_NE(device.at("compute_capability").get<std::string>().find('.'), std::string::npos);
+    if (cuda.contains("nvml")) EXPECT_TRUE(device.contains("mig") || device.contains("ecc"));
+  }
+  EXPECT_TRUE(cuda.contains("cublas"));
 }
 
 }  // namespace

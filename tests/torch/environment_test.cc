@@ -100,32 +100,5 @@ TEST(Environment, NumericsVariablesOfTheProcessAreRecorded) {
     EXPECT_FALSE(environment_fingerprint().at("numerics_environment").contains("ATEN_CPU_CAPABILITY"));
 }
 
-TEST(Environment, CudaSaysHonestlyWhyItIsUnavailable) {
-  const auto cuda = environment_fingerprint().at("cuda");
-  if (cuda.value("available", false)) GTEST_SKIP() << "a GPU is present";
-  EXPECT_FALSE(cuda.value("reason", "").empty());
-  EXPECT_TRUE(!cuda.contains("devices") || cuda.at("devices").empty());
-  if (cuda.contains("compiled_runtime")) {
-    // A CUDA build asks NVML even without a GPU: it gives the driver version or says why not.
-    EXPECT_NE(cuda.contains("nvml"), cuda.contains("nvml_unavailable"));
-    if (cuda.value("driver", 0) == 0) EXPECT_FALSE(cuda.contains("nvml"));
-  } else {
-    EXPECT_EQ(cuda.at("reason"), "built without CUDA");
-  }
-}
-
-TEST(Environment, GpusRecordMemoryAndModes) {
-  const auto cuda = environment_fingerprint().at("cuda");
-  if (!cuda.value("available", false)) GTEST_SKIP() << "no GPU: " << cuda.value("reason", "");
-  ASSERT_FALSE(cuda.at("devices").empty());
-  for (const auto& device : cuda.at("devices")) {
-    EXPECT_GT(device.at("memory_bytes").get<std::uint64_t>(), 0u);
-    EXPECT_GT(device.at("sm_count").get<int>(), 0);
-    EXPECT_NE(device.at("compute_capability").get<std::string>().find('.'), std::string::npos);
-    if (cuda.contains("nvml")) EXPECT_TRUE(device.contains("mig") || device.contains("ecc"));
-  }
-  EXPECT_TRUE(cuda.contains("cublas"));
-}
-
 }  // namespace
 }  // namespace repro_audit
