@@ -1,4 +1,5 @@
 #include "audit/audit.h"
+#include "audit/report_environment.h"
 #include "audit/run_policy.h"
 #include "audit/shared_sensitivity.h"
 
@@ -207,17 +208,6 @@ void record(const Journal& journal, const Cell& cell, const ProcessObservation& 
   }
 }
 
-// The py cells' interpreter facts (python, python_torch, python_torch_path) and their sources.
-void add_interpreter_facts(nlohmann::json& environment, const nlohmann::json& interpreter) {
-  if (!environment.is_object() || !interpreter.is_object()) return;
-  for (const char* key : {"python", "python_torch", "python_torch_path"}) {
-    if (!interpreter.contains(key) || !interpreter[key].is_string()) continue;
-    environment[key] = interpreter[key];
-    const auto& sources = interpreter.value("sources", nlohmann::json::object());
-    if (sources.is_object() && sources.contains(key)) environment["sources"][key] = sources[key];
-  }
-}
-
 }  // namespace
 
 std::string own_executable() { return fs::read_symlink("/proc/self/exe").string(); }
@@ -229,25 +219,6 @@ std::string worker_executable(const std::string& device, const std::vector<Cell>
     if (cell.model && !is_python_model(*cell.model)) return own;
   const auto cpu = fs::path(own).parent_path() / "repro-audit-cpu";
   return ::access(cpu.c_str(), X_OK) == 0 ? cpu.string() : own;
-}
-
-nlohmann::json with_cuda_facts(nlohmann::json fingerprint, const nlohmann::json& full) {
-  if (!fingerprint.is_object() || !full.is_object()) return fingerprint;
-  const auto cuda_key = [](const std::string& key) {
-    return key == "cuda" || key == "torch_cuda_build" || key.rfind("cuda.", 0) == 0;
-  };
-  for (const auto* key : {"cuda", "torch_cuda_build"}) {
-    fingerprint.erase(key);
-    if (full.contains(key)) fingerprint[key] = full.at(key);
-  }
-  if (fingerprint.contains("sources") && fingerprint["sources"].is_object() && full.contains("sources") &&
-      full.at("sources").is_object()) {
-    auto& sources = fingerprint["sources"];
-    for (auto it = sources.begin(); it != sources.end();) it = cuda_key(it.key()) ? sources.erase(it) : std::next(it);
-    for (const auto& [key, value] : full.at("sources").items())
-      if (cuda_key(key)) sources[key] = value;
-  }
-  return fingerprint;
 }
 
 // $TMPDIR, or /tmp; checked before any cell runs by making a file there.
@@ -321,7 +292,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   }
   if (!device.unavailable.empty())
     for (auto& cell : plan.cells) cell.unsupported_reason = device.unavailable;
-  const auto worker = worker_executable(device.device, plan.cells);
+  const auto own = own_executable(), worker = worker_executable(device.device, plan.cells);
   if (!options.launcher) process_launcher = std::make_unique<ProcessLauncher>(worker, temporary);
   supervisor.launcher = options.launcher ? options.launcher : process_launcher.get();
   const auto costs = expected_cell_costs(plan.cells, catalogue, config.repeats + config.warmup, options.timings);
@@ -407,13 +378,8 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   result.report.documentation = options.documentation;
   result.report.host = host_name();
   result.report.shard = shard;
-  if (environment.is_null())
-    result.report.environment = options.environment();
-  else if (!options.launcher && worker != own_executable())
-    result.report.environment = with_cuda_facts(environment, options.environment());
-  else
-    result.report.environment = environment;
-  add_interpreter_facts(result.report.environment, interpreter);
+  result.report.environment =
+      report_environment(environment, !options.launcher && worker != own, interpreter, options.environment);
   result.report.config = config_to_json(config);
   result.report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   log_activity(result.report, observations, activity_before, options.launcher ? "" : worker);

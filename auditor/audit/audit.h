@@ -81,9 +81,6 @@ std::string own_executable();
 // cells run in this binary: an AOTInductor package's library needs the whole of libtorch (libtorch.so).
 std::string worker_executable(const std::string& device, const std::vector<Cell>& cells = {});
 
-// A fingerprint from repro-audit-cpu holds no CUDA facts: they are taken from `full` (this process's).
-nlohmann::json with_cuda_facts(nlohmann::json fingerprint, const nlohmann::json& full);
-
 // $TMPDIR, or /tmp, for the workers' logs; throws UserError when no file can be made there.
 std::string temporary_folder();
 

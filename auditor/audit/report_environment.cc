@@ -1,0 +1,47 @@
+#include "audit/report_environment.h"
+
+#include <string>
+
+namespace repro_audit {
+namespace {
+
+bool cuda_key(const std::string& key) {
+  return key == "cuda" || key == "torch_cuda_build" || key.rfind("cuda.", 0) == 0;
+}
+
+void add_interpreter_facts(nlohmann::json& environment, const nlohmann::json& interpreter) {
+  if (!environment.is_object() || !interpreter.is_object()) return;
+  for (const char* key : {"python", "python_torch", "python_torch_path"}) {
+    if (!interpreter.contains(key) || !interpreter[key].is_string()) continue;
+    environment[key] = interpreter[key];
+    const auto& sources = interpreter.value("sources", nlohmann::json::object());
+    if (sources.is_object() && sources.contains(key)) environment["sources"][key] = sources[key];
+  }
+}
+
+}  // namespace
+
+nlohmann::json with_cuda_facts(nlohmann::json fingerprint, const nlohmann::json& full) {
+  if (!fingerprint.is_object() || !full.is_object()) return fingerprint;
+  for (const auto* key : {"cuda", "torch_cuda_build"}) {
+    fingerprint.erase(key);
+    if (full.contains(key)) fingerprint[key] = full.at(key);
+  }
+  if (fingerprint.contains("sources") && fingerprint["sources"].is_object() && full.contains("sources") &&
+      full.at("sources").is_object()) {
+    auto& sources = fingerprint["sources"];
+    for (auto it = sources.begin(); it != sources.end();) it = cuda_key(it.key()) ? sources.erase(it) : std::next(it);
+    for (const auto& [key, value] : full.at("sources").items())
+      if (cuda_key(key)) sources[key] = value;
+  }
+  return fingerprint;
+}
+
+nlohmann::json report_environment(const nlohmann::json& workers, bool workers_lack_cuda,
+                                  const nlohmann::json& interpreter, const std::function<nlohmann::json()>& here) {
+  auto environment = workers.is_null() ? here() : workers_lack_cuda ? with_cuda_facts(workers, here()) : workers;
+  add_interpreter_facts(environment, interpreter);
+  return environment;
+}
+
+}  // namespace repro_audit
