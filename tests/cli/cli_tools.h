@@ -36,7 +36,7 @@ inline std::string binary() {
   if (profile && *profile && test)
     setenv("REPRO_AUDIT_AUDIT_LOG",
            (std::string(profile) + "/" + test->test_suite_name() + "." + test->name() + ".jsonl").c_str(), 1);
-  return REPRO_AUDIT_BINARY;
+  return test_paths::kBinary;
 }
 
 // A shell command's exit code and its stdout and stderr.

@@ -15,8 +15,8 @@ namespace {
 
 using namespace testing_cli;
 
-const std::string kExample = std::string(REPRO_AUDIT_SOURCE_DIR) + "/examples/py/train_step.py";
-const std::string kBad = std::string(REPRO_AUDIT_SOURCE_DIR) + "/tests/cli/py/bad_callables.py";
+const std::string kExample = std::string(test_paths::kSourceDir) + "/examples/py/train_step.py";
+const std::string kBad = std::string(test_paths::kSourceDir) + "/tests/cli/py/bad_callables.py";
 
 class PythonCallable : public CliTest {
  protected:
@@ -178,7 +178,7 @@ TEST_F(PythonCallable, GivesBadCallablesAClearVerdict) {
   // `repro` of a py cell: a script that runs the shipped runner, which imports the callable by its path.
   const auto exported = run("repro " + path("report.json") + " 'py.bad_callables-fine/*' -o " + path("out"));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
-  const auto ran = shell(std::string(REPRO_AUDIT_PYTHON) + " " + path("out/py.bad_callables-fine_call_cpu_threads=1") +
+  const auto ran = shell(std::string(test_paths::kPython) + " " + path("out/py.bad_callables-fine_call_cpu_threads=1") +
                          "/repro.py --processes 2 --runs 2");
   ASSERT_EQ(ran.exit_code, 0) << ran.output;
   EXPECT_NE(ran.output.find("verdict here: deterministic; in the report: deterministic"), std::string::npos)

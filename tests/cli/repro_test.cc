@@ -14,7 +14,7 @@ namespace {
 using namespace testing_cli;
 using nlohmann::json;
 
-std::string python() { return REPRO_AUDIT_PYTHON; }
+std::string python() { return test_paths::kPython; }
 
 class ReproCommand : public CliTest {
  protected:

@@ -7,7 +7,7 @@ namespace {
 
 using namespace testing_cli;
 
-std::string python() { return REPRO_AUDIT_PYTHON; }
+std::string python() { return test_paths::kPython; }
 
 class ModelLimits : public CliTest {
  protected:

@@ -19,7 +19,7 @@ namespace {
 using namespace testing_cli;
 using nlohmann::json;
 
-std::string python() { return REPRO_AUDIT_PYTHON; }
+std::string python() { return test_paths::kPython; }
 
 bool python_has_torch() {
   static const bool has = shell(python() + " -c 'import torch'").exit_code == 0;

@@ -12,10 +12,10 @@ using json = nlohmann::json;
 using WorkerBinary = CliTest;
 
 TEST_F(WorkerBinary, ACpuAuditsWorkersLoadNoCudaAndItsReportKeepsTheCudaFacts) {
-  const fs::path cpu_binary = fs::path(REPRO_AUDIT_BINARY).parent_path() / "repro-audit-cpu";
+  const fs::path cpu_binary = fs::path(test_paths::kBinary).parent_path() / "repro-audit-cpu";
   if (!fs::exists(cpu_binary)) GTEST_SKIP() << "this build's libtorch has no CUDA half: no repro-audit-cpu";
   // What each binary loads: libtorch_cuda in repro-audit, not in repro-audit-cpu.
-  EXPECT_NE(shell("ldd " + std::string(REPRO_AUDIT_BINARY)).output.find("libtorch_cuda"), std::string::npos);
+  EXPECT_NE(shell("ldd " + std::string(test_paths::kBinary)).output.find("libtorch_cuda"), std::string::npos);
   const auto cpu_libraries = shell("ldd " + cpu_binary.string());
   EXPECT_EQ(cpu_libraries.exit_code, 0) << cpu_libraries.output;
   EXPECT_EQ(cpu_libraries.output.find("libtorch_cuda"), std::string::npos) << cpu_libraries.output;

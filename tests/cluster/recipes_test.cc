@@ -15,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kCluster = fs::path(REPRO_AUDIT_SOURCE_DIR) / "tools" / "cluster";
+const fs::path kCluster = fs::path(test_paths::kSourceDir) / "tools" / "cluster";
 
 std::string slurp(const fs::path& path) {
   std::ifstream in(path);

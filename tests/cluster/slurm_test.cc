@@ -207,11 +207,11 @@ TEST(Slurm, ShardedJobArrayMergesIntoTheUnshardedAudit) {
     std::ofstream config(work / "audit.yaml");
     config << "probes: {sum: all, scatter_add: [f32], bincount: [f32]}\nrepeats: 3\nprocesses: 2\ndevice: cpu\n";
   }
-  const auto script = fs::path(REPRO_AUDIT_SOURCE_DIR) / "tools" / "cluster" / "slurm-audit.sbatch";
+  const auto script = fs::path(test_paths::kSourceDir) / "tools" / "cluster" / "slurm-audit.sbatch";
   const auto out = work / "reports";
   const auto submitted =
       shell(fmt::format("cd {} && {} REPRO_AUDIT={} {} 3 {} --config {}", quoted(work), cluster.environment(),
-                        quoted(REPRO_AUDIT_BINARY), quoted(script), quoted(out), quoted(work / "audit.yaml")));
+                        quoted(test_paths::kBinary), quoted(script), quoted(out), quoted(work / "audit.yaml")));
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output << cluster.logs();
   EXPECT_NE(submitted.output.find("(3 tasks)"), std::string::npos) << submitted.output;
 
@@ -246,7 +246,7 @@ TEST(Slurm, ShardedJobArrayMergesIntoTheUnshardedAudit) {
   const auto whole_path = work / "whole.json";
   const auto unsharded =
       shell(fmt::format("cd {} && {} run --config {} --shard-from none --json {}", quoted(work),
-                        quoted(REPRO_AUDIT_BINARY), quoted(work / "audit.yaml"), quoted(whole_path)));
+                        quoted(test_paths::kBinary), quoted(work / "audit.yaml"), quoted(whole_path)));
   ASSERT_EQ(unsharded.exit_code, 0) << unsharded.output;
   const auto whole = load_report_file(whole_path.string());
   ASSERT_FALSE(whole.cells.empty());

@@ -148,7 +148,7 @@ TEST(BaselineKernels, TheWriterLeavesOutWhatTheReaderWouldRefuse) {
 TEST(BaselineKernels, OlderBaselinesWithoutNamesStillGate) {
   for (const auto* name : {"baseline-v1-cpu-default.yaml", "baseline-v2-cpu-amd-epyc-before-fingerprint.yaml"}) {
     SCOPED_TRACE(name);
-    const auto path = std::string(REPRO_AUDIT_FIXTURE_DIR) + "/" + name;
+    const auto path = std::string(test_paths::kFixtureDir) + "/" + name;
     const auto old = load_baseline_file(path);
     ASSERT_FALSE(old.cells.empty());
     for (const auto& cell : old.cells) EXPECT_FALSE(cell.kernels) << cell.key;
@@ -175,7 +175,7 @@ TEST(BaselineKernels, OlderBaselinesWithoutNamesStillGate) {
 
 // A fuzz seed with CUDA records, grids and blocks: it must load, or the fuzzer starts from an error.
 TEST(BaselineKernels, TheFuzzSeedWithCudaNamesLoads) {
-  std::ifstream in(std::string(REPRO_AUDIT_FUZZ_CORPUS_DIR) + "/baseline/cuda-kernels.yaml");
+  std::ifstream in(std::string(test_paths::kFuzzCorpusDir) + "/baseline/cuda-kernels.yaml");
   std::stringstream text;
   text << in.rdbuf();
   const auto baseline = parse_baseline(text.str(), "cuda-kernels.yaml");

@@ -23,7 +23,7 @@
 namespace repro_audit {
 namespace {
 
-const std::string kFixtures = REPRO_AUDIT_FIXTURE_DIR;
+const std::string kFixtures = test_paths::kFixtureDir;
 const std::string kBaselineV1 = kFixtures + "/baseline-v1-cpu-default.yaml";
 const std::string kReportV1 = kFixtures + "/report-v1.json";
 

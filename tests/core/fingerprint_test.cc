@@ -59,7 +59,7 @@ CPU revision	: 1
 )";
 
 std::string fixture(const std::string& name) {
-  std::ifstream in(std::string(REPRO_AUDIT_FIXTURE_DIR) + "/" + name);
+  std::ifstream in(std::string(test_paths::kFixtureDir) + "/" + name);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();

@@ -32,7 +32,7 @@ TEST(FuzzSeeds, AreCopiesOfTheirGoldens) {
   for (const auto& [golden, seed] : kSeeds) {
     const auto expected = slurp(testing::golden_path(golden));
     ASSERT_FALSE(expected.empty()) << golden << " is missing: run tools/update-golden";
-    const auto seed_path = std::string(REPRO_AUDIT_FUZZ_CORPUS_DIR) + "/" + seed;
+    const auto seed_path = std::string(test_paths::kFuzzCorpusDir) + "/" + seed;
     if (testing::updating_goldens()) {
       write_file_atomically(seed_path, expected);
       continue;

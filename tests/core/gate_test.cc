@@ -289,7 +289,7 @@ Report report_from(const Snapshot& snapshot, const nlohmann::json& environment) 
 // does not record, so DRIFT warns instead of failing.
 TEST_F(GateFiles, ABaselineWithoutTheIsaCountsThePlatformAsPossiblyChanged) {
   const std::string baseline_path =
-      std::string(REPRO_AUDIT_FIXTURE_DIR) + "/baseline-v2-cpu-amd-epyc-before-fingerprint.yaml";
+      std::string(test_paths::kFixtureDir) + "/baseline-v2-cpu-amd-epyc-before-fingerprint.yaml";
   const auto baseline = load_comparable(baseline_path);
   ASSERT_FALSE(baseline.environment.contains("cpu_flags"));
   auto report = report_from(baseline, avx2_host_fingerprint());

@@ -19,7 +19,7 @@ inline bool updating_goldens() {
   return update && std::string(update) == "1";
 }
 
-inline std::string golden_path(const std::string& name) { return std::string(REPRO_AUDIT_GOLDEN_DIR) + "/" + name; }
+inline std::string golden_path(const std::string& name) { return std::string(test_paths::kGoldenDir) + "/" + name; }
 
 inline void expect_golden(const std::string& name, const std::string& actual) {
   const std::string path = golden_path(name);

@@ -15,7 +15,7 @@ namespace repro_audit::testing {
 
 inline Report h200_audit() {
   const auto path = std::filesystem::temp_directory_path() / ("h200-audit-" + std::to_string(getpid()) + ".json");
-  const auto command = std::string("gzip -dc '") + REPRO_AUDIT_FIXTURE_DIR +
+  const auto command = std::string("gzip -dc '") + test_paths::kFixtureDir +
                        "/h200-torch-2.11.0-default-audit.json.gz' > '" + path.string() + "'";
   EXPECT_EQ(std::system(command.c_str()), 0);
   auto report = load_report_file(path.string());

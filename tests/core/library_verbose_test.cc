@@ -15,7 +15,7 @@ namespace repro_audit {
 namespace {
 
 std::string fixture(const std::string& name) {
-  std::ifstream in(std::string(REPRO_AUDIT_FIXTURE_DIR) + "/library_verbose/" + name);
+  std::ifstream in(std::string(test_paths::kFixtureDir) + "/library_verbose/" + name);
   EXPECT_TRUE(in) << name;
   std::stringstream text;
   text << in.rdbuf();

@@ -34,7 +34,7 @@ std::string command_output(const std::string& command) {
 // a build of the binary alone against another libtorch, as `tools/dev compat` makes).
 std::vector<std::string> executables() {
   const char* chosen = std::getenv("REPRO_AUDIT_CHECK_EXECUTABLES");
-  std::stringstream list(chosen ? chosen : REPRO_AUDIT_EXECUTABLES);
+  std::stringstream list(chosen ? chosen : test_paths::kExecutables);
   std::vector<std::string> paths;
   for (std::string path; std::getline(list, path, ';');)
     if (!path.empty()) paths.push_back(path);

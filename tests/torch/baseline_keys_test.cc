@@ -14,7 +14,7 @@ namespace repro_audit {
 namespace {
 
 void expect_keys_of_the_default_plan(const std::string& fixture) {
-  const auto baseline = load_baseline_file(std::string(REPRO_AUDIT_FIXTURE_DIR) + "/" + fixture);
+  const auto baseline = load_baseline_file(std::string(test_paths::kFixtureDir) + "/" + fixture);
   std::set<std::string> baseline_keys;
   for (const auto& cell : baseline.cells) baseline_keys.insert(cell.key);
   const auto catalogue = registered_catalogue();

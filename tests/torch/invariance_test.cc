@@ -108,7 +108,7 @@ std::set<std::string> mm_rows_that_differ() {
 TEST(InvarianceBinary, TheBinarysVerdictOnOneRowOfMmIsWhatTorchComputesHere) {
   const auto expected = mm_rows_that_differ();
   const auto json = (std::filesystem::path(::testing::TempDir()) / "batch-mm.json").string();
-  const auto command = std::string(REPRO_AUDIT_BINARY) +
+  const auto command = std::string(test_paths::kBinary) +
                        " run --device cpu --probe batch.mm/f32 --profile default --axis threads=2 --repeats 2 "
                        "--processes 1 --json " +
                        json + " > /dev/null";

@@ -119,7 +119,7 @@ ProcessObservation matmul_in_worker(const std::map<std::string, std::string>& en
   request.repeats = 2;
   request.process_settings = {{"threads", "1"}};
   request.cells = {make_cell("matmul", "f32", {{"threads", "1"}})};
-  ProcessLauncher launcher(REPRO_AUDIT_BINARY, ::testing::TempDir());
+  ProcessLauncher launcher(test_paths::kBinary, ::testing::TempDir());
   const auto worker = launcher.start(request_to_json(request).dump() + "\n", environment);
   std::optional<ProcessObservation> observation;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);

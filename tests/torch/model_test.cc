@@ -270,11 +270,11 @@ TEST_F(Models, AModelThatThrowsIsAnErrorVerdictNotTheEndOfTheAudit) {
 
 // --- files made by the pinned torch's Python ------------------------------------------------------
 
-std::string python() { return REPRO_AUDIT_PYTHON; }
+std::string python() { return test_paths::kPython; }
 
 bool python_imports_torch() { return std::system((python() + " -c 'import torch' > /dev/null 2>&1").c_str()) == 0; }
 
-std::string fixture_script() { return std::string(REPRO_AUDIT_SOURCE_DIR) + "/tests/torch/model_fixtures.py"; }
+std::string fixture_script() { return std::string(test_paths::kSourceDir) + "/tests/torch/model_fixtures.py"; }
 
 TEST_F(Models, InputsWrittenByPythonLoadWhateverTheirContainer) {
   if (!python_imports_torch()) GTEST_SKIP() << python() << " cannot import torch: no Python-made inputs to load";

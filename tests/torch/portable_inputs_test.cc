@@ -54,7 +54,7 @@ std::map<std::string, std::string> input_digests(const std::string& environment,
   const auto request_file = folder / "request.json";
   fs::create_directories(folder);
   std::ofstream(request_file) << nlohmann::json{{"request", request_to_json(request)}, {"directories", directories}};
-  const auto command = "env " + environment + " " + std::string(REPRO_AUDIT_BINARY) + " export-inputs < " +
+  const auto command = "env " + environment + " " + std::string(test_paths::kBinary) + " export-inputs < " +
                        request_file.string() + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   std::string output;
