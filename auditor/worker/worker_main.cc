@@ -56,9 +56,6 @@ int worker_main() {
   limit_memory();
   int events_fd = -1;
   const auto emit = event_stream(&events_fd);
-  // MKL's clock measurement while loading: the supervisor starts workers ahead and runs nothing until
-  // each has said its first line, so no run pays for it and it slows none.
-  warm_up_library_verbose();
   // Before the request: a worker started ahead of it says so that it has loaded.
   emit(environment_event(environment_fingerprint()));
   nlohmann::json request_json;
@@ -79,6 +76,10 @@ int worker_main() {
     std::cerr << "worker: " << exec_python_runner(python, request_json, events_fd) << "\n";
     return 2;
   }
+  // MKL's first call in verbose mode measures the clock: a busy loop until time() ticks, 0.2-0.8 s of
+  // a core. A cell's warm-up run is traced and untimed, so the first cell that calls MKL pays it there;
+  // a worker whose cells call none never does. Only without warm-up runs is it paid here, before any run.
+  if (request.warmup == 0) warm_up_library_verbose();
   const auto tracer = make_tracer(request.device);
   const auto timer = make_run_timer(request.device);
   try {
