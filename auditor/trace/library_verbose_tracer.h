@@ -14,8 +14,8 @@ std::unique_ptr<Tracer> make_library_verbose_tracer(std::unique_ptr<Tracer> inne
 
 // MKL's first call in verbose mode measures the clock (0.2-0.8 s of CPU on x86: it spins until time()
 // ticks): made here once, with its output captured and learnt, so no run pays it. A worker whose cells
-// have no warm-up run calls it before its first run (worker_main.cc); otherwise a warm-up run pays it,
-// and only where a cell calls MKL. Not while a tracer exists.
+// have no warm-up run, or a --budget share, calls it before its first run (worker_main.cc); otherwise a
+// warm-up run pays it, and only where a cell calls MKL. Not while a tracer exists.
 void warm_up_library_verbose();
 
 }  // namespace repro_audit

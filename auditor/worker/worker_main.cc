@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -78,8 +79,11 @@ int worker_main() {
   }
   // MKL's first call in verbose mode measures the clock: a busy loop until time() ticks, 0.2-0.8 s of
   // a core. A cell's warm-up run is traced and untimed, so the first cell that calls MKL pays it there;
-  // a worker whose cells call none never does. Only without warm-up runs is it paid here, before any run.
-  if (request.warmup == 0) warm_up_library_verbose();
+  // a worker whose cells call none never does. Paid here, before any run, where no warm-up run would
+  // take it, or where a cell's --budget share counts its warm-up runs' time.
+  const bool budgeted =
+      std::any_of(request.cells.begin(), request.cells.end(), [](const Cell& cell) { return cell.budget_seconds > 0; });
+  if (request.warmup == 0 || budgeted) warm_up_library_verbose();
   const auto tracer = make_tracer(request.device);
   const auto timer = make_run_timer(request.device);
   try {
