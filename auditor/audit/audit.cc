@@ -221,10 +221,10 @@ std::string worker_executable(const std::string& device, const std::vector<Cell>
   return ::access(cpu.c_str(), X_OK) == 0 ? cpu.string() : own;
 }
 
-// $TMPDIR, or /tmp; checked before any cell runs by making a file there.
+// $TMPDIR, or /tmp (in a worker: the user's, not its own; supervisor/worker_folder.h); checked before
+// any cell runs by making a file there.
 std::string temporary_folder() {
-  const char* tmpdir = std::getenv("TMPDIR");
-  const std::string folder = tmpdir && *tmpdir ? tmpdir : "/tmp";
+  const std::string folder = user_tmpdir().value_or("/tmp");
   try {
     ::close(anonymous_file(folder));
   } catch (const EnvironmentError& error) {
@@ -259,6 +259,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   SupervisorOptions supervisor;
   std::unique_ptr<WorkerLauncher> process_launcher;
   const auto temporary = options.launcher ? std::string() : temporary_folder();
+  if (!options.launcher) remove_abandoned_worker_folders(temporary);  // an audit killed with SIGKILL left them
   supervisor.startup_allowance = options.startup_allowance;
   // Named members, not a structured binding: lambdas below capture the journal (C++20 clang rejects
   // capturing a structured binding).

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "common/user_error.h"
+#include "supervisor/worker_folder.h"
 
 extern char** environ;
 
@@ -44,8 +45,7 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 }  // namespace
 
 std::string temporary_folder_problem(const std::string& folder, int error) {
-  const char* tmpdir = std::getenv("TMPDIR");
-  const auto named = tmpdir && folder == tmpdir ? folder + " (TMPDIR)" : folder;
+  const auto named = user_tmpdir() == folder ? folder + " (TMPDIR)" : folder;
   const char* state = error == ENOENT                                       ? "is missing"
                       : error == ENOTDIR                                    ? "is not a folder"
                       : error == EACCES || error == EPERM || error == EROFS ? "cannot be written"
@@ -71,15 +71,25 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
                              const std::map<std::string, std::string>& environment,
                              const std::optional<std::string>& input, const std::string& temporary_folder)
     : log_fd_(anonymous_file(temporary_folder)) {
+  try {
+    if (!environment.count("TMPDIR")) folder_ = std::make_unique<WorkerFolder>(temporary_folder);
+    start(argv, environment);
+  } catch (...) {
+    ::close(log_fd_);
+    throw;
+  }
+  if (input) send(*input);
+}
+
+void WorkerProcess::start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& environment) {
   int input_pipe[2], output_pipe[2];
   if (pipe2(input_pipe, O_CLOEXEC) != 0) {
     const int error = errno;
-    ::close(log_fd_);
     throw EnvironmentError(fmt::format("cannot start {}: no pipe to it: {}", argv[0], std::strerror(error)));
   }
   if (pipe2(output_pipe, O_CLOEXEC) != 0) {
     const int error = errno;
-    for (const int fd : {input_pipe[0], input_pipe[1], log_fd_}) ::close(fd);
+    for (const int fd : {input_pipe[0], input_pipe[1]}) ::close(fd);
     throw EnvironmentError(fmt::format("cannot start {}: no pipe to it: {}", argv[0], std::strerror(error)));
   }
   posix_spawn_file_actions_t actions;
@@ -98,7 +108,11 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attributes, 0);
   auto args = argv;
-  auto env = merged_environment(environment);
+  auto overrides = environment;
+  const auto kept = user_tmpdir().value_or("");
+  if (folder_) overrides.insert({{"TMPDIR", folder_->path()}, {"REPRO_AUDIT_TMPDIR", kept}});
+  auto env = merged_environment(overrides);
+  if (folder_ && kept.empty()) env.push_back("REPRO_AUDIT_TMPDIR=");  // set, and empty: the user gave none
   auto arg_pointers = pointers(args);
   auto env_pointers = pointers(env);
   const int rc = posix_spawn(&pid_, args[0].c_str(), &actions, &attributes, arg_pointers.data(), env_pointers.data());
@@ -109,7 +123,6 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
   if (rc != 0) {
     ::close(input_pipe[1]);
     ::close(output_pipe[0]);
-    ::close(log_fd_);
     // /proc/self/exe names a removed binary "PATH (deleted)": the workers are this binary, started anew.
     const std::string deleted = " (deleted)";
     const auto& program = args[0];
@@ -120,7 +133,6 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
   }
   output_fd_ = output_pipe[0];
   input_fd_ = input_pipe[1];
-  if (input) send(*input);
 }
 
 void WorkerProcess::send(const std::string& input) {

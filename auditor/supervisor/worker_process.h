@@ -1,7 +1,8 @@
 #pragma once
 // One `repro-audit worker` child: its batch goes in on stdin, JSON lines come back on stdout,
 // its stderr goes to an unlinked file in the temporary folder, read back for crash reports: nothing
-// is left behind, even when the supervisor is killed. The child runs in a process group of its own,
+// of it is left behind, even when the supervisor is killed. Its TMPDIR is a folder of its own in the
+// temporary folder (supervisor/worker_folder.h). The child runs in a process group of its own,
 // so a Ctrl-C on the terminal reaches only the supervisor, which then ends its workers.
 #include <sys/types.h>
 
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/worker_folder.h"
 #include "supervisor/worker_launcher.h"
 
 namespace repro_audit {
@@ -20,7 +22,8 @@ namespace repro_audit {
 class WorkerProcess : public Worker {
  public:
   // `environment` entries override the parent's; an empty value removes the variable. The log file
-  // is created (and at once unlinked) in `temporary_folder`.
+  // is created (and at once unlinked) in `temporary_folder`, and the child's own folder (its TMPDIR,
+  // unless `environment` names one) is made there.
   // Without `input` the child starts and waits for it: send() gives it later (a worker started ahead).
   WorkerProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& environment,
                 const std::optional<std::string>& input, const std::string& temporary_folder);
@@ -44,6 +47,8 @@ class WorkerProcess : public Worker {
  private:
   // Reads what is there into the buffer, waiting up to `deadline`; false at the end of the output.
   bool fill(std::chrono::steady_clock::time_point deadline);
+  void start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& environment);
+  std::unique_ptr<WorkerFolder> folder_;  // the child's TMPDIR (supervisor/worker_folder.h)
   pid_t pid_ = -1;
   int input_fd_ = -1;
   int output_fd_ = -1;

@@ -61,8 +61,9 @@ struct TimingRule {
   // runs' 20 samples, 2 rounds of 3 can reach the p10 and p90 a gate compares, 2 of 1 could not.
   int round_min_samples = 3;
   double round_budget() const { return budget_seconds / (rounds > 1 ? rounds : 1); }
-  // A cell whose one run takes longer than this is timed in the first round only: a later round would
-  // cost it a warm-up and the minimum samples, far past the round's budget.
+  // A cell whose one run takes longer than this (the median of its first round) is timed in the first
+  // round only: a later round would cost it a warm-up and the minimum samples, far past the round's
+  // budget. Decided once: a cell that took round 2 takes every round.
   double round_limit_seconds() const { return 2 * round_budget(); }
 };
 bool timing_done(const std::vector<std::int64_t>& samples_ns, const TimingRule& rule, double spent_seconds);

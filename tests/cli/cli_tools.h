@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include "test_paths.h"
@@ -101,6 +102,25 @@ inline int count_files(const fs::path& folder, const std::string& prefix) {
   for (const auto& file : fs::directory_iterator(folder, error))
     if (file.path().filename().string().rfind(prefix, 0) == 0) ++count;
   return count;
+}
+
+// A folder that lives as long as the test process: for a fixture made once and shared by its tests.
+// Removed as the process exits, so a run of thousands of test processes leaves nothing in /tmp.
+inline const fs::path& process_folder(const std::string& prefix) {
+  struct Folders {
+    std::map<std::string, fs::path> paths;
+    ~Folders() {
+      std::error_code ignored;
+      for (const auto& [prefix, path] : paths) fs::remove_all(path, ignored);
+    }
+  };
+  static Folders folders;
+  auto [at, made] = folders.paths.try_emplace(prefix);
+  if (made) {
+    at->second = fs::temp_directory_path() / (prefix + "-" + std::to_string(::getpid()));
+    fs::create_directories(at->second);
+  }
+  return at->second;
 }
 
 // A scratch folder per test.

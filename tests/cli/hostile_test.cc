@@ -18,8 +18,7 @@ using nlohmann::json;
 // sum/f32 under strict with one thread: one cell, made once.
 const std::string& small_report() {
   static const std::string report = [] {
-    const auto folder = fs::temp_directory_path() / ("repro-audit-hostile-class-" + std::to_string(::getpid()));
-    fs::create_directories(folder);
+    const auto& folder = process_folder("repro-audit-hostile-class");
     const auto file = (folder / "report.json").string();
     const auto audit =
         run("run --device cpu --probe sum/f32 --profile strict --axis threads=1 --repeats 2 --processes 1 --no-cost "

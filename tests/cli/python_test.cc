@@ -21,8 +21,9 @@ const std::string kBad = std::string(test_paths::kSourceDir) + "/tests/cli/py/ba
 class PythonCallable : public CliTest {
  protected:
   // The report's cells by key; skips the test where no Python with torch and xxhash is next to libtorch.
-  std::map<std::string, nlohmann::json> audit(const std::string& arguments, int expected_exit) {
-    const auto result = run("py " + arguments + " --json " + path("report.json"));
+  std::map<std::string, nlohmann::json> audit(const std::string& arguments, int expected_exit,
+                                              const std::string& prefix = "") {
+    const auto result = run("py " + arguments + " --json " + path("report.json"), prefix);
     if (result.output.find("no Python found next to the libtorch") != std::string::npos ||
         result.output.find("lacks the xxhash package") != std::string::npos)
       return {};
@@ -147,16 +148,20 @@ TEST_F(PythonCallable, RecordsTheInterpreterAndWhatItsTorchLacks) {
   EXPECT_NE(compared.output.find("2.11.0"), std::string::npos) << compared.output;
 }
 
-// Each way a callable can go wrong is its cell's verdict; the audit finishes the other cells.
+// Each way a callable can go wrong is its cell's verdict; the audit finishes the other cells, and the
+// workers that crashed or were killed leave nothing in the temporary folder (their Inductor caches).
 TEST_F(PythonCallable, GivesBadCallablesAClearVerdict) {
   std::string config = "timeout: 3\nmodels:\n";
   for (const std::string name : {"raises", "no_tensors", "prints", "exits", "dies", "hangs", "fine"})
     config += "  - callable: " + kBad + ":" + name + "\n";
   config += "  - callable: no_such_module_here:step\n";
+  const auto temporary = folder_ / "tmp";
+  fs::create_directories(temporary);
   const auto cells = audit("--config " + write("audit.yaml", config) +
                                " --device cpu --repeats 2 --processes 1 --no-cost --profile default --axis threads=1",
-                           1);
+                           1, "TMPDIR=" + temporary.string());
   if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  EXPECT_EQ(count_files(temporary, ""), 0);
   const auto cell = [&](const std::string& name) {
     return cells.at("py.bad_callables-" + name + "/call@cpu|threads=1");
   };

@@ -29,8 +29,7 @@ bool python_has_torch() {
 // One small audit's report, made once for the suite: sum/f32 under strict, one thread.
 const std::string& audited_report() {
   static const std::string report = [] {
-    const auto folder = fs::temp_directory_path() / ("repro-audit-hostile-" + std::to_string(::getpid()));
-    fs::create_directories(folder);
+    const auto& folder = process_folder("repro-audit-hostile");
     const auto file = (folder / "report.json").string();
     const auto audit =
         run("run --device cpu --probe sum/f32 --profile strict --axis threads=1 --repeats 2 "

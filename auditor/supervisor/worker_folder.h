@@ -1,0 +1,34 @@
+#pragma once
+// A child process's own temporary folder: made in the temporary folder, given to the child as its
+// TMPDIR, and removed when the child ends, whether it finished, crashed or was killed. What the child
+// and its children make there (an Inductor cache, an AOTInductor package unpacked, a user's temporary
+// files) goes with it. A folder whose owner was killed with SIGKILL is removed by the next audit that
+// uses the same temporary folder: its owner holds a lock on it while it lives.
+#include <optional>
+#include <string>
+
+namespace repro_audit {
+
+// The TMPDIR the user gave, if any. Inside a child, whose TMPDIR is its own folder, the user's is kept
+// in REPRO_AUDIT_TMPDIR (empty: none), so the child names and uses the same temporary folder.
+std::optional<std::string> user_tmpdir();
+
+class WorkerFolder {
+ public:
+  // Throws EnvironmentError naming `parent` when no folder can be made there.
+  explicit WorkerFolder(const std::string& parent);
+  ~WorkerFolder();
+  WorkerFolder(const WorkerFolder&) = delete;
+  WorkerFolder& operator=(const WorkerFolder&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int lock_fd_ = -1;
+};
+
+// Removes the children's folders in `folder` whose owner is gone (no process holds their lock);
+// returns how many.
+int remove_abandoned_worker_folders(const std::string& folder);
+
+}  // namespace repro_audit
