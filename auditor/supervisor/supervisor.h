@@ -80,6 +80,17 @@ struct WorkerActivity {
 };
 WorkerActivity worker_activity();
 
+// A cell's first process's observation (const or not, as `observations` is); null when there is none.
+template <typename ObservationMap>
+auto first_process(ObservationMap& observations, const std::string& key)
+    -> decltype(&observations.begin()->second.front()) {
+  const auto it = observations.find(key);
+  if (it == observations.end()) return nullptr;
+  for (auto& observation : it->second)
+    if (observation.process == 0) return &observation;
+  return nullptr;
+}
+
 // The later timing rounds (timing/timing.h), after every batch's determinism runs: for each round from
 // 2 to `options.timing.rounds`, a fresh worker per batch times the cells `timing_round_batches` picks,
 // and each cell's samples are added to its first process's observation in `observations`. Cells
@@ -87,7 +98,8 @@ WorkerActivity worker_activity();
 bool run_timing_rounds(const std::vector<Batch>& batches, const SupervisorOptions& options, Observations& observations);
 
 // The cells a timing round times, per batch: those whose first process ran, timed and without
-// failing, that are no model, lack this round, and whose one run is within the round limit. Even
+// failing, that are no model, lack this round, and whose one run was within the round limit in their
+// first round (a cell that took round 2 takes every round). Even
 // rounds walk the batches and their cells backwards, so a cell's rounds lie far apart in time.
 std::vector<Batch> timing_round_batches(const std::vector<Batch>& batches, const Observations& observations,
                                         const TimingRule& rule, int round);
