@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "plan/plan.h"
 #include "supervisor/worker_launcher.h"
 #include "supervisor/worker_process.h"
 
@@ -19,6 +20,17 @@ struct Script {
   bool hang = false;               // then it says nothing more until terminated
   bool stopped = false;            // as if stopped by SIGSTOP (hang too, for it to say nothing)
 };
+
+// A sum cell on the CPU named `key`.
+inline Cell make_cell(const std::string& key, double timeout_seconds = 60) {
+  Cell cell;
+  cell.key = key;
+  cell.probe = "sum";
+  cell.variant = key;
+  cell.device = "cpu";
+  cell.timeout_seconds = timeout_seconds;
+  return cell;
+}
 
 inline std::string start_line(const std::string& key) {
   return nlohmann::json{{"event", "start"}, {"key", key}}.dump();

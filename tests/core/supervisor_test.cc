@@ -16,18 +16,9 @@ namespace {
 using namespace std::chrono_literals;
 using testing::cell_line;
 using testing::FakeLauncher;
+using testing::make_cell;
 using testing::Script;
 using testing::start_line;
-
-Cell make_cell(const std::string& key, double timeout_seconds = 60) {
-  Cell cell;
-  cell.key = key;
-  cell.probe = "sum";
-  cell.variant = key;
-  cell.device = "cpu";
-  cell.timeout_seconds = timeout_seconds;
-  return cell;
-}
 
 class Supervising : public ::testing::Test {
  protected:

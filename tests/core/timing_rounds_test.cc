@@ -1,6 +1,7 @@
 // The timing rounds: which cells a later round times, and what a round adds to the first observation.
 #include <gtest/gtest.h>
 
+#include "fake_workers.h"
 #include "protocol/observation_json.h"
 #include "protocol/worker_protocol.h"
 #include "supervisor/supervisor.h"
@@ -8,15 +9,7 @@
 namespace repro_audit {
 namespace {
 
-Cell make_cell(const std::string& key) {
-  Cell cell;
-  cell.key = key;
-  cell.probe = "sum";
-  cell.variant = key;
-  cell.device = "cpu";
-  cell.timeout_seconds = 60;
-  return cell;
-}
+using testing::make_cell;
 
 ProcessObservation timed_observation(int process, std::int64_t run_ns, int runs = 3) {
   ProcessObservation observation;
