@@ -22,10 +22,22 @@ import warnings
 EVENTS = os.fdopen(os.dup(1), "w")
 os.dup2(2, 1)  # anything written to fd 1 (C code, subprocesses) goes to the worker's log, not the pipe
 REQUEST = json.load(sys.stdin)
+# The worker's TMPDIR is a folder of its own, removed when it ends however it ends
+# (supervisor/worker_folder.h); REPRO_AUDIT_TMPDIR holds the user's. The callable and torch get the
+# user's back: torch keeps caches there meant to outlive a process (Inductor's precompiled headers).
+OWN_FOLDER = None
+if "REPRO_AUDIT_TMPDIR" in os.environ:
+    OWN_FOLDER = os.environ.get("TMPDIR")
+    if os.environ["REPRO_AUDIT_TMPDIR"]:
+        os.environ["TMPDIR"] = os.environ["REPRO_AUDIT_TMPDIR"]
+    else:
+        os.environ.pop("TMPDIR", None)
+    tempfile.tempdir = None
 CACHE = None
 if not any(cell.get("model", {}).get("compile_cache") for cell in REQUEST["cells"]):
-    # A process compiles afresh: differences between two compiles are cross-process divergence.
-    CACHE = tempfile.mkdtemp(prefix="repro-audit-inductor-")
+    # A process compiles afresh: differences between two compiles are cross-process divergence. In
+    # the worker's own folder: a callable that crashes or hangs leaves nothing behind.
+    CACHE = tempfile.mkdtemp(prefix="repro-audit-inductor-", dir=OWN_FOLDER)
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = CACHE
     os.environ["TRITON_CACHE_DIR"] = os.path.join(CACHE, "triton")
 else:
