@@ -53,7 +53,9 @@ int remove_abandoned_worker_folders(const std::string& folder) {
   int removed = 0;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(folder.empty() ? "/tmp" : folder, error)) {
-    if (!entry.path().filename().string().starts_with(kPrefix) || !entry.is_directory(error)) continue;
+    // Only real folders: a link of that name (planted in a shared /tmp) is no worker's.
+    if (!entry.path().filename().string().starts_with(kPrefix) || entry.is_symlink(error) || !entry.is_directory(error))
+      continue;
     const int fd = ::open((entry.path() / kLock).c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       // Made this instant and not yet locked, or not ours: left alone unless a minute old.

@@ -1,9 +1,10 @@
 #pragma once
 // A child process's own temporary folder: made in the temporary folder, given to the child as its
 // TMPDIR, and removed when the child ends, whether it finished, crashed or was killed. What the child
-// and its children make there (an Inductor cache, an AOTInductor package unpacked, a user's temporary
-// files) goes with it. A folder whose owner was killed with SIGKILL is removed by the next audit that
-// uses the same temporary folder: its owner holds a lock on it while it lives.
+// and its children make there (an AOTInductor package unpacked, the Python runner's fresh Inductor
+// cache) goes with it; the Python runner gives the callable and torch the user's TMPDIR back. A
+// folder whose owner was killed with SIGKILL is removed by the next audit that uses the same
+// temporary folder: its owner holds a lock on it while it lives.
 #include <optional>
 #include <string>
 

@@ -120,6 +120,20 @@ TEST_F(WorkerFolders, AFolderWhoseOwnerWasKilledIsSweptAndALiveOnesIsKept) {
   EXPECT_EQ(remove_abandoned_worker_folders(folder_.string()), 0);
 }
 
+// A link named like a worker's folder (someone else's, in a shared /tmp) is not swept, nor what it names.
+TEST_F(WorkerFolders, ALinkNamedLikeAWorkersFolderIsLeftAlone) {
+  const auto target = folder_ / "precious";
+  fs::create_directories(target);
+  std::ofstream(target / "data") << "kept";
+  const auto link = folder_ / "repro-audit-worker-planted";
+  fs::create_directory_symlink(target, link);
+  const auto old = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  fs::last_write_time(target, old);
+  EXPECT_EQ(remove_abandoned_worker_folders(folder_.string()), 0);
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_TRUE(fs::exists(target / "data"));
+}
+
 TEST_F(WorkerFolders, AMissingTemporaryFolderIsAnEnvironmentErrorNamingIt) {
   const auto gone = folder_ / "gone";
   try {

@@ -1,7 +1,7 @@
 // Test fixtures that take long to make (an AOTInductor package compiles for ~25 s) kept between test
 // runs under ~/.cache/repro-audit/test-fixtures, keyed by what made them: the same script (its text,
-// wherever the checkout is) run by the same interpreter makes the same file. A cold cache (a new machine) makes it, and
-// the test is the same.
+// wherever the checkout is) run by the same interpreter makes the same file. A cold cache (a new
+// machine) makes it, and the test is the same.
 #pragma once
 
 #include <fmt/format.h>
@@ -31,8 +31,9 @@ inline int make_fixture(const std::string& script, const std::string& command, c
   std::ostringstream text;
   // The key holds the script's text, not its path: a fresh clone elsewhere finds what this one made.
   auto made_by = command.substr(0, command.find(file));
-  for (auto at = made_by.find(script); at != std::string::npos; at = made_by.find(script))
-    made_by.replace(at, script.size(), std::filesystem::path(script).filename().string());
+  const auto name = std::filesystem::path(script).filename().string();
+  for (auto at = made_by.find(script); at != std::string::npos; at = made_by.find(script, at + name.size()))
+    made_by.replace(at, script.size(), name);
   text << in.rdbuf() << '\0' << made_by;
   const auto cached = fixture_cache_folder() / fmt::format("{:016x}-{}", std::hash<std::string>{}(text.str()),
                                                            std::filesystem::path(file).filename().string());
