@@ -26,9 +26,10 @@ enum class DeterministicMode { off, on, warn };
 // ladder (kinds/collective_kind.h).
 enum class PortabilityRole { none, threads, isa, ranks };
 
-// Everything the tool knows about a setting. Adding a setting is a row in setting_specs() (and, for
-// an in-process setting, its libtorch call in worker/settings_apply.cc and its Python spelling here); keys of existing
-// cells do not change as long as the new setting's default is what happened before it existed (see plan/cell_key.h).
+// Everything the tool knows about a setting. Adding a setting is a row in setting_specs() (config/setting_specs.cc;
+// and, for an in-process setting, its libtorch call in worker/settings_apply.cc and its Python spelling in the row);
+// keys of existing cells do not change as long as the new setting's default is what happened before it existed (see
+// plan/cell_key.h).
 struct SettingSpec {
   std::string name;
   std::vector<std::string> values;  // empty: any non-negative integer
