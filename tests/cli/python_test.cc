@@ -125,8 +125,11 @@ TEST_F(PythonCallable, FindsARacingScatterAndNamesItsOrigin) {
 // interpreters names the change; a switch that interpreter's torch lacks (Inductor's batch-invariant
 // mode before torch 2.14) makes the cell unsupported, saying which, before anything compiles.
 TEST_F(PythonCallable, RecordsTheInterpreterAndWhatItsTorchLacks) {
+  // Where tools/bootstrap-torch keeps torch 2.11.0 (the compat torch every `tools/dev test` installs).
+  const char* cache = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
-  const std::string older = std::string(home ? home : "") + "/.cache/repro-audit/torch-2.11.0/bin/python3";
+  const std::string older = (cache && *cache ? std::string(cache) : std::string(home ? home : "") + "/.cache") +
+                            "/repro-audit/torch-2.11.0/bin/python3";
   if (::access(older.c_str(), X_OK) != 0) GTEST_SKIP() << "no torch 2.11.0 interpreter at " << older;
   const auto first = audit(kBad +
                                ":fine --device cpu --repeats 2 --processes 1 --no-cost --profile default "
