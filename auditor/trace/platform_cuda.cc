@@ -17,12 +17,16 @@ namespace {
 
 // Determinism runs: events around the run as it happened. Timing-only runs: the stream held while the
 // run's work is queued (trace/held_stream.h), events after the hold, and the SM clock from NVML after
-// each. An op that waits for the GPU cannot be held: its first hold gives up, and the cell's later
-// runs are timed without one (their time then includes the host's launching, and the report says so).
+// each. A hold can give up once for a reason that does not come back (a kernel loaded on its first
+// launch, a library handle made on first use, both of which wait for the GPU): the run that gave up is
+// no sample, and the next is held again. An op that waits for the GPU on every run gives up twice in a
+// row: the cell's later runs are timed without a hold (their time then includes the host's
+// launching, and the report says so).
 class CudaEventTimer : public RunTimer {
  public:
   void start() override {
     holding_now_ = false;
+    gave_up_ = false;
     started_.record(c10::cuda::getCurrentCUDAStream());
   }
   void start_timed() override {
@@ -36,7 +40,9 @@ class CudaEventTimer : public RunTimer {
     ended_.record(c10::cuda::getCurrentCUDAStream());
     if (holding_now_) held_->release();
     ended_.synchronize();
-    if (holding_now_ && held_->gave_up()) {
+    gave_up_ = holding_now_ && held_->gave_up();
+    give_ups_in_a_row_ = gave_up_ ? give_ups_in_a_row_ + 1 : 0;
+    if (give_ups_in_a_row_ >= 2) {
       hold_ = false;
       note_ =
           "timed without holding the stream: the op waits for the GPU while it runs (a copy to the host or "
@@ -46,8 +52,11 @@ class CudaEventTimer : public RunTimer {
     return static_cast<std::int64_t>(static_cast<double>(started_.elapsed_time(ended_)) * 1e6);
   }
   int clock_mhz() const override { return clock_mhz_; }
+  bool last_hold_gave_up() const override { return gave_up_; }
   void begin_cell() override {
     hold_ = true;
+    gave_up_ = false;
+    give_ups_in_a_row_ = 0;
     note_ = hold_error_.empty() ? "" : "timed without holding the stream: " + hold_error_;
   }
   std::string timed_region_note() const override { return note_; }
@@ -78,7 +87,8 @@ class CudaEventTimer : public RunTimer {
   std::unique_ptr<HeldStream> held_;
   std::string hold_error_;
   std::optional<NvmlClock> clock_;
-  bool hold_ = true, holding_now_ = false;
+  bool hold_ = true, holding_now_ = false, gave_up_ = false;
+  int give_ups_in_a_row_ = 0;
   int clock_mhz_ = 0;
   std::string note_;
 };

@@ -23,6 +23,9 @@ class RunTimer {
   virtual void begin_cell() {}
   // How the last timed run was timed, for the report: "" for the usual way, else why not.
   virtual std::string timed_region_note() const { return ""; }
+  // Whether the last timed run's hold gave up before the run's work was queued behind it: its time
+  // holds the wait, not the op, and is no sample (trace/held_stream.h).
+  virtual bool last_hold_gave_up() const { return false; }
 };
 
 // The tracer and timer for a device; CUDA ones only in CUDA builds (a file per platform).

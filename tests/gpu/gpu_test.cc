@@ -5,6 +5,8 @@
 #include <regex>
 
 #include "../cli/cli_tools.h"
+#include "report/json_io.h"
+#include "report/same_kernel_costs.h"
 
 namespace {
 
@@ -103,6 +105,21 @@ TEST_F(Gpu, TheTimingControlsCostIsSeenOnTheGpu) {
   ASSERT_TRUE(even.contains("cost_ratio")) << even.dump();
   EXPECT_LE(even.at("cost_ratio_interval").at(0).get<double>(), 1.0);
   EXPECT_GE(even.at("cost_ratio_interval").at(1).get<double>(), 1.0);
+}
+
+// Flag sets that ran the same kernels cost the same: every pair the default CUDA audit holds (found
+// from the report, not a fixed list), timed over three rounds in fresh workers, has overlapping
+// cost intervals (an H100's later rounds once timed launch-bound runs: sum/f32 0.99x against 0.48x).
+TEST_F(Gpu, FlagSetsThatRunTheSameKernelsCostTheSame) {
+  const auto report_path = path("default.json");
+  const auto result = run("run --device cuda --json " + report_path);
+  ASSERT_NE(result.exit_code, 2) << result.output;
+  const auto report = repro_audit::load_report_file(report_path);
+  const auto pairs = repro_audit::same_kernel_pairs(report);
+  EXPECT_GE(pairs.size(), 20u) << "strict and strict-warn share most ops' kernels";
+  for (const auto& pair : pairs)
+    EXPECT_TRUE(pair.agree()) << pair.first << " " << repro_audit::cost_detail(pair.first_cost) << " against "
+                              << pair.second << " " << repro_audit::cost_detail(pair.second_cost);
 }
 
 // The upstream bug the first GPU runs found: AdaptiveMaxPool3d's CUDA backward is documented

@@ -1,0 +1,43 @@
+#include "report/same_kernel_costs.h"
+
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace repro_audit {
+namespace {
+
+std::set<std::string> kernel_names(const CellReport& cell) {
+  std::set<std::string> names;
+  for (const auto& observation : cell.observations)
+    for (const auto& [digest, kernels] : observation.kernel_sequences)
+      for (const auto& kernel : kernels) names.insert(kernel.name);
+  return names;
+}
+
+std::string setting(const Cell& cell, const std::string& name) {
+  const auto found = cell.settings.find(name);
+  return found == cell.settings.end() ? "" : found->second;
+}
+
+}  // namespace
+
+std::vector<SameKernelPair> same_kernel_pairs(const Report& report) {
+  using Group = std::tuple<std::string, std::string, std::string, std::string>;
+  std::map<Group, std::vector<const CellReport*>> groups;
+  for (const auto& cell : report.cells)
+    if (cell.verdict.kind == VerdictKind::deterministic && cell.cost)
+      groups[{cell.cell.probe, cell.cell.variant, cell.cell.device, setting(cell.cell, "threads")}].push_back(&cell);
+  std::vector<SameKernelPair> pairs;
+  for (const auto& [group, cells] : groups)
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      const auto names = kernel_names(*cells[i]);
+      if (names.empty()) continue;
+      for (std::size_t j = i + 1; j < cells.size(); ++j)
+        if (cells[i]->cell.settings != cells[j]->cell.settings && kernel_names(*cells[j]) == names)
+          pairs.push_back({cells[i]->cell.key, cells[j]->cell.key, *cells[i]->cost, *cells[j]->cost});
+    }
+  return pairs;
+}
+
+}  // namespace repro_audit
