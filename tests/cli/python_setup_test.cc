@@ -54,7 +54,7 @@ TEST_F(PythonSetup, AnInterpreterThatCannotRunTheCallableIsRefusedBeforeAnyCell)
   const auto py = "py " + kExample + " --device cpu --python ";
   expect_refused(py + path("a-folder"), "--python " + path("a-folder") + ": is a folder, not a program");
   expect_refused(py + path("missing"), "--python " + path("missing") + ": no such file");
-  expect_refused(py + program("not-python", "echo hello"), "without answering: hello");
+  expect_refused(py + program("not-python", "echo hello >&2"), "not-python ended (exit 0) without answering: hello");
   const auto without_torch = program("python-without-torch", "exec python3 -S -I \"$@\"");
   expect_refused(py + without_torch, "this Python cannot import torch and xxhash: ModuleNotFoundError");
   if (std::string(test_paths::kPython).empty()) GTEST_SKIP() << "no Python with torch next to libtorch";
@@ -99,7 +99,7 @@ TEST_F(PythonSetup, NoSpaceLeftInACellIsTheMachinesFailure) {
   if (result.output.find("cannot import torch and xxhash") != std::string::npos)
     GTEST_SKIP() << "the Python next to libtorch lacks xxhash";
   EXPECT_EQ(result.exit_code, 2) << result.output;
-  EXPECT_NE(result.output.find("no space left on device while the py cell py.full-make/call@cpu ran"),
+  EXPECT_NE(result.output.find("no space left on device while the py cell py.full-make/call@cpu|threads=1 ran"),
             std::string::npos)
       << result.output;
   EXPECT_EQ(result.output.find("exception"), std::string::npos) << result.output;

@@ -34,12 +34,15 @@ class ReportPyCell : public CliTest {
     planted_ = write("planted/step.py", "import pathlib, torch\npathlib.Path('" + path("module-ran") +
                                             "').touch()\ndef make(seed=0):\n    return torch.arange(8.0)\n");
     auto report = json::parse(slurp(path("report.json")));
-    auto& model = report.at("config").at("models").at(0);
-    model["python"] = shim_;
-    model["callable"] = planted_ + ":make";
-    model["path"] = planted_;
-    model["search_path"] = path("planted");
-    model["compile_cache"] = path("planted");
+    const auto craft = [&](json& model) {
+      model["python"] = shim_;
+      model["callable"] = planted_ + ":make";
+      model["path"] = planted_;
+      model["search_path"] = path("planted");
+      model["compile_cache"] = path("planted");
+    };
+    craft(report.at("config").at("models").at(0));
+    for (auto& cell : report.at("cells")) craft(cell.at("model"));
     std::ofstream(path("crafted.json")) << report.dump(1);
   }
   void expect_nothing_ran(const std::string& after) {
@@ -62,11 +65,11 @@ TEST_F(ReportPyCell, NoReaderRunsTheInterpreterOrModuleAReportNames) {
   EXPECT_EQ(exported.exit_code, 0) << exported.output;
   expect_nothing_ran("repro");
   // Before anyone runs it, the output and the README say which file and which interpreter it runs.
-  for (const auto& text : {exported.output, slurp(path("out/py.step-make_call_cpu_threads_1/README.md"))}) {
+  for (const auto& text : {exported.output, slurp(path("out/py.step-make_call_cpu_threads=1/README.md"))}) {
     EXPECT_NE(text.find("imports the file " + planted_), std::string::npos) << text;
     EXPECT_NE(text.find("(the audit's was " + shim_ + ")"), std::string::npos) << text;
   }
-  EXPECT_EQ(slurp(path("out/py.step-make_call_cpu_threads_1/repro.py")).find(path("planted") + "\""), std::string::npos)
+  EXPECT_EQ(slurp(path("out/py.step-make_call_cpu_threads=1/repro.py")).find(path("planted") + "\""), std::string::npos)
       << "the report's compile cache reached the script";
 }
 
