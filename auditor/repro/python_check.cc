@@ -1,7 +1,6 @@
 #include "repro/python_check.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,7 +9,6 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <string_view>
 
 #include "common/program_path.h"
 #include "common/user_error.h"
