@@ -51,6 +51,13 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue);
 // and its models are checked as a catalogue would hold them (a UserError naming what is wrong).
 void finish_model_config(const RunArguments& arguments, Config& config);
 
+// The setup of the config's py models, checked before any cell runs and before a journal is written:
+// each interpreter (`python` from the command line, else the model's `python:` in `config_path`, else
+// the one next to libtorch) found by common/program_path.h's rule and asked to import torch and xxhash;
+// `compile_cache` a folder it can write. Throws UserError naming the option and the cause.
+void check_python_setup(Config& config, const std::string& python, const std::string& compile_cache,
+                        const std::string& config_path);
+
 // Runs the audit, prints the matrix, writes the outputs; returns the exit code.
 int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue, const Config& config);
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <iostream>
 
+#include "cli/audit_command.h"
 #include "cli/local_audit.h"
 #include "cli/commands.h"
 #include "cli/interruption.h"
@@ -77,6 +78,7 @@ std::optional<AuditResult> gate_audit(const GateArguments& arguments, InputSchem
   } else {
     if (!arguments.config.empty()) audit = load_config_file(arguments.config, catalogue);
     if (!audit.models.empty()) audit.fail_on = FailOn::any;  // as `repro-audit model` judges them
+    check_python_setup(audit, "", "", arguments.config);
     if (!arguments.device.empty()) {
       validate_device(arguments.device, "--device");
       audit.device = arguments.device;

@@ -13,6 +13,9 @@
 #include "compare/baseline.h"
 #include "common/user_error.h"
 #include "explain/explanation_printers.h"
+#include "explain/py_callables.h"
+#include "repro/python_check.h"
+#include "report/escape.h"
 #include "worker/environment.h"
 #include "worker/probe_catalogue.h"
 
@@ -24,6 +27,8 @@ struct ExplainArguments {
   std::string after;
   double time_limit = 600;
   int repeats = 2;
+  std::string python;
+  std::vector<std::string> callables;
   OutputArguments outputs;
 };
 
@@ -61,44 +66,57 @@ Command add_explain_command(CLI::App& app) {
       ->check(CLI::Range(1.0, 86400.0));
   explain_command->add_option("--repeats", arguments->repeats, "Runs per candidate cell after a warm-up (default 2)")
       ->check(CLI::Range(2, 1000));
+  explain_command->add_option(
+      "--python", arguments->python,
+      "The interpreter that re-runs py cells (needs torch and xxhash); a report's is never run");
+  explain_command->add_option("--callable", arguments->callables,
+                              "FILE.py:NAME or MODULE:NAME: the callable a py cell re-runs (its NAME must be the "
+                              "report's); a report's file and module path are never imported (repeatable)");
   for (const auto* format : explanation_formats()) {
     const auto index = static_cast<std::size_t>(format - output_formats().data());
     explain_command->add_option("--" + format->name, arguments->outputs.paths[index], format->help);
   }
-  return {explain_command, [arguments] {
-            check_outputs(arguments->outputs.named(), {{"before", arguments->before}, {"after", arguments->after}});
-            const auto before = load_comparable(arguments->before);
-            if (before.cells.empty())
-              throw UserError(arguments->before + ": has no cells; there is nothing to explain");
-            std::optional<Snapshot> after;
-            if (!arguments->after.empty()) after = load_comparable(arguments->after);
-            ExplainOptions options;
-            options.time_limit_seconds = arguments->time_limit;
-            options.here = environment_fingerprint();
-            options.runnable_capabilities =
-                options.here.value("aten_cpu_capabilities", std::vector<std::string>{"default"});
-            options.executable = "repro-audit";
-            install_stop_handlers();
-            const int repeats = arguments->repeats;
-            // The snapshots' inputs, made again here: a digest of other inputs reproduces nothing.
-            const auto scheme = after ? after->input_scheme : before.input_scheme;
-            Explanation explanation;
-            try {
-              explanation = explain(
-                  before, after, registered_catalogue(),
-                  [repeats, scheme](const std::vector<Cell>& cells) { return run_here(cells, repeats, scheme); },
-                  options);
-            } catch (const Interrupted&) {
-              std::cerr << "interrupted: nothing was explained\n";
-              return 130;
-            }
-            print_explanation(explanation, std::cout);
-            std::cout << std::flush;
-            const auto failures = write_explanations(arguments->outputs.files(), explanation);
-            for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
-            if (!failures.empty()) return 2;
-            return explanation_failed(explanation) ? 1 : 0;
-          }};
+  return {
+      explain_command, [arguments] {
+        check_outputs(arguments->outputs.named(), {{"before", arguments->before}, {"after", arguments->after}});
+        const auto python = arguments->python.empty()
+                                ? std::string()
+                                : checked_python("--python", arguments->python, temporary_folder(), {"xxhash"}).python;
+        auto before = load_comparable(arguments->before);
+        if (before.cells.empty()) throw UserError(arguments->before + ": has no cells; there is nothing to explain");
+        before.models = py_models_named_by_user(before, python, arguments->callables);
+        std::optional<Snapshot> after;
+        if (!arguments->after.empty()) after = load_comparable(arguments->after);
+        ExplainOptions options;
+        options.time_limit_seconds = arguments->time_limit;
+        options.here = environment_fingerprint();
+        options.runnable_capabilities =
+            options.here.value("aten_cpu_capabilities", std::vector<std::string>{"default"});
+        options.executable = "repro-audit";
+        install_stop_handlers();
+        const int repeats = arguments->repeats;
+        // The snapshots' inputs, made again here: a digest of other inputs reproduces nothing.
+        const auto scheme = after ? after->input_scheme : before.input_scheme;
+        Explanation explanation;
+        try {
+          explanation = explain(
+              before, after, registered_catalogue(),
+              [repeats, scheme](const std::vector<Cell>& cells) { return run_here(cells, repeats, scheme); }, options);
+        } catch (const Interrupted&) {
+          std::cerr << "interrupted: nothing was explained\n";
+          return 130;
+        }
+        print_explanation(explanation, std::cout);
+        std::cout << std::flush;
+        const auto failures = write_explanations(arguments->outputs.files(), explanation);
+        for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
+        if (!failures.empty()) return 2;
+        // A cell that cannot run here explains nothing: the setup here is the user's to fix.
+        for (const auto& cell : explanation.not_run_here)
+          std::cerr << "repro-audit: cannot explain " << terminal_message(cell) << "\n";
+        if (!explanation.not_run_here.empty()) return 2;
+        return explanation_failed(explanation) ? 1 : 0;
+      }};
 }
 
 }  // namespace repro_audit

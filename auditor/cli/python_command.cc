@@ -1,15 +1,16 @@
 // `repro-audit py`: the user's Python callable (a training step, a module's forward, a compiled
 // function) under the flag matrix, run by the user's interpreter through the shipped runner.
-#include <unistd.h>
-
 #include <fmt/format.h>
 
+#include <map>
 #include <memory>
 
+#include "audit/audit.h"
 #include "cli/audit_command.h"
 #include "cli/commands.h"
 #include "common/user_error.h"
 #include "config/model_config.h"
+#include "repro/python_check.h"
 #include "worker/probe_catalogue.h"
 #include "worker/python_worker.h"
 
@@ -25,15 +26,6 @@ struct PythonArguments {
   std::string per_op;
   std::string compile_cache;
 };
-
-// The interpreter: --python, else the one next to the libtorch in use; an executable file either way.
-std::string interpreter(const std::string& given) {
-  const auto python = given.empty() ? python_next_to_libtorch() : given;
-  if (python.empty())
-    throw UserError("no Python found next to the libtorch in use; name one with --python (it needs torch and xxhash)");
-  if (::access(python.c_str(), X_OK) != 0) throw UserError(fmt::format("--python {}: not an executable file", python));
-  return python;
-}
 
 Config python_config(const PythonArguments& arguments, const Catalogue& catalogue) {
   if (!arguments.audit.resume.empty()) {
@@ -57,16 +49,42 @@ Config python_config(const PythonArguments& arguments, const Catalogue& catalogu
     if (!is_python_model(model))
       throw UserError(fmt::format("model '{}' is a TorchScript or AOTInductor file: audit it with `repro-audit model`",
                                   model.name));
-    model.python = interpreter(arguments.python.empty() ? model.python : arguments.python);
     if (arguments.parameters) model.parameters = true;
     if (!arguments.per_op.empty()) model.per_op = arguments.per_op != "off";
-    model.compile_cache = arguments.compile_cache;
   }
+  check_python_setup(config, arguments.python, arguments.compile_cache, arguments.audit.config_path);
   finish_model_config(arguments.audit, config);
   return config;
 }
 
 }  // namespace
+
+// A setup that cannot run the callable is the user's to fix (exit 2), never a cell's verdict: the
+// runner digests with xxhash, so it is imported with torch.
+void check_python_setup(Config& config, const std::string& python, const std::string& compile_cache,
+                        const std::string& config_path) {
+  const auto cache = compile_cache.empty() ? "" : checked_writable_folder("--compile-cache", compile_cache);
+  std::map<std::string, std::string> checked;  // option and word -> the interpreter, each asked once
+  for (auto& model : config.models) {
+    if (!is_python_model(model)) continue;
+    std::string option = "--python", word = python;
+    if (word.empty() && !model.python.empty()) {
+      option = fmt::format("{}: model '{}': python", config_path, model.name);
+      word = model.python;
+    }
+    if (word.empty()) {
+      option = "the Python next to libtorch";
+      word = python_next_to_libtorch();
+      if (word.empty())
+        throw UserError(
+            "no Python found next to the libtorch in use; name one with --python (it needs torch and xxhash)");
+    }
+    const auto key = option + "\n" + word;
+    if (!checked.count(key)) checked[key] = checked_python(option, word, temporary_folder(), {"xxhash"}).python;
+    model.python = checked.at(key);
+    model.compile_cache = cache;
+  }
+}
 
 Command add_python_command(CLI::App& app) {
   auto arguments = std::make_shared<PythonArguments>();

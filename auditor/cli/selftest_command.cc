@@ -34,14 +34,6 @@
 namespace repro_audit {
 namespace {
 
-// Loading torch from a cold disk (a network home, a fresh container) can take a minute; a Python that
-// has not answered in two is stuck. REPRO_AUDIT_PYTHON_CHECK_SECONDS changes it (the tests shorten it).
-std::chrono::seconds python_check_limit() {
-  const char* text = std::getenv("REPRO_AUDIT_PYTHON_CHECK_SECONDS");
-  const long seconds = text ? std::strtol(text, nullptr, 10) : 0;
-  return std::chrono::seconds(seconds > 0 ? seconds : 120);
-}
-
 // The scripts' folder: removed when it goes out of scope, unless kept to show a disagreement.
 class ScriptsFolder {
  public:
@@ -190,7 +182,9 @@ Command add_selftest_command(CLI::App& app) {
               "--python", *python,
               "Also check that every probe's Python twin gives its bits, with this Python (its torch); it must "
               "first import torch within 120 s (REPRO_AUDIT_PYTHON_CHECK_SECONDS)")
-          ->check([](const std::string& value) { return value.empty() ? "give a path to a Python interpreter" : ""; });
+          ->check([](const std::string& value) {
+            return value.empty() ? "give a Python interpreter's name (looked up on PATH) or its path" : "";
+          });
   // The Python twins alone: they need no quiet machine, the timed control does.
   selftest
       ->add_flag("--python-only", *python_only,
@@ -202,8 +196,7 @@ Command add_selftest_command(CLI::App& app) {
             PythonCheck interpreter;
             if (!python->empty()) {
               // Checked first: the control audit takes minutes, a script per probe more.
-              interpreter = check_python(*python, temporary_folder(), python_check_limit());
-              if (!interpreter.problem.empty()) throw UserError("--python: " + interpreter.problem);
+              interpreter = checked_python("--python", *python, temporary_folder());
             }
             if (*python_only) {
               install_stop_handlers();

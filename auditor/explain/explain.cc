@@ -255,6 +255,17 @@ void try_portable(Search& search, const std::vector<CellExplanation*>& cells, co
   }
 }
 
+// A cell with a verdict in BEFORE that ended here without one (`here` null: not run at all) goes
+// to the explanation's list with why; true when it did.
+bool note_not_run_here(Explanation& explanation, const Snapshot& before, const std::string& key,
+                       const SnapshotCell* here) {
+  const auto* was = find_snapshot_cell(before, key);
+  if (!was || is_broken(*was) || (here && !is_broken(*here))) return false;
+  explanation.not_run_here.push_back(here ? fmt::format("{}: {} here: {}", key, to_string(here->verdict), here->message)
+                                          : key + ": not run here");
+  return true;
+}
+
 }  // namespace
 
 std::optional<Cell> cell_from_key(const std::string& key, const Catalogue& catalogue,
@@ -311,6 +322,7 @@ Explanation explain(const Snapshot& before, const std::optional<Snapshot>& after
     for (const auto& cell : after.cells) {
       here[cell.key] = is_reproducible(cell) ? cell.digest : "";
       here_cells[cell.key] = cell;
+      note_not_run_here(explanation, before, cell.key, &cell);
     }
   }
   explanation.after_source = after.source;
@@ -337,11 +349,13 @@ Explanation explain(const Snapshot& before, const std::optional<Snapshot>& after
     std::vector<Cell> as_is;
     for (const auto* cell : open) as_is.push_back(cells.at(cell->key));
     const auto seen = search.run_stage("as is", as_is);
-    for (const auto* cell : open) {
+    for (auto* cell : open) {
       const auto* result = find_snapshot_cell(seen, cell->key);
       here[cell->key] = result && is_reproducible(*result) ? result->digest : "";
       if (result) here_cells[cell->key] = *result;
+      if (note_not_run_here(explanation, before, cell->key, result)) cell->note = "it could not be run here";
     }
+    std::erase_if(open, [](const CellExplanation* cell) { return !cell->note.empty(); });
   }
   for (auto* cell : open) {
     cell->here_digest = here[cell->key];

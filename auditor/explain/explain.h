@@ -69,6 +69,9 @@ struct Explanation {
   bool time_limit_reached = false;
   std::string stopped_early;        // why the search ended before its last stage ("" when it did not)
   std::vector<std::string> stages;  // "as is: 3 cells, 1.2 s", "single knobs: 22 cells, 5.1 s", ...
+  // "KEY: why" for each cell with a verdict in BEFORE that ended here without one (an error, a crash,
+  // its time limit: a py callable that no longer imports): nothing is known of its bits here.
+  std::vector<std::string> not_run_here;
 };
 
 // Runs the cells here and returns a report of them (only the cells' verdicts are read).

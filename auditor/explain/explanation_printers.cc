@@ -19,6 +19,9 @@ int explained_count(const Explanation& explanation) {
 }
 
 std::string summary_line(const Explanation& explanation) {
+  if (!explanation.not_run_here.empty())
+    return fmt::format("{} cells compared; {} could not be run here, so nothing is known of their bits here",
+                       explanation.compared, explanation.not_run_here.size());
   if (explanation.compared == 0) return "nothing was compared: no cell has a verdict on both sides";
   if (explanation.cells.empty())
     return fmt::format("{} cells compared; no DRIFT or NEW-NONDETERMINISM: nothing to explain", explanation.compared);
@@ -80,6 +83,7 @@ json explanation_to_json(const Explanation& explanation) {
               {"candidate_cells", explanation.candidate_cells},
               {"stages", explanation.stages},
               {"stopped_early", explanation.stopped_early}}}};
+  if (!explanation.not_run_here.empty()) j["not_run_here"] = explanation.not_run_here;
   for (const auto& change : explanation.comparison.environment_changes)
     j["environment"]["changes"].push_back(
         {{"field", change.field}, {"before", change.before}, {"after", change.after}});

@@ -7,6 +7,7 @@
 #include "common/atomic_file.h"
 #include "kinds/model_kind.h"
 #include "plan/cell_grammar.h"
+#include "report/escape.h"
 #include "report/report.h"
 #include "repro/export.h"
 #include "repro/python_runner.h"
@@ -57,13 +58,16 @@ if __name__ == "__main__":
 )PY";
 
 std::string py_script(const ReproCell& repro, const CellReport& cell) {
+  // A compile cache named by a report is not used: Inductor loads compiled code from its cache.
+  auto model = *cell.cell.model;
+  model.compile_cache.clear();
   nlohmann::json request = {{"device", cell.cell.device},
                             {"warmup", repro.warmup},
                             {"timing", {{"min_samples", 0}, {"budget_seconds", 0}}},
                             {"cells", nlohmann::json::array({nlohmann::json{{"key", cell.cell.key},
                                                                             {"device", cell.cell.device},
                                                                             {"settings", cell.cell.settings},
-                                                                            {"model", *cell.cell.model}}})}};
+                                                                            {"model", model}}})}};
   std::vector<std::string> digests;
   for (const auto& observation : cell.observations)
     for (const auto& run : observation.runs)
@@ -126,12 +130,12 @@ class PythonKind : public CellKind {
       throw std::invalid_argument(problem);
     write_script_file(folder / "runner.py", kPyCellRunner);
     write_script_file(folder / "repro.py", py_script(repro, cell));
-    write_file_atomically(
-        (folder / "README.md").string(),
-        fmt::format("# {}\n\nThe Python callable `{}` under the cell's settings. Run "
-                    "`python repro.py` with the interpreter the audit used ({}); the "
-                    "callable's module must be importable from {}.\n",
-                    cell.cell.key, cell.cell.model->callable, cell.cell.model->python, cell.cell.model->search_path));
+    write_file_atomically((folder / "README.md").string(),
+                          fmt::format("# {}\n\nThe Python callable {} under the cell's settings. Run "
+                                      "`python repro.py` with the interpreter the audit used.\n\n"
+                                      "**Before you run it:** {}.\n",
+                                      markdown_text(cell.cell.key), markdown_code(cell.cell.model->callable, false),
+                                      markdown_text(py_code_note(*cell.cell.model))));
   }
 };
 

@@ -207,6 +207,17 @@ void write_script_file(const std::filesystem::path& path, const std::string& tex
   ::chmod(path.c_str(), 0755);
 }
 
+std::string py_code_note(const ModelSpec& model) {
+  const auto module = model.callable.substr(0, model.callable.rfind(':'));
+  const auto name = model.callable.substr(model.callable.rfind(':') + 1);
+  const auto code = model.path.empty() ? fmt::format("the module {} found from {}", module, model.search_path)
+                                       : fmt::format("the file {}", model.path);
+  return fmt::format(
+      "repro.py runs code the report names: its runner imports {} and calls {}, in the Python you run repro.py with "
+      "(the audit's was {}); read that code before you run it",
+      code, name, model.python);
+}
+
 std::vector<ExportedCell> export_repros(const Report& report, const std::vector<const CellReport*>& cells,
                                         const Catalogue& catalogue, const std::string& output_folder,
                                         WorkerLauncher& launcher, const std::function<bool()>& stopped) {
@@ -242,6 +253,8 @@ std::vector<ExportedCell> export_repros(const Report& report, const std::vector<
       results[i].skipped = skip_reason(cell, find_probe(catalogue, cell.cell.probe));
       if (!results[i].skipped.empty()) continue;
       results[i].folder = (staging / unique_folder_name(cell.cell.key, taken, results[i].warning)).string();
+      if (cell.cell.model && is_python_model(*cell.cell.model))
+        results[i].warning += (results[i].warning.empty() ? "" : "; ") + py_code_note(*cell.cell.model);
       fs::create_directories(results[i].folder);
       groups[process_settings(cell.cell.settings)].push_back({&cell, &results[i]});
     }

@@ -26,6 +26,11 @@ struct ExportedCell {
   std::string warning;  // written, with a caveat (e.g. the inputs made here differ from the audit's)
 };
 
+// What a py cell's repro.py runs, said before anyone runs it: the callable's file (or module and the
+// folder it is imported from), as the report names it, and the interpreter. For the command's output
+// and the cell's README.
+std::string py_code_note(const ModelSpec& model);
+
 // Writes into a staging folder inside `output_folder`, then moves every cell's folder into place at
 // once; when `stopped` turns true the export ends and nothing is left behind (each cell says so).
 std::vector<ExportedCell> export_repros(const Report& report, const std::vector<const CellReport*>& cells,

@@ -1,69 +1,44 @@
 #include "repro/python_check.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <string_view>
 
+#include "common/program_path.h"
 #include "common/user_error.h"
 #include "supervisor/worker_process.h"
 
 namespace repro_audit {
 namespace {
 
-constexpr const char* kQuestion =
-    "import json, sys, torch; print(json.dumps({'torch': torch.__version__, 'python': sys.version.split()[0]}))";
-
-// posix_spawn does not search PATH: a bare name (`--python python3`) is looked up here as a shell
-// would; "" when it is on no folder of PATH.
-std::string found_on_path(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string_view folders = path ? path : "";
-  while (!folders.empty()) {
-    const auto colon = folders.find(':');
-    const auto folder = folders.substr(0, colon);
-    const auto candidate = (folder.empty() ? std::string(".") : std::string(folder)) + "/" + name;
-    struct stat status {};
-    if (::stat(candidate.c_str(), &status) == 0 && !S_ISDIR(status.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-    if (colon == std::string_view::npos) break;
-    folders.remove_prefix(colon + 1);
-  }
-  return "";
+// The one-line question: the versions, after importing torch and `modules`.
+std::string question(const std::vector<std::string>& modules) {
+  std::string imports = "import json, sys, torch";
+  for (const auto& module : modules) imports += ", " + module;
+  return imports + "; print(json.dumps({'torch': torch.__version__, 'python': sys.version.split()[0]}))";
 }
 
-// Why `python` cannot be started, told apart before trying (posix_spawn's errno says EACCES alike
-// for a folder and a file without its execute bit); "" when it looks startable.
-std::string start_problem(const std::string& given, const std::string& python) {
-  if (python.empty()) return fmt::format("{}: no such program on PATH; give the interpreter's path", given);
-  struct stat status {};
-  if (::stat(python.c_str(), &status) != 0)
-    return errno == ENOENT || errno == ENOTDIR ? fmt::format("{}: no such file", python)
-                                               : fmt::format("{} cannot be started: {}", python, std::strerror(errno));
-  if (S_ISDIR(status.st_mode)) return fmt::format("{} is a folder, not a Python interpreter", python);
-  if (::access(python.c_str(), X_OK) != 0)
-    return fmt::format("{} is not executable ({})", python, std::strerror(errno));
-  return "";
+std::string listed(const std::vector<std::string>& modules) {
+  std::string text = "torch";
+  for (const auto& module : modules) text += " and " + module;
+  return text;
 }
 
 }  // namespace
 
 PythonCheck check_python(const std::string& python, const std::string& temporary_folder,
-                         std::chrono::seconds time_limit) {
+                         std::chrono::seconds time_limit, const std::vector<std::string>& modules) {
   PythonCheck check;
-  check.python = found_on_path(python);
-  check.problem = start_problem(python, check.python);
-  if (!check.problem.empty()) return check;
+  check.python = python;
   std::unique_ptr<WorkerProcess> process;
   try {
-    process = std::make_unique<WorkerProcess>(std::vector<std::string>{check.python, "-c", kQuestion},
+    process = std::make_unique<WorkerProcess>(std::vector<std::string>{check.python, "-c", question(modules)},
                                               std::map<std::string, std::string>{}, std::string(), temporary_folder);
   } catch (const std::exception& error) {
     // "cannot start PATH: Exec format error" (a file that is no program and has no #! line): the
@@ -93,9 +68,9 @@ PythonCheck check_python(const std::string& python, const std::string& temporary
     if (status == Worker::ReadStatus::deadline) {
       process->terminate(std::chrono::seconds(3));
       check.problem = fmt::format(
-          "{} did not answer within {} s (python -c 'import torch'); it was stopped "
+          "{} did not answer within {} s (python -c 'import {}'); it was stopped "
           "(REPRO_AUDIT_PYTHON_CHECK_SECONDS sets this limit)",
-          check.python, time_limit.count());
+          check.python, time_limit.count(), listed(modules));
       return check;
     }
     break;  // the output ended
@@ -103,15 +78,52 @@ PythonCheck check_python(const std::string& python, const std::string& temporary
   if (!check.torch_version.empty()) return check;  // the answer is all it owes: its exit is not waited for
   const auto ended = process->wait();
   const auto tail = process->log_tail(600);
-  // json and sys come with every Python: an import error here is torch's (missing, or a library of its).
+  // json and sys come with every Python: an import error here is torch's or a module's the caller named.
   const auto newline = tail.find_last_of('\n');
   const auto last_line = newline == std::string::npos ? tail : tail.substr(newline + 1);
   if (last_line.rfind("ModuleNotFoundError", 0) == 0 || last_line.rfind("ImportError", 0) == 0)
-    check.problem = fmt::format("{}: this Python cannot import torch: {}", check.python, last_line);
+    check.problem = fmt::format("{}: this Python cannot import {}: {}", check.python, listed(modules), last_line);
   else
     check.problem =
         fmt::format("{} ended ({}) without answering: {}", check.python, ended, tail.empty() ? "no output" : tail);
   return check;
+}
+
+PythonCheck checked_python(const std::string& option, const std::string& word, const std::string& temporary_folder,
+                           const std::vector<std::string>& modules) {
+  auto check = check_python(program_path(option, word), temporary_folder, python_check_limit(), modules);
+  if (!check.problem.empty()) throw UserError(fmt::format("{} {}: {}", option, word, check.problem));
+  return check;
+}
+
+// Loading torch from a cold disk (a network home, a fresh container) can take a minute; a Python that
+// has not answered in two is stuck. REPRO_AUDIT_PYTHON_CHECK_SECONDS changes it (the tests shorten it).
+std::chrono::seconds python_check_limit() {
+  const char* text = std::getenv("REPRO_AUDIT_PYTHON_CHECK_SECONDS");
+  const long seconds = text ? std::strtol(text, nullptr, 10) : 0;
+  return std::chrono::seconds(seconds > 0 ? seconds : 120);
+}
+
+std::string checked_writable_folder(const std::string& option, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const auto folder = fs::absolute(path, error).lexically_normal();
+  const auto fail = [&](const std::string& why) { throw UserError(fmt::format("{} {}: {}", option, path, why)); };
+  if (error) fail(error.message());
+  // create_directories reports an existing file as "File exists": say what it is instead.
+  const auto status = fs::symlink_status(folder, error);
+  if (fs::is_symlink(status) && !fs::exists(folder, error) && error.value() != ELOOP) fail("is a link to nothing");
+  if (fs::exists(status) && !fs::is_symlink(status) && !fs::is_directory(status)) fail("is a file, not a folder");
+  fs::create_directories(folder, error);
+  if (error) fail(error.value() == EEXIST ? "is a file, not a folder" : "cannot be made: " + error.message());
+  if (!fs::is_directory(folder, error)) fail(error ? error.message() : "is a file, not a folder");
+  // access() says yes to root on a read-only folder: a file made and removed is the answer.
+  auto probe = (folder / ".repro-audit-write-check-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) fail(fmt::format("cannot be written: {}", std::strerror(errno)));
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return folder.string();
 }
 
 }  // namespace repro_audit

@@ -1,9 +1,10 @@
 #pragma once
-// Before `selftest --python PATH` spends minutes on an audit and a script per probe: can PATH start,
-// import torch and answer? Each way it cannot is one clear sentence. The parity run shares it to say
-// why its scripts stopped answering.
+// Before `selftest --python PATH` spends minutes on an audit and a script per probe, and before `py`
+// or `explain` start a cell: can PATH start, import torch (and what else it needs) and answer? Each way
+// it cannot is one clear sentence. The parity run shares it to say why its scripts stopped answering.
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace repro_audit {
 
@@ -14,9 +15,22 @@ struct PythonCheck {
   std::string python_version;  // its sys.version, first word
 };
 
-// Runs `python -c` with `import torch` (what every repro.py does first) and waits up to `time_limit`
-// for its one-line answer; a process that does not answer by then is stopped.
+// Runs `python -c` with `import torch` (what every repro.py does first) and the other `modules`, and
+// waits up to `time_limit` for its one-line answer; a process that does not answer by then is stopped.
+// `python` is a path (program_path resolves what a user typed).
 PythonCheck check_python(const std::string& python, const std::string& temporary_folder,
-                         std::chrono::seconds time_limit);
+                         std::chrono::seconds time_limit, const std::vector<std::string>& modules = {});
+
+// The interpreter `option` names by `word` (a bare word on PATH, common/program_path.h), checked as
+// check_python does; throws UserError "OPTION WORD: why" when it cannot answer.
+PythonCheck checked_python(const std::string& option, const std::string& word, const std::string& temporary_folder,
+                           const std::vector<std::string>& modules = {});
+
+// The time an interpreter has to answer: 120 s, or REPRO_AUDIT_PYTHON_CHECK_SECONDS.
+std::chrono::seconds python_check_limit();
+
+// A folder the interpreter will write into (an Inductor cache): made when missing, and a file
+// created and removed in it; throws UserError "OPTION PATH: why" when that fails. Returns it absolute.
+std::string checked_writable_folder(const std::string& option, const std::string& path);
 
 }  // namespace repro_audit

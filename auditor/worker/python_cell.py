@@ -159,6 +159,22 @@ class Cell:
             self.record(outputs, elapsed, False, repeats + index, recorder)
 
 
+class MachineFailure(Exception):
+    """The machine failed the cell, not the callable: the audit ends (exit 2) naming the problem."""
+
+
+def no_space_left(error):
+    """The first error in `error`'s chain that says the disk is full (an OSError with ENOSPC, or a
+    compiler's message, which Inductor wraps in its own errors); None when none does."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if (isinstance(error, OSError) and error.errno == errno.ENOSPC) or "No space left on device" in str(error):
+            return error
+        error = error.__cause__ or error.__context__
+    return None
+
+
 def run_cell(cell):
     state = Cell(cell)
     printed = CountingStdout()
@@ -175,6 +191,11 @@ def run_cell(cell):
     except SystemExit as error:
         state.observation.update(status="exception", message=f"the callable called sys.exit({error.code!r})")
     except BaseException as error:  # noqa: BLE001 (any failure of the user's code is the cell's verdict)
+        full = no_space_left(error)
+        if full is not None:
+            folder = os.environ.get("TMPDIR") or tempfile.gettempdir()
+            raise MachineFailure(f"no space left on device while the py cell {cell['key']} ran "
+                                 f"(its temporary folder: {folder}): {str(full).splitlines()[0][:500]}") from None
         where = traceback.extract_tb(error.__traceback__)[-1]
         state.observation.update(status="exception", message=f"{type(error).__name__}: {error} "
                                  f"(at {os.path.basename(where.filename)}:{where.lineno})")
@@ -197,7 +218,12 @@ def main():
         emit({"event": "environment", "environment": interpreter_facts()})
         for cell in REQUEST["cells"]:
             emit({"event": "start", "key": cell["key"]})
-            emit({"event": "cell", "key": cell["key"], "observation": run_cell(cell)})
+            try:
+                observation = run_cell(cell)
+            except MachineFailure as failure:
+                emit({"event": "environment_failure", "message": str(failure)})
+                return
+            emit({"event": "cell", "key": cell["key"], "observation": observation})
     emit({"event": "done"})
 
 

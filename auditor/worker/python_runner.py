@@ -8,6 +8,7 @@ request, stdout the event pipe). It speaks the worker protocol (protocol/worker_
 event and a cell event per cell, then done. It runs only the callable a cell names by its module path;
 it never reads code or values from a report.
 """
+import errno
 import inspect
 import io
 import json

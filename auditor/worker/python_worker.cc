@@ -21,6 +21,9 @@ std::string python_of_batch(const WorkerRequest& request) {
 }
 
 std::string exec_python_runner(const std::string& python, const nlohmann::json& request, int events_fd) {
+  // The command resolves the interpreter (common/program_path.h); a relative path here would be
+  // looked up in whatever folder the worker runs in.
+  if (python.empty() || python.front() != '/') return fmt::format("the interpreter {} is not an absolute path", python);
   // The request through an anonymous file, not a pipe: a pipe's buffer could not hold a large batch
   // before the interpreter starts reading it.
   const int input = ::memfd_create("repro-audit-request", 0);

@@ -25,7 +25,7 @@ class PythonCallable : public CliTest {
                                               const std::string& prefix = "") {
     const auto result = run("py " + arguments + " --json " + path("report.json"), prefix);
     if (result.output.find("no Python found next to the libtorch") != std::string::npos ||
-        result.output.find("lacks the xxhash package") != std::string::npos)
+        result.output.find("cannot import torch and xxhash") != std::string::npos)
       return {};
     EXPECT_EQ(result.exit_code, expected_exit) << result.output;
     output_ = result.output;
@@ -141,6 +141,7 @@ TEST_F(PythonCallable, RecordsTheInterpreterAndWhatItsTorchLacks) {
                                " --device cpu --repeats 2 --processes 1 --no-cost --profile default --axis threads=1 "
                                "--axis compile=default --axis inductor_batch_invariant=on",
                            1);
+  if (cells.empty()) GTEST_SKIP() << older << " cannot import torch and xxhash";
   ASSERT_EQ(cells.size(), 1u) << output_;
   const auto& cell = cells.begin()->second;
   EXPECT_EQ(cell.at("verdict"), "unsupported") << output_;

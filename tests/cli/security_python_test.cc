@@ -45,13 +45,13 @@ TEST_F(SecurityPython, PythonOnlyNeedsAnInterpreterAndWritesNoControlReport) {
 }
 
 TEST_F(SecurityPython, OneThatCannotStartSaysWhy) {
-  expect_refused("/nonexistent/python", "--python: /nonexistent/python: no such file");
+  expect_refused("/nonexistent/python", "--python /nonexistent/python: no such file");
   const auto folder = path("a-folder");
   fs::create_directories(folder);
-  expect_refused(folder, folder + " is a folder, not a Python interpreter");
+  expect_refused(folder, "--python " + folder + ": is a folder, not a program");
   const auto not_executable = write("python-not-executable", "#!/bin/sh\n");
   ::chmod(not_executable.c_str(), 0644);
-  expect_refused(not_executable, not_executable + " is not executable");
+  expect_refused(not_executable, not_executable + ": is not executable");
   const auto no_format = write("python-of-no-format", "not a program\n");  // no #! line: ENOEXEC
   ::chmod(no_format.c_str(), 0755);
   expect_refused(no_format, no_format + " cannot be started: Exec format error");
@@ -61,7 +61,7 @@ TEST_F(SecurityPython, ABareNameIsLookedUpOnPath) {
   interpreter("python-on-path", "exec python3 -S -I \"$@\"");
   expect_refused("python-on-path", path("python-on-path") + ": this Python cannot import torch",
                  "PATH=" + folder_.string() + ":$PATH");
-  expect_refused("no-such-python-anywhere", "no-such-python-anywhere: no such program on PATH");
+  expect_refused("no-such-python-anywhere", "--python no-such-python-anywhere: no such program on PATH");
 }
 
 TEST_F(SecurityPython, OneWithoutTorchIsSaidSo) {
@@ -86,7 +86,9 @@ TEST_F(SecurityPython, OneThatFailsOtherwiseShowsItsError) {
 TEST_F(SecurityPython, AnEmptyPathIsRefused) {
   const auto result = run("selftest --device cpu --python ''");
   EXPECT_EQ(result.exit_code, 2) << result.output;
-  EXPECT_NE(result.output.find("--python: give a path to a Python interpreter"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("--python: give a Python interpreter's name (looked up on PATH) or its path"),
+            std::string::npos)
+      << result.output;
   EXPECT_EQ(result.output.find("control"), std::string::npos) << result.output;
 }
 

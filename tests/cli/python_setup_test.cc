@@ -1,0 +1,108 @@
+// The setup a py cell needs is checked before any cell runs: an option that names a program follows
+// one rule (a bare word on PATH, never the current folder; a path must be an executable file), the
+// interpreter must import torch and xxhash, the compile cache must be a folder it can write. Each
+// failure is exit 2 naming the option, the word and why, with no journal written.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli_tools.h"
+
+namespace {
+
+using namespace testing_cli;
+
+const std::string kExample = std::string(test_paths::kSourceDir) + "/examples/py/train_step.py:make";
+
+class PythonSetup : public CliTest {
+ protected:
+  std::string program(const std::string& name, const std::string& body) {
+    const auto file = write(name, "#!/bin/sh\n" + body + "\n");
+    ::chmod(file.c_str(), 0755);
+    return file;
+  }
+  // `arguments` run in `folder_` with no journal folder yet: exit 2, the message, no journal.
+  void expect_refused(const std::string& arguments, const std::string& why, const std::string& prefix = "") {
+    const auto result = shell("cd " + folder_.string() + " && " + prefix + " XDG_STATE_HOME=" + path("state") + " " +
+                              binary() + " " + arguments);
+    EXPECT_EQ(result.exit_code, 2) << arguments << "\n" << result.output;
+    EXPECT_NE(result.output.find(why), std::string::npos) << arguments << "\n" << result.output;
+    EXPECT_FALSE(fs::exists(path("state"))) << "a journal was written: " << arguments;
+  }
+};
+
+// A program planted in the current folder under the interpreter's name is never what a bare word
+// runs, in any command that takes --python, nor through an empty PATH entry; PATH's is found.
+TEST_F(PythonSetup, ABareWordIsLookedUpOnPathNeverInTheCurrentFolder) {
+  fs::create_directories(path("bin"));
+  program("python3", "touch " + path("planted-ran"));
+  program("bin/shim-python", "echo not a python");
+  const std::string on_path = "PATH=" + path("bin") + ":/usr/bin:/bin";
+  for (const auto& command : {"py " + kExample + " --device cpu", std::string("selftest --device cpu --python-only")}) {
+    expect_refused(command + " --python shim-python", "--python shim-python: " + path("bin/shim-python"), on_path);
+    expect_refused(command + " --python python3", "--python python3: ", "PATH=:" + path("bin"));
+    EXPECT_FALSE(fs::exists(path("planted-ran"))) << command;
+  }
+  expect_refused("explain " + path("none.json") + " --python shim-python",
+                 "--python shim-python: " + path("bin/shim-python"), on_path);
+  // A slash makes it a path: the planted program is then what the user asked for, and it runs.
+  expect_refused("py " + kExample + " --device cpu --python ./python3", "--python ./python3: ");
+  EXPECT_TRUE(fs::exists(path("planted-ran")));
+}
+
+TEST_F(PythonSetup, AnInterpreterThatCannotRunTheCallableIsRefusedBeforeAnyCell) {
+  fs::create_directories(path("a-folder"));
+  const auto py = "py " + kExample + " --device cpu --python ";
+  expect_refused(py + path("a-folder"), "--python " + path("a-folder") + ": is a folder, not a program");
+  expect_refused(py + path("missing"), "--python " + path("missing") + ": no such file");
+  expect_refused(py + program("not-python", "echo hello >&2"), "not-python ended (exit 0) without answering: hello");
+  const auto without_torch = program("python-without-torch", "exec python3 -S -I \"$@\"");
+  expect_refused(py + without_torch, "this Python cannot import torch and xxhash: ModuleNotFoundError");
+  if (std::string(test_paths::kPython).empty()) GTEST_SKIP() << "no Python with torch next to libtorch";
+  // torch, but an xxhash that does not import: the runner digests with it.
+  fs::create_directories(path("no-xxhash"));
+  write("no-xxhash/xxhash.py", "raise ImportError('no xxhash in this environment')\n");
+  const auto without_xxhash =
+      program("python-without-xxhash", "PYTHONPATH=" + path("no-xxhash") + " exec " + test_paths::kPython + " \"$@\"");
+  expect_refused(py + without_xxhash, "cannot import torch and xxhash: ImportError: no xxhash in this environment");
+}
+
+TEST_F(PythonSetup, ACompileCacheThatIsNoWritableFolderIsRefusedBeforeAnyCell) {
+  const auto py = "py " + kExample + " --device cpu --compile-cache ";
+  const auto file = write("a-file", "x");
+  expect_refused(py + file, "--compile-cache " + file + ": is a file, not a folder");
+  fs::create_symlink(path("loop-b"), path("loop-a"));
+  fs::create_symlink(path("loop-a"), path("loop-b"));
+  expect_refused(py + path("loop-a") + "/cache", "--compile-cache " + path("loop-a") + "/cache: cannot be made");
+  expect_refused(py + file + "/cache", "--compile-cache " + file + "/cache: cannot be made");
+  // A folder this user cannot write: root writes through permission bits, not into sysfs.
+  const std::string read_only = ::geteuid() == 0 ? "/sys/kernel" : path("read-only");
+  if (::geteuid() != 0) {
+    fs::create_directories(read_only);
+    ::chmod(read_only.c_str(), 0555);
+  }
+  if (fs::is_directory(read_only))
+    expect_refused(py + read_only, "--compile-cache " + read_only + ": cannot be written");
+}
+
+// A full disk under a py cell is the machine failing the audit (exit 2 naming it), not the callable's verdict.
+TEST_F(PythonSetup, NoSpaceLeftInACellIsTheMachinesFailure) {
+  if (std::string(test_paths::kPython).empty()) GTEST_SKIP() << "no Python with torch next to libtorch";
+  const auto callable =
+      write("full.py",
+            "import errno, torch\n"
+            "def make():\n"
+            "    raise OSError(errno.ENOSPC, 'No space left on device', '/tmp/torchinductor/x.so')\n");
+  const auto result = run("py " + callable +
+                          ":make --device cpu --profile default --axis threads=1 --repeats 2 "
+                          "--processes 1 --no-cost --python " +
+                          test_paths::kPython + " --journal " + path("journal"));
+  if (result.output.find("cannot import torch and xxhash") != std::string::npos)
+    GTEST_SKIP() << "the Python next to libtorch lacks xxhash";
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("no space left on device while the py cell py.full-make/call@cpu|threads=1 ran"),
+            std::string::npos)
+      << result.output;
+  EXPECT_EQ(result.output.find("exception"), std::string::npos) << result.output;
+}
+
+}  // namespace
