@@ -7,8 +7,16 @@
 namespace repro_audit {
 
 // Writes a temporary file beside `path`, flushes it to disk, then renames it over `path`:
-// a reader sees the old file or the new one, never a torn one. Throws UserError on failure.
+// a reader sees the old file or the new one, never a torn one. A link is followed and the file it
+// names replaced (the link stays); a character device, a FIFO or /dev/stdout is written through, never
+// replaced (common/output_target.h). Throws UserError on failure.
 void write_file_atomically(const std::string& path, const std::string& content);
+
+// Why the writer could not create its temporary in `folder`, or "" when it can. The file made to prove
+// it is unnamed (O_TMPFILE) and never appears in the folder, so no moment of the check, a signal
+// included, leaves anything there; where the filesystem has no unnamed files, a named one is made and
+// removed with signals held.
+std::string creation_problem(const std::string& folder);
 
 struct FileContent {
   std::string path;
