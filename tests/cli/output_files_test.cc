@@ -56,7 +56,8 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 
 // Every command kind that writes files: a report, several formats at once, a baseline. Each writer
 // creates two files per output in OUT (the check before the work, the temporary), so signalling at
-// each creation up to twice the outputs, and once after, meets every moment a file appears.
+// each creation up to twice the outputs, and once after, meets every moment a file appears. Then the
+// same where the filesystem has no unnamed files (O_TMPFILE fails), for the commands that start fast.
 TEST_F(OutputFiles, ASignalWhenAFileAppearsLeavesTheCompleteOutputsOrNothing) {
   const auto a = report("node-a"), b = report("node-b");
   const std::vector<Writer> writers = {
@@ -66,32 +67,37 @@ TEST_F(OutputFiles, ASignalWhenAFileAppearsLeavesTheCompleteOutputsOrNothing) {
       {"baseline " + a + " -o OUT/b.yaml", {"b.yaml"}},
   };
   const auto out = path("out");
-  for (const int signal : {SIGTERM, SIGINT})
-    for (const auto& writer : writers)
-      for (std::size_t at = 1; at <= 2 * writer.files.size() + 1; ++at) {
-        fs::remove_all(out);
-        fs::create_directories(out);
-        const auto prefix = "LD_PRELOAD=" + std::string(test_paths::kSignalOnCreate) +
-                            " REPRO_AUDIT_TEST_WATCH=" + out + " REPRO_AUDIT_TEST_SIGNAL=" + std::to_string(signal) +
-                            " REPRO_AUDIT_TEST_AT=" + std::to_string(at);
-        const auto command = replace_all(writer.arguments, "OUT", out);
-        const auto result = run(command, prefix);
-        const auto where = command + " with signal " + std::to_string(signal) + " at file " + std::to_string(at);
-        // The first file appears in the check, before any work: the signal ends the command there.
-        if (at == 1) {
-          EXPECT_NE(result.exit_code, 0) << where << ": the signal never came\n" << result.output;
+  for (const bool unnamed : {true, false})
+    for (const int signal : {SIGTERM, SIGINT})
+      for (const auto& writer : writers) {
+        if (!unnamed && writer.arguments.starts_with("run ")) continue;
+        for (std::size_t at = 1; at <= 2 * writer.files.size() + 1; ++at) {
+          fs::remove_all(out);
+          fs::create_directories(out);
+          const auto prefix = "LD_PRELOAD=" + std::string(test_paths::kSignalOnCreate) +
+                              " REPRO_AUDIT_TEST_WATCH=" + out + " REPRO_AUDIT_TEST_SIGNAL=" + std::to_string(signal) +
+                              " REPRO_AUDIT_TEST_AT=" + std::to_string(at) +
+                              (unnamed ? "" : " REPRO_AUDIT_TEST_NO_UNNAMED=1");
+          const auto command = replace_all(writer.arguments, "OUT", out);
+          const auto result = run(command, prefix);
+          const auto where = command + (unnamed ? "" : " without unnamed files") + " with signal " +
+                             std::to_string(signal) + " at file " + std::to_string(at);
+          // The first file appears in the check, before any work: the signal ends the command there.
+          if (at == 1) {
+            EXPECT_NE(result.exit_code, 0) << where << ": the signal never came\n" << result.output;
+          }
+          const auto left = entries("out");
+          if (at == 2 * writer.files.size() + 1) {
+            EXPECT_EQ(left, writer.files) << where << result.output;
+          }
+          EXPECT_TRUE(left.empty() || left == writer.files)
+              << where << " left " << ::testing::PrintToString(left) << "\n"
+              << result.output;
+          for (const auto& file : left) {
+            const auto content = slurp(out + "/" + file);
+            EXPECT_TRUE(file.ends_with(".json") ? json::accept(content) : !content.empty()) << where << ": " << file;
+          }
         }
-        if (at == 2 * writer.files.size() + 1) {
-          EXPECT_EQ(entries("out"), writer.files) << where << result.output;
-        }
-        const auto left = entries("out");
-        EXPECT_TRUE(left.empty() || left == writer.files) << where << " left " << ::testing::PrintToString(left) << "\n"
-                                                          << result.output;
-        for (const auto& file : left)
-          if (file.ends_with(".json"))
-            EXPECT_TRUE(json::accept(slurp(out + "/" + file))) << where << ": " << file;
-          else
-            EXPECT_GT(fs::file_size(out + "/" + file), 0u) << where << ": " << file;
       }
 }
 

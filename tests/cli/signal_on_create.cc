@@ -4,9 +4,11 @@
 //   REPRO_AUDIT_TEST_WATCH   the folder
 //   REPRO_AUDIT_TEST_SIGNAL  the signal's number
 //   REPRO_AUDIT_TEST_AT      which creation in that folder signals (1: the first)
+//   REPRO_AUDIT_TEST_NO_UNNAMED  when set, O_TMPFILE fails as on a filesystem without unnamed files
 // A creation is an open with O_CREAT or O_TMPFILE, or a mkstemp-like call.
 #undef _FORTIFY_SOURCE  // its inline open() would clash with the one defined here
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -49,6 +51,12 @@ Function next(const char* name) {
 }
 
 bool creates(int flags) { return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE; }
+
+bool refuse_unnamed(int flags) {
+  if ((flags & O_TMPFILE) != O_TMPFILE || !::getenv("REPRO_AUDIT_TEST_NO_UNNAMED")) return false;
+  errno = EOPNOTSUPP;
+  return true;
+}
 
 }  // namespace
 
