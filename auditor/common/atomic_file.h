@@ -40,7 +40,9 @@ class DeferredSignals {
 // Writes every file, even after one fails: a full disk or a bad path loses that file, not the others.
 // Returns one message per file that could not be written (each names its path); empty when all were.
 // Every temporary file is written before the first is renamed, with signals held (DeferredSignals): an
-// interruption leaves all of the outputs or none of them, and no temporary file.
+// interruption leaves all of the outputs or none of them, and no temporary file. A temporary is unnamed
+// (O_TMPFILE) while it is written and flushed, where the filesystem allows: not even a SIGKILL then
+// leaves it in the folder.
 std::vector<std::string> write_files_atomically(const std::vector<FileContent>& files);
 
 }  // namespace repro_audit
