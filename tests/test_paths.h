@@ -13,5 +13,7 @@ extern const char* const kExecutables;
 // The binary and the Python next to libtorch: empty in a build without the torch side.
 extern const char* const kBinary;
 extern const char* const kPython;
+// The library the CLI tests preload to signal the binary as it creates a file (cli/signal_on_create.cc).
+extern const char* const kSignalOnCreate;
 
 }  // namespace test_paths

@@ -1,5 +1,6 @@
 #include "cli/output_paths.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -10,6 +11,8 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "common/atomic_file.h"
+#include "common/output_target.h"
 #include "common/user_error.h"
 
 namespace repro_audit {
@@ -29,21 +32,24 @@ void check_writable(const NamedPath& output) {
   const auto fail = [&](const std::string& reason) {
     throw UserError(fmt::format("{} {}: {}", output.option, output.path, reason));
   };
-  struct stat status {};
-  if (::stat(output.path.c_str(), &status) == 0) {
-    if (S_ISDIR(status.st_mode)) fail("is a folder; give a file name");
-    if (!S_ISREG(status.st_mode)) fail("is not a regular file; give a file name");
+  const auto target = resolve_output(output.path);
+  if (target.kind == OutputTarget::Kind::refused) fail(target.reason);
+  if (target.kind == OutputTarget::Kind::descriptor) {
+    if ((::fcntl(target.descriptor, F_GETFL) & O_ACCMODE) == O_RDONLY) fail("is not open for writing");
+    return;
   }
-  const auto folder = folder_of(output.path);
+  if (target.kind == OutputTarget::Kind::write_through) {
+    if (::access(target.path.c_str(), W_OK) != 0) fail(fmt::format("cannot write: {}", std::strerror(errno)));
+    return;
+  }
+  const auto folder = folder_of(target.path);
+  struct stat status {};
   if (::stat(folder.c_str(), &status) != 0)
     fail(fmt::format("cannot use the folder {}: {}", folder.string(), std::strerror(errno)));
   if (!S_ISDIR(status.st_mode)) fail(fmt::format("{} is not a folder", folder.string()));
   // The file is written beside its target, then renamed: prove that works now.
-  std::string probe = (folder / ".repro-audit-write-check.XXXXXX").string();
-  const int fd = ::mkstemp(probe.data());
-  if (fd < 0) fail(fmt::format("cannot write in {}: {}", folder.string(), std::strerror(errno)));
-  ::close(fd);
-  ::unlink(probe.c_str());
+  if (const auto problem = creation_problem(folder.string()); !problem.empty())
+    fail(fmt::format("cannot write in {}: {}", folder.string(), problem));
   struct statvfs space {};
   if (::statvfs(folder.c_str(), &space) == 0 &&
       static_cast<unsigned long long>(space.f_bavail) * space.f_frsize < kMinimumFreeBytes)

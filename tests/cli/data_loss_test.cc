@@ -13,10 +13,16 @@ class DataLoss : public CliTest {};
 TEST_F(DataLoss, AnOutputThatCannotBeWrittenStopsTheAuditBeforeItStarts) {
   fs::create_directories(folder_ / "a-folder");
   write("a-file", "x");
+  // A device is written through (see output_files_test.cc); a loop of links can take no content.
+  fs::create_symlink(path("loop-b"), path("loop-a"));
+  fs::create_symlink(path("loop-a"), path("loop-b"));
   const std::pair<std::string, std::string> cases[] = {
-      {"--json /nonexistent/dir/r.json", "/nonexistent/dir/r.json"},  {"--json " + path("a-folder"), "is a folder"},
-      {"--html " + path("a-file") + "/r.html", "is not a folder"},    {"--markdown /proc/r.md", "/proc/r.md"},
-      {"--save-baseline /nonexistent/b.yaml", "/nonexistent/b.yaml"}, {"--junit /dev/null", "not a regular file"},
+      {"--json /nonexistent/dir/r.json", "/nonexistent/dir/r.json"},
+      {"--json " + path("a-folder"), "is a folder"},
+      {"--html " + path("a-file") + "/r.html", "is not a folder"},
+      {"--markdown /proc/r.md", "/proc/r.md"},
+      {"--save-baseline /nonexistent/b.yaml", "/nonexistent/b.yaml"},
+      {"--junit " + path("loop-a"), "too many levels of links"},
   };
   for (const auto& [option, message] : cases) {
     const auto journal = folder_ / "journal";
