@@ -102,7 +102,8 @@ std::vector<fs::path> entries(const fs::path& journal) {
 // Timed runs of each process of the report's only cell.
 std::vector<int> timed_runs(const fs::path& report) {
   std::vector<int> counts;
-  for (const auto& observation : read_json(report).at("cells").at(0).at("observations")) {
+  const auto read = read_json(report);
+  for (const auto& observation : read.at("cells").at(0).at("observations")) {
     int timed = 0;
     for (const auto& run : observation.at("runs")) timed += !run.value("warmup", false);
     counts.push_back(timed);

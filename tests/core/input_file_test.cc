@@ -86,7 +86,8 @@ TEST(ParseJsonInput, InvalidJsonNamesTheSourceLineAndColumnAndWhatWasExpected) {
             "r.json:1:7: invalid JSON: syntax error while parsing value - unexpected end of input; expected '[', '{', "
             "or a literal");
   EXPECT_EQ(error_of([] { parse_json_input("{}\n x", "r.json"); }),
-            "r.json:2:2: invalid JSON: syntax error while parsing value - invalid literal; last read: 'x'");
+            "r.json:2:2: invalid JSON: syntax error while parsing value - invalid literal; last read: '{}<U+000A> x'; "
+            "expected end of input");
 }
 
 TEST(ParseJsonInput, NestingIsLimitedAndTheOffsetNamed) {
