@@ -134,34 +134,31 @@ bool was_interrupted(const ProcessObservation& observation) {
   return false;
 }
 
-// The journal's entries that belong to this plan, once per (cell, process); the rest is reported.
+// The journal's entries that belong to this plan (the journal gives at most one per cell run); the
+// rest is counted and reported once.
 void take_journal_entries(const Journal& journal, const Plan& plan, int processes, const AuditOptions& options,
                           Observations& observations, SupervisorOptions& supervisor) {
   std::set<std::string> keys;
   for (const auto& cell : plan.cells) keys.insert(cell.key);
   auto read = journal.entries();
-  for (const auto& warning : read.warnings)
-    if (options.on_warning) options.on_warning(warning);
   for (auto& entry : read.entries) {
     const int process = entry.observation.process;
     std::string problem;
     if (!keys.count(entry.key))
-      problem = "its cell is not in this audit's plan";
+      problem = "for cells not in this audit's plan";
     else if (process < 0 || process >= processes)
-      problem = fmt::format("process {} is outside 0..{}", process, processes - 1);
-    else if (supervisor.finished.count({entry.key, process}))
-      problem = "a second entry for the same cell run";
+      problem = fmt::format("for a process outside 0..{}", processes - 1);
     else if (was_interrupted(entry.observation))
-      problem = "it was interrupted, not crashed; it runs again";
+      problem = "interrupted, not finished";
     if (!problem.empty()) {
-      if (options.on_warning)
-        options.on_warning(fmt::format("{}: journal entry for {} (process {}) skipped: {}", journal.folder(), entry.key,
-                                       process, problem));
+      ++read.set_aside[problem];
       continue;
     }
     supervisor.finished.insert({entry.key, process});
     observations[entry.key].push_back(std::move(entry.observation));
   }
+  if (const auto message = set_aside_message(journal.folder(), read.set_aside); !message.empty() && options.on_warning)
+    options.on_warning(message);
 }
 
 // Keeps the cells that finished in every process (a partial cell is not a verdict); true when all did.

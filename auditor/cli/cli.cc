@@ -44,13 +44,20 @@ int run_cli(int argc, char** argv) {
                              fmt::join(names, ", "));
     return 2;
   }
+  // CLI11's messages quote the arguments as given: they go out through print_message like every other.
+  app.failure_message([](const CLI::App* failed, const CLI::Error& error) {
+    auto message = CLI::FailureMessage::simple(failed, error);
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    print_message(message);
+    return std::string();
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? 0 : 2;
   }
   if (const auto problem = empty_option_problem(app); !problem.empty()) {
-    std::cerr << "repro-audit: " << problem << "\n";
+    print_message("repro-audit: " + problem);
     return 2;
   }
   // The worker speaks JSON to its supervisor: its output is never rewritten for a terminal.
@@ -68,15 +75,15 @@ int run_cli(int argc, char** argv) {
     }
     return 2;
   } catch (const UserError& error) {
-    std::cerr << "repro-audit: " << terminal_message(error.what()) << "\n";
+    print_message(std::string("repro-audit: ") + error.what());
     return 2;
   } catch (const std::filesystem::filesystem_error& error) {
     // A folder that cannot be made or read is the user's environment to fix, not a bug.
-    std::cerr << "repro-audit: " << (error.path1().empty() ? "" : error.path1().string() + ": ")
-              << error.code().message() << " (" << error.what() << ")\n";
+    print_message("repro-audit: " + (error.path1().empty() ? "" : error.path1().string() + ": ") +
+                  error.code().message() + " (" + error.what() + ")");
     return 2;
   } catch (const std::exception& error) {
-    std::cerr << "repro-audit: internal error: " << terminal_message(error.what()) << "\n";
+    print_message(std::string("repro-audit: internal error: ") + error.what());
     return 3;
   }
 }

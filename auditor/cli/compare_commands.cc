@@ -8,6 +8,7 @@
 #include "cli/audit_command.h"
 #include "cli/local_audit.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/interruption.h"
 #include "cli/output_options.h"
 #include "cli/terminal.h"
@@ -30,7 +31,7 @@ Snapshot load_cells(const std::string& path) {
 
 // Cells with a verdict on both sides: skipped cells and cells present on one side only compare nothing.
 int report_write_failures(const std::vector<std::string>& failures) {
-  for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
+  for (const auto& failure : failures) print_message("repro-audit: " + failure);
   return failures.empty() ? 0 : 2;
 }
 
@@ -85,22 +86,21 @@ std::optional<AuditResult> gate_audit(const GateArguments& arguments, InputSchem
     }
     audit.input_scheme = scheme;
     if (scheme != kCurrentInputScheme)
-      std::cerr << fmt::format(
+      print_message(fmt::format(
           "{}: its inputs were made with input scheme {}: this audit makes them the same way, so they can differ "
-          "between hosts whose CPUs differ; record the baseline again for inputs identical on every host ({})\n",
-          arguments.baseline, describe(scheme), describe(kCurrentInputScheme));
+          "between hosts whose CPUs differ; record the baseline again for inputs identical on every host ({})",
+          arguments.baseline, describe(scheme), describe(kCurrentInputScheme)));
   }
   AuditOptions options = command_line_audit_options(arguments.journal, arguments.resume);
   install_stop_handlers();
   catalogue = catalogue_with_models(catalogue, audit.models);
   auto result = run_audit(audit, catalogue, options);
   if (result.resumed_runs > 0)
-    std::cerr << fmt::format("resumed: {} of {} cell runs were already in the journal\n", result.resumed_runs,
-                             result.total_runs);
+    print_message(
+        fmt::format("resumed: {} of {} cell runs were already in the journal", result.resumed_runs, result.total_runs));
   if (!result.report.complete) {
-    std::cerr << fmt::format(
-        "interrupted: the finished cells are journaled in {}; nothing was gated\nresume with: {}\n", result.journal,
-        gate_resume_hint(arguments, result.journal));
+    print_message(fmt::format("interrupted: the finished cells are journaled in {}; nothing was gated\nresume with: {}",
+                              result.journal, gate_resume_hint(arguments, result.journal)));
     return std::nullopt;
   }
   return result;
@@ -118,7 +118,7 @@ Command add_baseline_command(CLI::App& app) {
             check_outputs({{"-o", *output}}, {{"report", *report}});
             const auto loaded = load_report_file(*report);
             if (!loaded.complete)
-              throw UserError(*report + ": the audit was interrupted; a baseline needs a whole audit");
+              throw UserError(*report + ": " + incomplete_reason(loaded) + "; a baseline needs a whole audit");
             if (loaded.cells.empty()) throw UserError(*report + ": has no cells; a baseline needs audited cells");
             write_baseline_file(baseline_from_report(loaded, *output), *output);
             std::cout << "wrote " << *output << " (" << loaded.cells.size() << " cells)\n";
@@ -158,8 +158,8 @@ Command add_gate_command(CLI::App& app) {
   gate->add_option("--baseline", arguments->baseline, "The baseline to hold the audit against")->required();
   gate->add_option("--report", arguments->report, "A report to judge (default: run the audit now)");
   gate->add_option("--policy", arguments->policy, "Gate policy YAML (default: the built-in policy)")
-      ->check(CLI::ExistingFile);
-  gate->add_option("--config", arguments->config, "Audit config when the audit runs now")->check(CLI::ExistingFile);
+      ->check(input_file());
+  gate->add_option("--config", arguments->config, "Audit config when the audit runs now")->check(input_file());
   gate->add_option("--device", arguments->device, "auto | cpu | cuda | cuda:N, when the audit runs now");
   gate->add_option("--journal", arguments->journal, "Journal folder of the audit the gate runs (see `run --journal`)");
   gate->add_option("--resume", arguments->resume, "Finish an interrupted gate's audit from its journal folder")
@@ -177,7 +177,7 @@ Command add_gate_command(CLI::App& app) {
             if (!arguments->report.empty()) {
               const auto report = load_report_file(arguments->report);
               if (!report.complete)
-                throw UserError(arguments->report + ": the audit was interrupted; a gate needs a whole audit");
+                throw UserError(arguments->report + ": " + incomplete_reason(report) + "; a gate needs a whole audit");
               if (report.cells.empty()) throw UserError(arguments->report + ": has no cells; there is nothing to gate");
               current = baseline_from_report(report, arguments->report);
             } else {
@@ -196,8 +196,8 @@ Command add_gate_command(CLI::App& app) {
             if (!failures.empty()) {
               report_write_failures(failures);
               if (audit)
-                std::cerr << fmt::format("the audit is kept in its journal {}; write the outputs again with: {}\n",
-                                         audit->journal, gate_resume_hint(*arguments, audit->journal));
+                print_message(fmt::format("the audit is kept in its journal {}; write the outputs again with: {}",
+                                          audit->journal, gate_resume_hint(*arguments, audit->journal)));
               return 2;
             }
             if (audit) remove_finished_journal(*audit);

@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+
+#include <chrono>
 #include <iostream>
 #include <memory>
 
@@ -9,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/interruption.h"
 #include "cli/local_audit.h"
+#include "cli/terminal.h"
 #include "cli/output_options.h"
 #include "compare/baseline.h"
 #include "common/user_error.h"
@@ -34,9 +37,14 @@ struct ExplainArguments {
 
 struct Interrupted {};
 
+using Clock = std::chrono::steady_clock;
+
+double seconds_of(Clock::time_point time) { return std::chrono::duration<double>(time.time_since_epoch()).count(); }
+
 // Audits exactly `cells` here: one process each, a warm-up and `repeats` runs (a digest, not a timing),
-// their inputs made with `scheme`.
-Report run_here(const std::vector<Cell>& cells, int repeats, InputScheme scheme) {
+// their inputs made with `scheme`. Past `seconds_left` the audit stops as Ctrl-C stops it (the running
+// worker ends within a poll and the termination grace), and the cells that finished are the answer.
+Report run_here(const std::vector<Cell>& cells, int repeats, InputScheme scheme, double seconds_left) {
   Config config;
   config.input_scheme = scheme;
   config.device = cells.empty() ? "cpu" : cells.front().device;
@@ -46,10 +54,16 @@ Report run_here(const std::vector<Cell>& cells, int repeats, InputScheme scheme)
   AuditOptions options = local_audit_options();
   options.cells = cells;
   options.timing.rounds = 1;  // digests, not timings
-  options.stop_requested = stop_requested;
-  options.on_warning = [](const std::string& warning) { std::cerr << "warning: " << warning << "\n"; };
-  const auto result = run_audit(config, registered_catalogue(), options);
-  if (!result.report.complete) throw Interrupted{};
+  const auto deadline = seconds_of(Clock::now()) + seconds_left;
+  bool out_of_time = false;
+  options.stop_requested = [&] {
+    out_of_time = out_of_time || seconds_of(Clock::now()) >= deadline;
+    return stop_requested() || out_of_time;
+  };
+  options.on_warning = [](const std::string& warning) { print_message("warning: " + warning); };
+  auto result = run_audit(config, registered_catalogue(), options);
+  if (!result.report.complete && stop_requested()) throw Interrupted{};
+  result.report.complete = true;  // what it had time for: its journal serves no resume
   remove_finished_journal(result);
   return result.report;
 }
@@ -76,47 +90,53 @@ Command add_explain_command(CLI::App& app) {
     const auto index = static_cast<std::size_t>(format - output_formats().data());
     explain_command->add_option("--" + format->name, arguments->outputs.paths[index], format->help);
   }
-  return {
-      explain_command, [arguments] {
-        check_outputs(arguments->outputs.named(), {{"before", arguments->before}, {"after", arguments->after}});
-        const auto python = arguments->python.empty()
-                                ? std::string()
-                                : checked_python("--python", arguments->python, temporary_folder(), {"xxhash"}).python;
-        auto before = load_comparable(arguments->before);
-        if (before.cells.empty()) throw UserError(arguments->before + ": has no cells; there is nothing to explain");
-        before.models = py_models_named_by_user(before, python, arguments->callables);
-        std::optional<Snapshot> after;
-        if (!arguments->after.empty()) after = load_comparable(arguments->after);
-        ExplainOptions options;
-        options.time_limit_seconds = arguments->time_limit;
-        options.here = environment_fingerprint();
-        options.runnable_capabilities =
-            options.here.value("aten_cpu_capabilities", std::vector<std::string>{"default"});
-        options.executable = "repro-audit";
-        install_stop_handlers();
-        const int repeats = arguments->repeats;
-        // The snapshots' inputs, made again here: a digest of other inputs reproduces nothing.
-        const auto scheme = after ? after->input_scheme : before.input_scheme;
-        Explanation explanation;
-        try {
-          explanation = explain(
-              before, after, registered_catalogue(),
-              [repeats, scheme](const std::vector<Cell>& cells) { return run_here(cells, repeats, scheme); }, options);
-        } catch (const Interrupted&) {
-          std::cerr << "interrupted: nothing was explained\n";
-          return 130;
-        }
-        print_explanation(explanation, std::cout);
-        std::cout << std::flush;
-        const auto failures = write_explanations(arguments->outputs.files(), explanation);
-        for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
-        if (!failures.empty()) return 2;
-        // A cell that cannot run here explains nothing: the setup here is the user's to fix.
-        for (const auto& cell : explanation.not_run_here)
-          std::cerr << "repro-audit: cannot explain " << terminal_message(cell) << "\n";
-        if (!explanation.not_run_here.empty()) return 2;
-        return explanation_failed(explanation) ? 1 : 0;
-      }};
+  return {explain_command, [arguments] {
+            const auto started = seconds_of(Clock::now());  // loading the reports counts too
+            check_outputs(arguments->outputs.named(), {{"before", arguments->before}, {"after", arguments->after}});
+            const auto python =
+                arguments->python.empty()
+                    ? std::string()
+                    : checked_python("--python", arguments->python, temporary_folder(), {"xxhash"}).python;
+            auto before = load_comparable(arguments->before);
+            if (before.cells.empty())
+              throw UserError(arguments->before + ": has no cells; there is nothing to explain");
+            before.models = py_models_named_by_user(before, python, arguments->callables);
+            std::optional<Snapshot> after;
+            if (!arguments->after.empty()) after = load_comparable(arguments->after);
+            ExplainOptions options;
+            options.time_limit_seconds = arguments->time_limit;
+            options.clock = [] { return seconds_of(Clock::now()); };
+            options.started = started;
+            options.here = environment_fingerprint();
+            options.runnable_capabilities =
+                options.here.value("aten_cpu_capabilities", std::vector<std::string>{"default"});
+            options.executable = "repro-audit";
+            install_stop_handlers();
+            const int repeats = arguments->repeats;
+            // The snapshots' inputs, made again here: a digest of other inputs reproduces nothing.
+            const auto scheme = after ? after->input_scheme : before.input_scheme;
+            Explanation explanation;
+            try {
+              explanation = explain(
+                  before, after, registered_catalogue(),
+                  [repeats, scheme](const std::vector<Cell>& cells, double seconds_left) {
+                    return run_here(cells, repeats, scheme, seconds_left);
+                  },
+                  options);
+            } catch (const Interrupted&) {
+              std::cerr << "interrupted: nothing was explained\n";
+              return 130;
+            }
+            print_explanation(explanation, std::cout);
+            std::cout << std::flush;
+            const auto failures = write_explanations(arguments->outputs.files(), explanation);
+            for (const auto& failure : failures) print_message("repro-audit: " + failure);
+            if (!failures.empty()) return 2;
+            // A cell that cannot run here explains nothing: the setup here is the user's to fix.
+            for (const auto& cell : explanation.not_run_here) print_message("repro-audit: cannot explain " + cell);
+            if (!explanation.not_run_here.empty()) return 2;
+            return explanation_failed(explanation) ? 1 : 0;
+          }};
 }
 
 }  // namespace repro_audit

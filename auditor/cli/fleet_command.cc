@@ -4,7 +4,9 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/output_options.h"
+#include "cli/terminal.h"
 #include "fleet/fleet_printers.h"
 #include "report/json_io.h"
 
@@ -22,7 +24,7 @@ Command add_fleet_command(CLI::App& app) {
       "fleet, which hosts disagree, and the fingerprint field that separates them");
   fleet->add_option("reports", arguments->reports, "One report per host (or a merged report per host)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(input_file());
   for (const auto* format : fleet_formats()) {
     const auto index = static_cast<std::size_t>(format - output_formats().data());
     fleet->add_option("--" + format->name, arguments->outputs.paths[index], format->help);
@@ -34,16 +36,16 @@ Command add_fleet_command(CLI::App& app) {
             const auto matrix = build_fleet(load_report_files(arguments->reports));
             std::cout << fleet_text(matrix) << std::flush;
             const auto failures = write_fleets(arguments->outputs.files(), matrix);
-            for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
+            for (const auto& failure : failures) print_message("repro-audit: " + failure);
             if (!failures.empty()) return 2;
             if (matrix.compared == 0) {
-              std::cerr << fmt::format(
-                  "repro-audit: nothing was compared: {}\n",
+              print_message(fmt::format(
+                  "repro-audit: nothing was compared: {}",
                   matrix.hosts.size() < 2
                       ? fmt::format("a fleet needs reports of at least two hosts ({} given, {} "
                                     "left out as copies of a host's report)",
                                     matrix.hosts.size() + matrix.duplicates.size(), matrix.duplicates.size())
-                      : "no cell has agreeing runs on two hosts (no common cells, or all skipped)");
+                      : "no cell has agreeing runs on two hosts (no common cells, or all skipped)"));
               return 1;
             }
             return 0;

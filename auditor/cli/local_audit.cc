@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/interruption.h"
+#include "cli/terminal.h"
 #include "supervisor/cpu_capacity.h"
 #include "worker/device.h"
 #include "worker/environment.h"
@@ -25,8 +26,8 @@ AuditOptions command_line_audit_options(const std::string& journal, const std::s
   options.journal = resume.empty() ? journal : resume;
   options.resume = !resume.empty();
   options.stop_requested = stop_requested;
-  options.on_start = [](const std::string& folder) { std::cerr << "journal: " << folder << "\n"; };
-  options.on_warning = [](const std::string& warning) { std::cerr << "warning: " << warning << "\n"; };
+  options.on_start = [](const std::string& folder) { print_message("journal: " + folder); };
+  options.on_warning = [](const std::string& warning) { print_message("warning: " + warning); };
   return options;
 }
 

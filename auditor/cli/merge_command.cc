@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/output_options.h"
 #include "cli/terminal.h"
 #include "merge/merge.h"
@@ -27,7 +28,7 @@ Command add_merge_command(CLI::App& app) {
       "merge",
       "Join the reports of an audit's shards (run with --shard, or by a Slurm job array or Kubernetes Indexed Job) "
       "into one report; the same shards run on several hosts of one platform add their processes to each cell");
-  merge->add_option("reports", arguments->reports, "The shards' JSON reports")->required()->check(CLI::ExistingFile);
+  merge->add_option("reports", arguments->reports, "The shards' JSON reports")->required()->check(input_file());
   merge->add_option("-o,--output", arguments->output, "The merged report (JSON)")->required();
   merge->add_flag("--allow-partial", arguments->allow_partial,
                   "Merge what is here when shards are missing; the report names the missing shards and cells");
@@ -50,13 +51,13 @@ Command add_merge_command(CLI::App& app) {
             auto files = arguments->outputs.files();
             files.push_back({"json", arguments->output});
             auto failures = write_reports(files, report);
-            for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
+            for (const auto& failure : failures) print_message("repro-audit: " + failure);
             if (!failures.empty()) return 2;
             const auto& missing = report.merge->missing_shards;
             if (!missing.empty())
-              std::cerr << fmt::format("repro-audit: partial merge: {} {} {} missing ({} cells of the plan)\n",
-                                       missing.size() == 1 ? "shard" : "shards", fmt::join(missing, ", "),
-                                       missing.size() == 1 ? "is" : "are", report.merge->missing_cells.size());
+              print_message(fmt::format("repro-audit: partial merge: {} {} {} missing ({} cells of the plan)",
+                                        missing.size() == 1 ? "shard" : "shards", fmt::join(missing, ", "),
+                                        missing.size() == 1 ? "is" : "are", report.merge->missing_cells.size()));
             return 0;
           }};
 }

@@ -142,14 +142,14 @@ Command add_model_command(CLI::App& app) {
       ->add_option("MODEL", arguments->model,
                    "TorchScript file (torch.jit.save) or AOTInductor package (.pt2 from "
                    "torch._inductor.aoti_compile_and_package)")
-      ->check(CLI::ExistingFile);
+      ->check(input_file());
   model->add_option("--config", arguments->audit.config_path, "YAML config; its models: list names more models")
-      ->check(CLI::ExistingFile);
+      ->check(input_file());
   model->add_option("--name", arguments->name, "The model's name in cell keys (default: the file's stem)");
   model
       ->add_option("--inputs", arguments->inputs_file,
                    "Inputs written by torch.save: a tensor, or a tuple, list or dict of tensors")
-      ->check(CLI::ExistingFile);
+      ->check(input_file());
   model->add_option("--input", arguments->inputs,
                     "An input generated from the seed, NAME:DTYPE[SHAPE] (repeatable, in argument order), e.g. "
                     "x:f32[4,8]; dtypes: " +

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "common/byte_size.h"
+#include "config/input_file.h"
 
 namespace repro_audit {
 namespace {
@@ -29,6 +30,15 @@ CLI::Validator byte_count() {
         return "";
       },
       "SIZE");
+}
+
+CLI::Validator input_file() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        const auto problem = input_file_problem(path);
+        return problem.empty() ? "" : fmt::format("{} {}", path, problem);
+      },
+      "FILE");
 }
 
 std::string empty_option_problem(const CLI::App& app) {

@@ -8,6 +8,7 @@
 #include "audit/audit.h"
 #include "cli/audit_command.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "common/user_error.h"
 #include "config/model_config.h"
 #include "repro/python_check.h"
@@ -96,7 +97,7 @@ Command add_python_command(CLI::App& app) {
                  "MODULE:CALLABLE (importable from here) or FILE.py:CALLABLE; it returns the step to run, or "
                  "(step, args) or (step, args, state), or is the step itself; it may take seed= and device=");
   py->add_option("--config", arguments->audit.config_path, "YAML config; its models: list names callables (callable:)")
-      ->check(CLI::ExistingFile);
+      ->check(input_file());
   py->add_option("--name", arguments->name, "The callable's name in cell keys (default: MODULE-CALLABLE)");
   py->add_option("--python", arguments->python,
                  "The interpreter that runs the callable (default: the Python next to the libtorch in use); it "

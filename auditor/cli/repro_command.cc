@@ -55,7 +55,7 @@ Command add_repro_command(CLI::App& app) {
             const auto exported =
                 export_repros(report, cells, registered_catalogue(), *output, launcher, stop_requested);
             if (stop_requested()) {
-              std::cerr << fmt::format("interrupted: nothing was written to {}\n", *output);
+              print_message(fmt::format("interrupted: nothing was written to {}", *output));
               return 130;
             }
             int written = 0;
@@ -67,7 +67,7 @@ Command add_repro_command(CLI::App& app) {
               ++written;
               std::cout << fmt::format("wrote    {}/repro.py\n", cell.folder);
               if (!cell.warning.empty())
-                std::cerr << fmt::format("warning: {}: {}\n", cell.key, terminal_text(cell.warning));
+                print_message(fmt::format("warning: {}: {}", cell.key, terminal_text(cell.warning)));
             }
             std::cout << fmt::format("{} of {} cell(s) exported to {}; run one with `python {}/repro.py`\n", written,
                                      exported.size(), *output,

@@ -12,6 +12,7 @@
 #include "cli/audit_command.h"
 #include "cli/local_audit.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "config/settings.h"
 #include "common/user_error.h"
 #include "cli/interruption.h"
@@ -223,10 +224,10 @@ int finish_run(const RunArguments& arguments, const Config& config, const AuditR
     std::cout.clear();  // said once, here
   }
   if (!report.complete) {
-    std::cerr << fmt::format("interrupted: the finished cells are journaled in {}{}\nresume with: {}\n", result.journal,
-                             arguments.save_baseline.empty() ? "" : "; no baseline was written",
-                             resume_hint(arguments, result.journal));
-    for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
+    print_message(fmt::format("interrupted: the finished cells are journaled in {}{}\nresume with: {}", result.journal,
+                              arguments.save_baseline.empty() ? "" : "; no baseline was written",
+                              resume_hint(arguments, result.journal)));
+    for (const auto& failure : failures) print_message("repro-audit: " + failure);
     return 130;
   }
   if (!arguments.save_baseline.empty())
@@ -234,14 +235,14 @@ int finish_run(const RunArguments& arguments, const Config& config, const AuditR
              {{arguments.save_baseline, baseline_to_yaml(baseline_from_report(report, arguments.save_baseline))}}))
       failures.push_back(failure);
   if (!failures.empty()) {
-    for (const auto& failure : failures) std::cerr << "repro-audit: " << failure << "\n";
-    std::cerr << fmt::format("the audit is kept in its journal {}; write the outputs again with: {}\n", result.journal,
-                             resume_hint(arguments, result.journal));
+    for (const auto& failure : failures) print_message("repro-audit: " + failure);
+    print_message(fmt::format("the audit is kept in its journal {}; write the outputs again with: {}", result.journal,
+                              resume_hint(arguments, result.journal)));
     return 2;
   }
   remove_finished_journal(result);
   if (const auto reason = nothing_audited_reason(report); !reason.empty()) {
-    std::cerr << "repro-audit: nothing was audited: " << reason << "\n";
+    print_message("repro-audit: nothing was audited: " + reason);
     return 1;
   }
   return audit_failed(report, config.fail_on) ? 1 : 0;
@@ -316,7 +317,7 @@ void add_audit_options(CLI::App* run, RunArguments& arguments) {
   run->add_option("--timings", arguments.timings,
                   "A report of an earlier audit whose timings balance the shards (default: the probes' declared "
                   "weights)")
-      ->check(CLI::ExistingFile);
+      ->check(input_file());
 }
 
 int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue, const Config& config) {
@@ -331,9 +332,9 @@ int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue,
   options.jobs = policy.jobs;
   options.timing = policy.timing;
   options.budget_seconds = policy.budget_seconds;
-  const auto mode = arguments.quiet                      ? Progress::Mode::quiet
-                    : is_capable_terminal(STDERR_FILENO) ? Progress::Mode::live
-                                                         : Progress::Mode::final_line;
+  const auto mode = arguments.quiet                   ? Progress::Mode::quiet
+                    : use_escape_codes(STDERR_FILENO) ? Progress::Mode::live
+                                                      : Progress::Mode::final_line;
   std::unique_ptr<Progress> progress;
   options.on_plan = [&](const std::vector<Cell>& cells, const std::vector<double>& expected, int processes) {
     progress = std::make_unique<Progress>(std::cerr, mode, cells, expected, processes);
@@ -351,12 +352,12 @@ int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue,
   const auto result = run_audit(config, catalogue, options);
   if (progress) progress->finish();
   if (const auto& shard = result.report.shard)
-    std::cerr << fmt::format("shard {}/{} (from {}, balanced by {}): {} of the plan's {} cells\n", shard->index,
-                             shard->count, shard->source, shard->balance, result.report.cells.size(),
-                             shard->plan.size());
+    print_message(fmt::format("shard {}/{} (from {}, balanced by {}): {} of the plan's {} cells", shard->index,
+                              shard->count, shard->source, shard->balance, result.report.cells.size(),
+                              shard->plan.size()));
   if (result.resumed_runs > 0)
-    std::cerr << fmt::format("resumed: {} of {} cell runs were already in the journal\n", result.resumed_runs,
-                             result.total_runs);
+    print_message(
+        fmt::format("resumed: {} of {} cell runs were already in the journal", result.resumed_runs, result.total_runs));
   return finish_run(arguments, config, result);
 }
 
@@ -364,7 +365,7 @@ Command add_run_command(CLI::App& app) {
   auto arguments = std::make_shared<RunArguments>();
   auto* run = app.add_subcommand("run", "Run the audit and print the verdict matrix");
   run->add_option("--config", arguments->config_path, "YAML config (optional; defaults equal an empty file)")
-      ->check(CLI::ExistingFile);
+      ->check(input_file());
   run->add_option("--probe", arguments->probes, "Probe to run, NAME or NAME/VARIANT (repeatable)");
   run->add_option("--kind", arguments->kind,
                   "Suite to run when no --probe is named: repeat (repeat-and-digest probes, the default), "

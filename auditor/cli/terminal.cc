@@ -11,6 +11,8 @@
 #include <iostream>
 #include <utility>
 
+#include "report/escape.h"
+
 namespace repro_audit {
 namespace {
 
@@ -68,12 +70,14 @@ class AsciiFilter : public std::streambuf {
 
 }  // namespace
 
-bool is_capable_terminal(int fd) {
+bool use_escape_codes(int fd) {
   const char* term = std::getenv("TERM");
-  return ::isatty(fd) && !(term && std::string(term) == "dumb");
+  return ::isatty(fd) && !(term && std::string(term) == "dumb") && !std::getenv("NO_COLOR");
 }
 
-bool use_color(int fd) { return is_capable_terminal(fd) && !std::getenv("NO_COLOR"); }
+bool use_color(int fd) { return use_escape_codes(fd); }
+
+void print_message(std::string_view text) { std::cerr << terminal_message(text) << "\n"; }
 
 bool utf8_locale() {
   for (const char* name : {"LC_ALL", "LC_CTYPE", "LANG"}) {

@@ -4,12 +4,14 @@
 #include <memory>
 #include <streambuf>
 #include <string>
+#include <string_view>
 
 namespace repro_audit {
 
-// A terminal that understands escape codes: a tty whose TERM is not "dumb".
-bool is_capable_terminal(int fd);
-// Colour on `fd`: a capable terminal, and NO_COLOR unset (https://no-color.org).
+// Escape codes on `fd` (colour, and the live progress line's "\r ESC[K"): a tty whose TERM is not
+// "dumb", with NO_COLOR unset (https://no-color.org). Else the output holds no escape sequence at all.
+bool use_escape_codes(int fd);
+// Colour on `fd`: wherever escape codes are used.
 bool use_color(int fd);
 // The locale's character set, from LC_ALL, LC_CTYPE, LANG (the first set), is UTF-8.
 bool utf8_locale();
@@ -17,6 +19,11 @@ bool utf8_locale();
 // Text for a terminal without UTF-8: the marks this tool prints become ASCII ("✓" -> "+",
 // "✗" -> "x", "µs" -> "us"); any other non-ASCII character becomes "?".
 std::string ascii_text(const std::string& text);
+
+// Writes one message of the tool's, and a line break, to standard error. Strings from files and
+// arguments in it are data: their control characters (escape codes among them) show as '?'
+// (report/escape.h), line breaks stay. Every message that may hold such a string is written here.
+void print_message(std::string_view text);
 
 // Flushes standard output; why its writes failed (ENOSPC for /dev/full, EPIPE for a closed pipe), or
 // "" when they did not. A lost matrix or JSON on stdout is a failed command (exit 2).

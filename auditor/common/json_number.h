@@ -82,4 +82,17 @@ T json_field(const nlohmann::json& object, const char* key) {
   return json_field_or<T>(object, key, T{});
 }
 
+// A time or a count at `key`, or `fallback` when the key is absent: a number of the type that is not
+// negative (nor infinite), else the json exception names the field. A negative median or run count
+// read from a file would be shown and written back as if measured.
+template <typename T>
+T json_amount_or(const nlohmann::json& object, const char* key, T fallback) {
+  const T value = json_field_or<T>(object, key, fallback);
+  if (value < T{} || !std::isfinite(static_cast<double>(value)))
+    throw nlohmann::json::out_of_range::create(
+        406, "\"" + std::string(key) + "\": must be a time or count of 0 or more, not " + object.at(key).dump(),
+        nullptr);
+  return value;
+}
+
 }  // namespace repro_audit

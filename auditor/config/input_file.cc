@@ -38,8 +38,25 @@ std::string with_article(const std::string& noun) {
   return (vowel ? "an " : "a ") + noun;
 }
 
+// What a file that is not a regular file is, or "" for a regular one.
+std::string not_regular(mode_t mode) {
+  if (S_ISREG(mode)) return "";
+  if (S_ISDIR(mode)) return "is a folder, not a regular file";
+  if (S_ISFIFO(mode)) return "is a FIFO, not a regular file";
+  if (S_ISCHR(mode)) return "is a character device, not a regular file";
+  if (S_ISBLK(mode)) return "is a block device, not a regular file";
+  if (S_ISSOCK(mode)) return "is a socket, not a regular file";
+  return "is not a regular file";
+}
+
 // Thrown by the JSON builder at the first value nested too deep; becomes a UserError with the offset.
 struct TooDeep {};
+
+// Thrown at the first byte that is not JSON; becomes a UserError with its line and column.
+struct InvalidJson {
+  std::size_t position;  // nlohmann's: bytes read, the offending one included
+  std::string detail;
+};
 
 // Builds the JSON value from nlohmann's SAX events, as json::parse does, with two additions: a
 // nesting limit, and elements of one root array handed out as they complete instead of kept.
@@ -72,7 +89,7 @@ class JsonBuilder {
     return true;
   }
   bool parse_error(std::size_t position, const std::string&, const json::exception& error) {
-    throw UserError(fmt::format("{}: byte {}: invalid JSON: {}", source_, position, error.what()));
+    throw InvalidJson{position, error.what()};
   }
 
   json take_result() { return std::move(root_); }
@@ -151,22 +168,48 @@ std::size_t offset_of_depth(const std::string& text, int depth) {
   return text.size();
 }
 
+// "SOURCE:LINE:COLUMN: invalid JSON: what was expected", as the YAML readers place their mistakes.
+UserError invalid_json(const std::string& text, const std::string& source, const InvalidJson& error) {
+  const auto before = text.substr(0, std::min(text.size(), error.position > 0 ? error.position - 1 : 0));
+  const auto line = 1 + std::count(before.begin(), before.end(), '\n');
+  const auto line_start = before.rfind('\n');
+  const auto column = 1 + (line_start == std::string::npos ? before.size() : before.size() - line_start - 1);
+  // nlohmann's own text says the place again ("[json.exception...] parse error at line 1, column 1: ").
+  auto detail = error.detail;
+  if (const auto at = detail.find(", column "); at != std::string::npos)
+    if (const auto end = detail.find(": ", at); end != std::string::npos) detail.erase(0, end + 2);
+  return UserError(fmt::format("{}:{}:{}: invalid JSON: {}", source, line, column, detail));
+}
+
 }  // namespace
 
+std::string input_file_problem(const std::string& path) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) {
+      struct stat link {};
+      return ::lstat(path.c_str(), &link) == 0 ? "is a link to nothing (does not exist)" : "does not exist";
+    }
+    return std::generic_category().message(errno);
+  }
+  return not_regular(status.st_mode);
+}
+
 std::string read_input_file(const std::string& path, const std::string& what, std::size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer; the type is checked before any read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw cannot_read(path, what, errno);
   FileDescriptor file(fd);
   struct stat status {};
   if (::fstat(fd, &status) != 0) throw cannot_read(path, what, errno);
   if (S_ISDIR(status.st_mode)) throw cannot_read(path, what, EISDIR);
-  // A device (/dev/zero, /dev/urandom) is no file of this tool's and may never end; a pipe is read.
-  if (S_ISCHR(status.st_mode) || S_ISBLK(status.st_mode) || S_ISSOCK(status.st_mode))
-    throw UserError(fmt::format("{}: cannot read the {}: a device, not a file", path, what));
+  // A device (/dev/zero, /dev/urandom) may never end, a FIFO may never be written: neither is a file
+  // of this tool's.
+  if (const auto problem = not_regular(status.st_mode); !problem.empty())
+    throw UserError(fmt::format("{}: cannot read the {}: {}", path, what, problem));
   std::string text;
-  // One allocation for a regular file; others (pipes, /proc, devices) report no size and grow.
-  if (S_ISREG(status.st_mode) && status.st_size > 0)
-    text.reserve(std::min(static_cast<std::size_t>(status.st_size), max_bytes) + 1);
+  // One allocation; a file of /proc reports no size and grows.
+  if (status.st_size > 0) text.reserve(std::min(static_cast<std::size_t>(status.st_size), max_bytes) + 1);
   constexpr std::size_t chunk = std::size_t{1} << 20;
   for (;;) {
     // One byte past the limit tells a file at the limit from a larger one.
@@ -200,6 +243,8 @@ nlohmann::json parse_json_input(const std::string& text, const std::string& sour
   JsonBuilder builder(source, streamed_key, take ? &take : nullptr);
   try {
     json::sax_parse(text, &builder);
+  } catch (const InvalidJson& error) {
+    throw invalid_json(text, source, error);
   } catch (const TooDeep&) {
     throw UserError(fmt::format("{}: byte {}: JSON nested deeper than {} levels", source,
                                 offset_of_depth(text, kMaxNestingDepth) + 1, kMaxNestingDepth));

@@ -19,9 +19,15 @@ inline constexpr std::size_t kMaxReportBytes = std::size_t{2} << 30;  // reports
 // Real files nest fewer than 10 levels; the limit keeps recursive code (copies, printers) off the stack's end.
 inline constexpr int kMaxNestingDepth = 64;  // JSON and YAML
 
+// Why `path` cannot be an input file ("does not exist", "is a FIFO, not a regular file", "is a
+// character device, not a regular file", ...), or "" for a regular file (a link is followed). It looks
+// without opening: opening a FIFO waits for a writer. Every command's file inputs are checked by it.
+std::string input_file_problem(const std::string& path);
+
 // Reads the whole file, at most `max_bytes`. `what` names the kind of file in messages ("config",
-// "gate policy"). Throws UserError("PATH: cannot read the WHAT: REASON") for a missing file, a
-// folder or a read error, and UserError("PATH: larger than N MiB, the limit for a WHAT").
+// "gate policy"). Throws UserError("PATH: cannot read the WHAT: REASON") for a missing file, anything
+// but a regular file (never blocking on a FIFO) or a read error, and UserError("PATH: larger than N MiB,
+// the limit for a WHAT").
 std::string read_input_file(const std::string& path, const std::string& what, std::size_t max_bytes);
 
 // Parses JSON nested at most kMaxNestingDepth deep. Throws UserError naming `source` and the byte

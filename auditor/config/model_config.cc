@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "common/user_error.h"
+#include "config/input_file.h"
 
 namespace repro_audit {
 namespace {
@@ -100,10 +101,8 @@ std::string absolute(const std::string& path, const std::string& base_folder) {
   return error ? "" : made.lexically_normal().string();
 }
 
-bool is_file(const std::string& path) {
-  std::error_code error;
-  return !path.empty() && std::filesystem::is_regular_file(path, error);
-}
+// Why `path` is no file to load ("does not exist", "is a FIFO, not a regular file"), or "".
+std::string file_problem(const std::string& path) { return path.empty() ? "does not exist" : input_file_problem(path); }
 
 // A py cell's callable: its spelling, its file when it names one, the folder its module is found from.
 void check_python_model(ModelSpec& model, const std::string& base_folder, const std::string& prefix) {
@@ -113,7 +112,8 @@ void check_python_model(ModelSpec& model, const std::string& base_folder, const 
   model.search_path = absolute(base_folder.empty() ? "." : base_folder, "");
   if (module.size() > 3 && module.ends_with(".py")) {
     model.path = absolute(module, base_folder);
-    if (!is_file(model.path)) throw UserError(fmt::format("{}file '{}' does not exist", prefix, module));
+    if (const auto problem = file_problem(model.path); !problem.empty())
+      throw UserError(fmt::format("{}file '{}' {}", prefix, module, problem));
     model.search_path = std::filesystem::path(model.path).parent_path().string();
   } else {
     model.path = "";
@@ -148,13 +148,14 @@ void check_model(ModelSpec& model, const std::string& base_folder, const std::st
     throw UserError(prefix + "a model needs a path (a TorchScript file or an AOTInductor package)");
   const auto given = model.path;
   model.path = absolute(model.path, base_folder);
-  if (!is_file(model.path)) throw UserError(fmt::format("{}model file '{}' does not exist", prefix, given));
+  if (const auto problem = file_problem(model.path); !problem.empty())
+    throw UserError(fmt::format("{}model file '{}' {}", prefix, given, problem));
   if (model.name.empty()) model.name = model_name_from_path(model.path);
   if (!model.inputs_file.empty()) {
     const auto given_inputs = model.inputs_file;
     model.inputs_file = absolute(model.inputs_file, base_folder);
-    if (!is_file(model.inputs_file))
-      throw UserError(fmt::format("{}inputs file '{}' does not exist", prefix, given_inputs));
+    if (const auto problem = file_problem(model.inputs_file); !problem.empty())
+      throw UserError(fmt::format("{}inputs file '{}' {}", prefix, given_inputs, problem));
     if (!model.inputs.empty()) throw UserError(prefix + "give the inputs as a file or as NAME:DTYPE[SHAPE], not both");
   }
   if (model.inputs_file.empty() && model.inputs.empty())

@@ -72,7 +72,15 @@ struct Search {
     for (const auto& cell : cells)
       if (keys.insert(cell.key).second) unique.push_back(cell);
     const auto before = elapsed();
-    const auto report = run(unique);
+    // The time limit bounds the whole command: a stage gets what is left of it, and stops there.
+    const auto left = options.time_limit_seconds - before;
+    if (left <= 0) {
+      explanation.time_limit_reached = true;
+      explanation.stages.push_back(fmt::format("{}: not run, the time limit was reached", name));
+      return baseline_from_report(Report{}, "this machine");
+    }
+    const auto report = run(unique, left);
+    if (report.cells.size() < unique.size()) explanation.time_limit_reached = true;
     explanation.candidate_cells += static_cast<int>(unique.size());
     explanation.stages.push_back(fmt::format("{}: {} cells, {:.1f} s", name, unique.size(), elapsed() - before));
     seconds_per_cell = std::max(0.001, (elapsed() - before) / std::max<std::size_t>(1, unique.size()));
@@ -301,7 +309,7 @@ Explanation explain(const Snapshot& before, const std::optional<Snapshot>& after
   auto clock = options.clock;
   if (!clock)
     clock = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
-  Search search{run, options, clock, clock(), explanation};
+  Search search{run, options, clock, options.started.value_or(clock()), explanation};
   explanation.before_source = before.source;
 
   std::map<std::string, Cell> cells;  // BEFORE's cells this build knows, by key

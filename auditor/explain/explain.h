@@ -3,6 +3,7 @@
 // and find the smallest set that reproduces the other side's digest. Torch-free: the cells are run by
 // a runner the caller gives (an audit of worker processes, or a fake in tests).
 #include <functional>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -74,14 +75,16 @@ struct Explanation {
   std::vector<std::string> not_run_here;
 };
 
-// Runs the cells here and returns a report of them (only the cells' verdicts are read).
-using CellRunner = std::function<Report(const std::vector<Cell>& cells)>;
+// Runs the cells here, stopping once `seconds_left` have passed, and returns a report of those that
+// finished (only the cells' verdicts are read): a cell it had no time for is not in it.
+using CellRunner = std::function<Report(const std::vector<Cell>& cells, double seconds_left)>;
 
 struct ExplainOptions {
   double time_limit_seconds = 600;
   std::vector<std::string> runnable_capabilities;  // ATEN_CPU_CAPABILITY values this CPU runs
   nlohmann::json here;                             // this machine's fingerprint
   std::function<double()> clock;                   // seconds; a steady clock when empty
+  std::optional<double> started;                   // the clock when the command started; the call when absent
   std::string executable = "repro-audit";          // for the commands it prints
 };
 

@@ -31,7 +31,7 @@ void from_json(const json& j, RunObservation& value) {
   for (const auto& output : j.at("outputs"))
     value.outputs.emplace_back(output.at("name").get<std::string>(), output.at("digest").get<std::string>());
   value.warmup = j.value("warmup", false);
-  value.time_ns = json_integer_or(j, "time_ns", std::int64_t{0});
+  value.time_ns = json_amount_or(j, "time_ns", std::int64_t{0});
   value.kernel_digest = j.value("kernel_digest", "");
   value.op_digest = j.value("op_digest", "");
   value.per_op = j.value("per_op", false);
@@ -51,8 +51,8 @@ void from_json(const json& j, Divergence& value) {
   value.run = json_integer_or(j, "run", 0);
   value.differing_elements = json_integer_or(j, "differing_elements", std::int64_t{-1});
   value.elements = json_integer_or(j, "elements", std::int64_t{0});
-  value.max_abs_difference = j.value("max_abs_difference", 0.0);
-  value.max_ulp_difference = j.value("max_ulp_difference", 0.0);
+  value.max_abs_difference = json_amount_or(j, "max_abs_difference", 0.0);
+  value.max_ulp_difference = json_amount_or(j, "max_ulp_difference", 0.0);
 }
 
 void to_json(json& j, const Sensitivity& value) {
@@ -126,6 +126,10 @@ void from_json(const json& j, ProcessObservation& value) {
   value.origin_difference.reset();
   if (j.contains("origin_difference")) value.origin_difference = j.at("origin_difference").get<Divergence>();
   value.timing_ns = j.value("timing_ns", std::vector<std::int64_t>{});
+  for (const auto sample : value.timing_ns)
+    if (sample < 0)
+      throw json::out_of_range::create(406, "\"timing_ns\": must be times of 0 or more, not " + std::to_string(sample),
+                                       nullptr);
   value.timing_clock_mhz = j.value("timing_clock_mhz", std::vector<int>{});
   if (!value.timing_clock_mhz.empty() && value.timing_clock_mhz.size() != value.timing_ns.size())
     throw json::other_error::create(501, "timing_clock_mhz must have one clock per timing_ns sample", &j);
@@ -243,15 +247,15 @@ void to_json(json& j, const Timing& value) {
   if (value.samples_at_other_clocks > 0) j["samples_at_other_clocks"] = value.samples_at_other_clocks;
 }
 void from_json(const json& j, Timing& value) {
-  value.median_ns = json_integer_or(j, "median_ns", std::int64_t{0});
-  value.p10_ns = json_integer_or(j, "p10_ns", std::int64_t{0});
-  value.p90_ns = json_integer_or(j, "p90_ns", std::int64_t{0});
-  value.samples = json_integer_or(j, "samples", 0);
-  value.ci_low_ns = json_integer_or(j, "ci_low_ns", std::int64_t{0});
-  value.ci_high_ns = json_integer_or(j, "ci_high_ns", std::int64_t{0});
+  value.median_ns = json_amount_or(j, "median_ns", std::int64_t{0});
+  value.p10_ns = json_amount_or(j, "p10_ns", std::int64_t{0});
+  value.p90_ns = json_amount_or(j, "p90_ns", std::int64_t{0});
+  value.samples = json_amount_or(j, "samples", 0);
+  value.ci_low_ns = json_amount_or(j, "ci_low_ns", std::int64_t{0});
+  value.ci_high_ns = json_amount_or(j, "ci_high_ns", std::int64_t{0});
   value.target_reached = j.value("target_reached", false);
-  value.clock_mhz = json_integer_or(j, "clock_mhz", 0);
-  value.samples_at_other_clocks = json_integer_or(j, "samples_at_other_clocks", 0);
+  value.clock_mhz = json_amount_or(j, "clock_mhz", 0);
+  value.samples_at_other_clocks = json_amount_or(j, "samples_at_other_clocks", 0);
 }
 
 }  // namespace repro_audit

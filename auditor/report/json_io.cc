@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
 #include <set>
 #include <stdexcept>
 
@@ -70,14 +71,14 @@ CellReport cell_from_json(const json& j) {
   const auto kind = verdict_from_string(verdict);
   if (!kind) throw json::other_error::create(501, "unknown verdict '" + verdict + "'", &j);
   v.kind = *kind;
-  v.runs = json_field_or(j, "runs", 0);
-  v.processes = json_field_or(j, "processes", 0);
-  v.distinct_digests = json_field_or(j, "distinct_digests", 0);
+  v.runs = json_amount_or(j, "runs", 0);
+  v.processes = json_amount_or(j, "processes", 0);
+  v.distinct_digests = json_amount_or(j, "distinct_digests", 0);
   v.stopped_early = json_field_or(j, "stopped_early", false);
   v.budget_limited = json_field_or(j, "budget_limited", false);
   v.digest = json_field_or<std::string>(j, "digest", "");
   v.digests_agree = runs_agreed(v.kind) || json_field_or(j, "digests_agree", false);
-  v.divergence_rate_bound = json_field_or(j, "divergence_rate_bound", 1.0);
+  v.divergence_rate_bound = json_amount_or(j, "divergence_rate_bound", 1.0);
   v.divergence_scope = json_field_or<std::string>(j, "divergence_scope", "");
   if (j.contains("divergence")) v.divergence = json_field<Divergence>(j, "divergence");
   v.variations = json_field_or(j, "variations", std::vector<Divergence>{});
@@ -293,8 +294,12 @@ Report report_from_parsed(ParsedReport&& parsed, const std::string& source) {
     if (j.contains("config")) report.config = std::move(j["config"]);
     report.device = j.value("device", "");
     report.columns = j.value("columns", std::vector<std::string>{});
-    report.duration_seconds = j.value("duration_seconds", 0.0);
-    report.complete = j.value("complete", true);
+    report.duration_seconds = json_amount_or(j, "duration_seconds", 0.0);
+    // A report that does not say its audit finished is not taken for a whole one; of schema /1, some
+    // written before the field existed, it keeps the reading those always had.
+    report.complete = json_field_or(j, "complete", rule1_keys);
+    if (!j.contains("complete") && !rule1_keys)
+      report.incomplete = "the report does not say its audit finished (no \"complete\" field)";
     report.host = j.value("host", "");
     if (j.contains("shard")) report.shard = shard_from_json(j.at("shard"));
     if (j.contains("merge")) report.merge = merge_from_json(j.at("merge"));
@@ -318,6 +323,16 @@ Report report_from_parsed(ParsedReport&& parsed, const std::string& source) {
 }
 
 ParsedReport parse_report_json(const std::string& text, const std::string& source) {
+  // Another file of this tool's where a report goes (a baseline is YAML): say which, not "invalid JSON".
+  static const std::regex other_schema(R"((^|\n)schema:[ \t]*["']?(repro-audit\.([a-z-]+)/[0-9]+))");
+  std::smatch found;
+  const auto start = text.find_first_not_of(" \t\r\n");
+  if (start != std::string::npos && text[start] != '{' &&
+      std::regex_search(text.begin(),
+                        text.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(text.size(), 4096)), found,
+                        other_schema))
+    throw UserError(fmt::format("{}: a {} (schema: {}), not a report: give the JSON report that `run --json` writes",
+                                source, found[3].str(), found[2].str()));
   ParsedReport parsed;
   parsed.header = parse_json_input(text, source, "cells", [&](json&& cell) { add_cell(parsed, cell); });
   return parsed;

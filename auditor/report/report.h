@@ -74,6 +74,7 @@ struct Report {
   std::vector<Portability> portability;  // derived from the cells, like the notes
   double duration_seconds = 0;
   bool complete = true;            // false: the audit was interrupted; only finished cells are here
+  std::string incomplete;          // why a loaded report counts as interrupted when it does not say so
   std::optional<ShardInfo> shard;  // set when the audit ran one shard of its plan
   std::optional<MergeInfo> merge;  // set by `merge`
   // Which torch's documentation the cells' `documented` came from; absent in reports of earlier versions.
@@ -94,6 +95,12 @@ void fill_cost_ratios(std::vector<CellReport>& cells);
 
 // Exit-code rule: a contradiction that breaks the audit (default), or any failing cell (`any`).
 bool audit_failed(const Report& report, FailOn fail_on);
+
+// Why a report is not of a whole audit ("the audit was interrupted"); empty when it is.
+inline std::string incomplete_reason(const Report& report) {
+  if (report.complete) return "";
+  return report.incomplete.empty() ? "the audit was interrupted" : report.incomplete;
+}
 
 // Why nothing was audited (every cell skipped, or none planned); empty when some cell ran.
 std::string nothing_audited_reason(const Report& report);

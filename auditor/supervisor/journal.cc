@@ -4,9 +4,12 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <fmt/format.h>
 
 #include "config/input_file.h"
@@ -65,6 +68,60 @@ int lock_folder(const std::string& folder) {
   return fd;
 }
 
+// Entries are named by cell and process, so a cell run's new entry replaces its old one.
+std::string entry_file_name(const std::string& key, int process) {
+  return fmt::format("cell-{}.json", digest_text(key + "#" + std::to_string(process)));
+}
+
+// An entry as read, before it is trusted.
+struct ReadEntry {
+  JournalEntry entry;
+  std::string problem;      // set when it cannot be read at all
+  std::string observation;  // its observation as written, to tell entries for one cell run apart
+  std::optional<int> version;
+  std::optional<std::string> audit;
+  bool name_matches = false;
+  bool process_matches = false;
+};
+
+ReadEntry read_entry(const fs::path& path) {
+  ReadEntry read;
+  try {
+    const auto j = read_json(path);
+    if (!j.is_object() || !j.contains("key") || !j.contains("process") || !j.contains("observation")) {
+      read.problem = "without their cell key, process or observation";
+      return read;
+    }
+    read.entry.key = j.at("key").get<std::string>();
+    read.entry.observation = j.at("observation").get<ProcessObservation>();
+    const int process = json_integer<int>(j.at("process"));
+    read.process_matches = !j.at("observation").contains("process") || read.entry.observation.process == process;
+    read.entry.observation.process = process;
+    read.observation = j.at("observation").dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (j.contains("version")) read.version = json_integer<int>(j.at("version"));
+    if (j.contains("audit")) read.audit = j.at("audit").get<std::string>();
+    read.name_matches = path.filename().string() == entry_file_name(read.entry.key, process);
+  } catch (const std::exception&) {
+    // A torn disk or a hand edit loses one cell run, not the audit.
+    read.problem = "unreadable or malformed";
+  }
+  return read;
+}
+
+// Why an entry that could be read cannot be trusted, or "" when it can.
+std::string provenance_problem(const ReadEntry& read, bool v1_journal, bool v1_fingerprinted,
+                               const std::string& audit_digest) {
+  if (!read.name_matches) return "filed under another cell run's name";
+  if (!read.process_matches) return "naming another process than their observation";
+  if (read.version && *read.version != kJournalEntryVersion) return "of an unknown format version";
+  if (!read.version && !v1_journal) return "without a format version";
+  if (read.audit) return *read.audit == audit_digest ? "" : "written by an audit of another config";
+  // The versions before the fingerprint wrote neither field. Once a version that writes the fingerprint
+  // has written to a /1 journal, an entry there without one has lost it.
+  if (!v1_journal || read.version || v1_fingerprinted) return "without their audit's fingerprint";
+  return "";
+}
+
 }  // namespace
 
 Journal::Journal(Journal&& other) noexcept
@@ -111,7 +168,8 @@ Journal Journal::open(const std::string& folder) {
     if (!fs::exists(header_path))
       throw UserError(fmt::format("{}: not a repro-audit journal (no {})", folder, kHeaderFile));
     auto header = read_json(header_path);
-    if (!header.is_object() || header.value("schema", "") != kJournalSchema)
+    const auto schema = header.is_object() ? header.value("schema", "") : "";
+    if (schema != kJournalSchema && schema != kJournalSchemaV1)
       throw UserError(fmt::format("{}: not a repro-audit journal (expected \"schema\": \"{}\")", header_path.string(),
                                   kJournalSchema));
     return Journal(folder, std::move(header), lock);
@@ -122,9 +180,12 @@ Journal Journal::open(const std::string& folder) {
 }
 
 void Journal::record(const Cell& cell, const ProcessObservation& observation) const {
-  const auto name = fmt::format("cell-{}.json", digest_text(cell.key + "#" + std::to_string(observation.process)));
-  const nlohmann::json entry = {
-      {"key", cell.key}, {"process", observation.process}, {"audit", audit_digest()}, {"observation", observation}};
+  const auto name = entry_file_name(cell.key, observation.process);
+  const nlohmann::json entry = {{"version", kJournalEntryVersion},
+                                {"key", cell.key},
+                                {"process", observation.process},
+                                {"audit", audit_digest()},
+                                {"observation", observation}};
   write_file_atomically((fs::path(folder_) / name).string(),
                         entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
@@ -137,26 +198,44 @@ std::string Journal::audit_digest() const {
 }
 
 JournalEntries Journal::entries() const {
-  JournalEntries result;
+  std::vector<ReadEntry> read;
   for (const auto& file : fs::directory_iterator(folder_)) {
     const auto name = file.path().filename().string();
     if (name.rfind("cell-", 0) != 0 || file.path().extension() != ".json") continue;  // temporaries start with '.'
-    try {
-      const auto entry = read_json(file.path());
-      // An entry of another audit (copied in, or left by one with other repeats or settings) would join
-      // this audit's runs under its config; entries of versions that wrote no digest are taken as they are.
-      if (entry.contains("audit") && entry.at("audit") != audit_digest())
-        throw std::runtime_error("it was written by an audit of another config");
-      result.entries.push_back({entry.at("key").get<std::string>(), entry.at("observation").get<ProcessObservation>()});
-      result.entries.back().observation.process = json_integer<int>(entry.at("process"));
-    } catch (const std::exception& error) {
-      // A torn disk or a hand edit loses one cell run, not the audit: it runs again and its new entry
-      // replaces this file (entries are named by cell and process).
-      result.warnings.push_back(
-          fmt::format("{}: skipped, its cell runs again: {}", file.path().string(), error.what()));
-    }
+    read.push_back(read_entry(file.path()));
+  }
+  // Two entries for one cell run that disagree: nothing says which is the audit's, so neither is.
+  std::map<std::pair<std::string, int>, std::set<std::string>> versions;
+  for (const auto& entry : read)
+    if (entry.problem.empty()) versions[{entry.entry.key, entry.entry.observation.process}].insert(entry.observation);
+  const bool v1 = header_.value("schema", "") == kJournalSchemaV1;
+  const bool fingerprinted = std::any_of(read.begin(), read.end(), [](const ReadEntry& entry) {
+    return entry.problem.empty() && entry.audit && !entry.version;
+  });
+  JournalEntries result;
+  for (auto& entry : read) {
+    auto problem = entry.problem;
+    if (problem.empty() && versions.at({entry.entry.key, entry.entry.observation.process}).size() > 1)
+      problem = "disagreeing with another entry for the same cell run";
+    if (problem.empty()) problem = provenance_problem(entry, v1, fingerprinted, audit_digest());
+    if (problem.empty())
+      result.entries.push_back(std::move(entry.entry));
+    else
+      ++result.set_aside[problem];
   }
   return result;
+}
+
+std::string set_aside_message(const std::string& folder, const SetAsideEntries& set_aside) {
+  int total = 0;
+  std::string reasons;
+  for (const auto& [reason, count] : set_aside) {
+    total += count;
+    reasons += fmt::format("{}{} {}", reasons.empty() ? "" : "; ", count, reason);
+  }
+  if (total == 0) return "";
+  return fmt::format("{}: {} journal {} set aside, their cell runs run again: {}", folder, total,
+                     total == 1 ? "entry" : "entries", reasons);
 }
 
 }  // namespace repro_audit

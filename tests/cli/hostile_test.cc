@@ -199,7 +199,8 @@ TEST_F(Hostile, AHugeNameInARefusedReportIsNotEchoedInFull) {
 TEST_F(Hostile, ADeviceIsNotReadAsAReport) {
   const auto result = run("show /dev/zero");
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_NE(result.output.find("/dev/zero: cannot read the report: a device, not a file"), std::string::npos)
+  EXPECT_NE(result.output.find("/dev/zero: cannot read the report: is a character device, not a regular file"),
+            std::string::npos)
       << result.output;
 }
 

@@ -2,6 +2,7 @@
 // binary, and `explain` finding the knob that reproduces another host's bits. Which levels differ is
 // the host's business (a CPU without AVX2 runs the generic kernels natively): tests that need two
 // different kernels skip on a host where they agree.
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -84,6 +85,30 @@ TEST_F(Portability, BitsNoKnobReproducesAreSaidToBeUnexplained) {
   EXPECT_EQ(explained.exit_code, 1) << explained.output;
   EXPECT_NE(explained.output.find("not explained by any knob tried"), std::string::npos) << explained.output;
   EXPECT_FALSE(report("explain.json").at("cells").at(0).at("explained").get<bool>());
+}
+
+// The time limit bounds the whole command: a stage that would run past it is stopped there, and no
+// stage starts without time left. The margin is what the binary does outside the limit's clock and
+// after it: starting (libtorch loads before the clock starts, about 1 s here), the supervisor's poll
+// for the stop (0.5 s), the stopped worker's exit, and writing the outputs.
+TEST_F(Portability, TheTimeLimitBoundsTheWholeExplainCommand) {
+  ASSERT_EQ(run("run " + kLinear + " --json " + path("before.json")).exit_code, 0);
+  auto before = report("before.json");
+  before["cells"][0]["digest"] = std::string(32, '0');  // bits no knob reproduces: the search runs every stage
+  for (auto& observation : before["cells"][0]["observations"])
+    for (auto& each : observation["runs"]) {
+      each["digest"] = std::string(32, '0');
+      for (auto& output : each["outputs"]) output["digest"] = std::string(32, '0');
+    }
+  std::ofstream(path("edited.json")) << before.dump();
+  constexpr double kLimit = 6, kMargin = 3;
+  const auto started = std::chrono::steady_clock::now();
+  const auto explained = run("explain " + path("edited.json") + " --time-limit " + std::to_string(kLimit) + " --json " +
+                             path("explain.json"));
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(explained.exit_code, 1) << explained.output;
+  EXPECT_TRUE(report("explain.json").at("search").at("time_limit_reached").get<bool>()) << explained.output;
+  EXPECT_LT(took.count(), kLimit + kMargin) << explained.output;
 }
 
 // The longest line of a command's output, in characters a terminal shows (UTF-8 code points).

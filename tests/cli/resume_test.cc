@@ -87,4 +87,97 @@ TEST_F(Resume, AJournalFolderIsNotReusedByANewAudit) {
   EXPECT_EQ(run_to_end("run --resume " + folder_.string(), folder_ / "third.txt"), 2);  // no journal there
 }
 
+// A small audit whose journal is kept: one cell, two processes.
+const std::string kOneCell = "run --device cpu --probe sum/f32 --profile default --axis threads=1 --no-cost";
+
+nlohmann::json read_json(const fs::path& path) { return nlohmann::json::parse(std::ifstream(path)); }
+
+std::vector<fs::path> entries(const fs::path& journal) {
+  std::vector<fs::path> files;
+  for (const auto& file : fs::directory_iterator(journal))
+    if (file.path().filename().string().rfind("cell-", 0) == 0) files.push_back(file.path());
+  return files;
+}
+
+// Timed runs of each process of the report's only cell.
+std::vector<int> timed_runs(const fs::path& report) {
+  std::vector<int> counts;
+  const auto read = read_json(report);
+  for (const auto& observation : read.at("cells").at(0).at("observations")) {
+    int timed = 0;
+    for (const auto& run : observation.at("runs")) timed += !run.value("warmup", false);
+    counts.push_back(timed);
+  }
+  return counts;
+}
+
+TEST_F(Resume, AnEntryWithoutItsAuditsFingerprintRunsAgainInsteadOfJoiningAnotherConfigsAudit) {
+  const auto ten = folder_ / "ten", one = folder_ / "one";
+  ASSERT_EQ(run_to_end(kOneCell + " --repeats 10 --journal " + ten.string(), folder_ / "ten.txt"), 0);
+  ASSERT_EQ(run_to_end(kOneCell + " --repeats 1 --journal " + one.string(), folder_ / "one.txt"), 0);
+  // The 10-repeat audit's entries, their fingerprint removed, in place of the 1-repeat audit's own.
+  for (const auto& file : entries(ten)) {
+    auto entry = read_json(file);
+    entry.erase("audit");
+    std::ofstream(one / file.filename()) << entry.dump();
+  }
+  const auto report = folder_ / "report.json";
+  EXPECT_EQ(run_to_end("run --resume " + one.string() + " --json " + report.string(), folder_ / "resume.txt"), 0);
+  const auto output = slurp(folder_ / "resume.txt");
+  EXPECT_NE(output.find("2 journal entries set aside, their cell runs run again: 2 without their audit's "
+                        "fingerprint"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(output.find("resumed:"), std::string::npos) << output;
+  EXPECT_EQ(timed_runs(report), (std::vector<int>{1, 1})) << output;
+}
+
+TEST_F(Resume, TwoEntriesForOneCellRunThatDisagreeAreNeitherUsed) {
+  const auto journal = folder_ / "journal";
+  ASSERT_EQ(run_to_end(kOneCell + " --repeats 3 --journal " + journal.string(), folder_ / "first.txt"), 0);
+  // A copy of the first process's entry under another name, whose last run gave other bits.
+  fs::path first;
+  for (const auto& file : entries(journal))
+    if (read_json(file).at("process") == 0) first = file;
+  auto crafted = read_json(first);
+  crafted["observation"]["runs"].back()["digest"] = std::string(32, '0');
+  std::ofstream(journal / "cell-0.json") << crafted.dump();
+  const auto report = folder_ / "report.json";
+  EXPECT_EQ(run_to_end("run --resume " + journal.string() + " --json " + report.string(), folder_ / "resume.txt"), 0);
+  const auto output = slurp(folder_ / "resume.txt");
+  EXPECT_NE(output.find("2 journal entries set aside, their cell runs run again: 2 disagreeing with another entry "
+                        "for the same cell run"),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("resumed: 1 of 2 cell runs"), std::string::npos) << output;
+  EXPECT_EQ(read_json(report).at("cells").at(0).at("verdict"), "deterministic") << output;
+}
+
+// A journal's strings are data: a key with escape codes reaches no terminal.
+TEST_F(Resume, AnEntrysEscapeCodesAreNotPrinted) {
+  const auto journal = folder_ / "journal";
+  ASSERT_EQ(run_to_end(kOneCell + " --repeats 2 --journal " + journal.string(), folder_ / "first.txt"), 0);
+  auto entry = read_json(entries(journal).front());
+  entry["key"] = "\033[2J\033]0;owned\007";
+  std::ofstream(journal / "cell-escape.json") << entry.dump();
+  EXPECT_EQ(run_to_end("run --resume " + journal.string(), folder_ / "resume.txt"), 0);
+  const auto output = slurp(folder_ / "resume.txt");
+  EXPECT_NE(output.find("1 journal entry set aside"), std::string::npos) << output;
+  EXPECT_EQ(output.find('\033'), std::string::npos) << output;
+}
+
+// Journals written by earlier versions (tests/core/fixtures: never edit them) resume without a cell
+// running again.
+TEST_F(Resume, AJournalOfAnEarlierVersionResumes) {
+  for (const std::string name : {"journal-v1-fingerprinted", "journal-v1-unfingerprinted"}) {
+    const auto journal = folder_ / name;
+    fs::copy(fs::path(test_paths::kFixtureDir) / name, journal, fs::copy_options::recursive);
+    const auto output_file = folder_ / (name + ".txt");
+    EXPECT_EQ(run_to_end("run --resume " + journal.string(), output_file), 0) << slurp(output_file);
+    const auto output = slurp(output_file);
+    EXPECT_NE(output.find("resumed: 4 of 4 cell runs"), std::string::npos) << output;
+    EXPECT_EQ(output.find("set aside"), std::string::npos) << output;
+  }
+}
+
 }  // namespace

@@ -160,7 +160,7 @@ TEST(Config, AFileThatCannotBeReadIsAnErrorNotTheDefaults) {
 }
 
 TEST(Config, AnEndlessDeviceIsRefusedUnread) {
-  EXPECT_EQ(file_error_of("/dev/zero"), "/dev/zero: cannot read the config: a device, not a file");
+  EXPECT_EQ(file_error_of("/dev/zero"), "/dev/zero: cannot read the config: is a character device, not a regular file");
 }
 
 TEST(Config, DuplicateKeysNameTheSecondOne) {

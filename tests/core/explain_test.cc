@@ -20,12 +20,18 @@ struct FakeMachine {
   int cells_run = 0;
   double* clock = nullptr;                                // advanced 10 s per cell when set
   std::function<std::int64_t(const Cell&)> median_ns_of;  // timed runs, each within 5% of this, when set
+  std::vector<double> seconds_given;                      // what each stage was given of the time limit
 
-  Report operator()(const std::vector<Cell>& cells) {
+  Report operator()(const std::vector<Cell>& cells, double seconds_left) {
     Report report;
+    seconds_given.push_back(seconds_left);
     for (const auto& cell : cells) {
+      if (clock && seconds_left < 10) break;  // no time for another cell: the runner stops
       ++cells_run;
-      if (clock) *clock += 10;
+      if (clock) {
+        *clock += 10;
+        seconds_left -= 10;
+      }
       CellReport result;
       result.cell = cell;
       const auto digest = digest_of(cell);
@@ -137,6 +143,22 @@ TEST(Explain, TheTimeLimitBoundsTheSearchAndIsReported) {
   EXPECT_TRUE(explanation.time_limit_reached);
   EXPECT_EQ(machine.cells_run, 4);
   EXPECT_NE(explanation.cells.at(0).note.find("time limit"), std::string::npos);
+}
+
+// Every stage is given what is left of the limit, counted from the command's start: none runs past it.
+TEST(Explain, EveryStageGetsWhatIsLeftOfTheTimeLimitFromTheCommandsStart) {
+  double now = 100;
+  FakeMachine machine{[](const Cell&) { return std::string("new"); }, 0, &now};
+  auto options = options_here();
+  options.clock = [&] { return now; };
+  options.started = 95;  // loading the reports took 5 s
+  options.time_limit_seconds = 30;
+  const auto explanation = explain(snapshot("before", "sum/f32@cpu", "old"), snapshot("after", "sum/f32@cpu", "new"),
+                                   testing::test_catalogue(), std::ref(machine), options);
+  // As is (25 s left), portable settings (15 s left); the 5 s left hold no knob's 10 s.
+  EXPECT_EQ(machine.seconds_given, (std::vector<double>{25, 15}));
+  EXPECT_TRUE(explanation.time_limit_reached);
+  EXPECT_LE(explanation.seconds, 30);
 }
 
 TEST(Explain, WithoutAfterTheCellsAreAuditedHereFirst) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <random>
 #include <set>
@@ -15,6 +16,7 @@
 #include "report/json_io.h"
 #include "report/text_format.h"
 #include "test_catalogue.h"
+#include "test_paths.h"
 
 namespace repro_audit {
 namespace {
@@ -175,6 +177,54 @@ TEST(Report, EveryIntegerIsInRangeOrALoadError) {
     EXPECT_EQ(report_to_json(parse_report(edited.dump(), "r.json")), as_integer) << pointer;
     EXPECT_FALSE(as_integer == report_to_json(parse_report(json.dump(), "r.json"))) << pointer;
   }
+}
+
+// A time or count below zero was never measured: shown or written back, it would pass for a result.
+TEST(Report, ANegativeTimeOrCountIsALoadErrorNamingTheFileAndField) {
+  const auto json = report_to_json(sample_report());
+  std::size_t cell = 0;
+  while (!json["cells"][cell].contains("divergence")) ++cell;
+  const auto at = [&](const std::string& rest) { return "/cells/" + std::to_string(cell) + rest; };
+  const std::string places[] = {at("/runs"),
+                                at("/processes"),
+                                at("/distinct_digests"),
+                                at("/divergence_rate_bound"),
+                                at("/timing/samples"),
+                                at("/timing/median_ns"),
+                                at("/timing/p10_ns"),
+                                at("/timing/p90_ns"),
+                                at("/divergence/max_abs_difference"),
+                                at("/observations/0/runs/1/time_ns"),
+                                "/duration_seconds"};
+  for (const auto& pointer : places) {
+    auto edited = json;
+    edited[nlohmann::json::json_pointer(pointer)] = -1;
+    const auto message = load_error(edited.dump());
+    const auto field = pointer.substr(pointer.rfind('/') + 1);
+    EXPECT_EQ(message.rfind("r.json: malformed report: ", 0), 0u) << pointer << ": " << message;
+    EXPECT_NE(message.find("\"" + field + "\": must be a time or count of 0 or more, not -1"), std::string::npos)
+        << pointer << ": " << message;
+  }
+  auto edited = json;
+  edited["cells"][cell]["observations"][0]["timing_ns"] = {1000, -5};
+  EXPECT_NE(load_error(edited.dump()).find("\"timing_ns\": must be times of 0 or more, not -5"), std::string::npos);
+}
+
+// A report that does not say its audit finished is not taken for a whole one (a gate or a baseline
+// refuses it); one of schema /1, from before the field, reads as it always did.
+TEST(Report, AReportWithoutItsCompleteFieldIsNotOfAWholeAuditUnlessItPredatesTheField) {
+  auto json = report_to_json(sample_report());
+  EXPECT_EQ(incomplete_reason(parse_report(json.dump(), "r.json")), "");
+  json.erase("complete");
+  const auto loaded = parse_report(json.dump(), "r.json");
+  EXPECT_FALSE(loaded.complete);
+  EXPECT_EQ(incomplete_reason(loaded), "the report does not say its audit finished (no \"complete\" field)");
+  EXPECT_FALSE(report_to_json(loaded).at("complete").get<bool>());  // written back as it was read
+  json["complete"] = false;
+  EXPECT_EQ(incomplete_reason(parse_report(json.dump(), "r.json")), "the audit was interrupted");
+  auto v1 = nlohmann::json::parse(std::ifstream(std::string(test_paths::kFixtureDir) + "/report-v1.json"));
+  v1.erase("complete");
+  EXPECT_TRUE(parse_report(v1.dump(), "report-v1.json").complete);
 }
 
 TEST(JsonInteger, TakesEachTypesWholeRangeAndNothingPastIt) {

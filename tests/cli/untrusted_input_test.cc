@@ -1,0 +1,129 @@
+// Files that are not what they claim, on the real binary: a report that does not say it is whole, a
+// timing no run could give, an input that is no regular file, strings with escape codes. Each is
+// refused or shown as data, with a message naming the file and what is wrong.
+#include <sys/stat.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "cli_tools.h"
+
+namespace {
+
+using namespace testing_cli;
+using nlohmann::json;
+
+// sum/f32 under default with one thread, one process: one cell, made once, and its baseline.
+const std::string& small_report() {
+  static const std::string report = [] {
+    const auto& folder = process_folder("repro-audit-untrusted-input");
+    const auto file = (folder / "report.json").string();
+    const auto audit =
+        run("run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2 --processes 1 --no-cost "
+            "--quiet --json " +
+            file + " --save-baseline " + (folder / "baseline.yaml").string());
+    EXPECT_EQ(audit.exit_code, 0) << audit.output;
+    return file;
+  }();
+  return report;
+}
+
+std::string small_baseline() { return (fs::path(small_report()).parent_path() / "baseline.yaml").string(); }
+
+class UntrustedInput : public CliTest {
+ protected:
+  std::string crafted(const std::string& name, const std::function<void(json&)>& change) {
+    auto report = json::parse(slurp(small_report()));
+    change(report);
+    return write(name, report.dump(1));
+  }
+  void expect_refused(const std::string& command, const std::string& message) {
+    const auto result = run(command);
+    EXPECT_EQ(result.exit_code, 2) << command << ": " << result.output;
+    EXPECT_NE(result.output.find(message), std::string::npos) << command << ": " << result.output;
+  }
+};
+
+TEST_F(UntrustedInput, AReportThatDoesNotSayItsAuditFinishedPassesNoGate) {
+  ASSERT_EQ(run("gate --baseline " + small_baseline() + " --report " + small_report()).exit_code, 0);
+  const auto report = crafted("no-complete.json", [](json& r) { r.erase("complete"); });
+  const auto message = report + ": the report does not say its audit finished (no \"complete\" field)";
+  expect_refused("gate --baseline " + small_baseline() + " --report " + report, message + "; a gate needs");
+  expect_refused("baseline " + report + " -o " + path("b.yaml"), message + "; a baseline needs");
+  EXPECT_FALSE(fs::exists(path("b.yaml")));
+}
+
+TEST_F(UntrustedInput, ANegativeOrNonFiniteTimeOrCountIsRefusedAtLoadNamingTheFileAndField) {
+  const std::pair<std::string, json> edits[] = {{"median_ns", -5}, {"p90_ns", -1}, {"samples", -3}};
+  for (const auto& [field, value] : edits) {
+    const auto report = crafted(field + ".json", [&](json& r) { r["cells"][0]["timing"][field] = value; });
+    for (const auto& command : {"show " + report, "gate --baseline " + small_baseline() + " --report " + report,
+                                "compare " + small_report() + " " + report}) {
+      expect_refused(command, report + ": malformed report: cells[0]");
+      expect_refused(command, "\"" + field + "\": must be a time or count of 0 or more, not " + value.dump());
+    }
+  }
+  const auto runs = crafted("runs.json", [](json& r) { r["cells"][0]["runs"] = -10; });
+  expect_refused("show " + runs, "\"runs\": must be a time or count of 0 or more, not -10");
+  const auto huge = write("huge.json", std::string(slurp(small_report()))
+                                           .replace(slurp(small_report()).find("\"duration_seconds\""), 18,
+                                                    "\"duration_seconds\": 1e999, \"x\""));
+  // Past any double: refused by the parser, placed by line and column.
+  expect_refused("show " + huge, "invalid JSON: [json.exception.out_of_range.406] number overflow parsing '1e999'");
+  expect_refused("show " + huge, "repro-audit: " + huge + ":");
+}
+
+// A baseline where a report goes is named for what it is; broken JSON is placed by line and column.
+TEST_F(UntrustedInput, ABaselineGivenForAReportIsNamedAndBrokenJsonIsPlaced) {
+  for (const auto& command : {"show " + small_baseline(), "baseline " + small_baseline() + " -o " + path("b.yaml")})
+    expect_refused(command, small_baseline() +
+                                ": a baseline (schema: repro-audit.baseline/2), not a report: give the "
+                                "JSON report that `run --json` writes");
+  const auto broken = write("broken.json", "{\"schema\": \"repro-audit.report/2\",\n \"cells\": [}");
+  for (const auto& command : {"show " + broken, "gate --baseline " + broken + " --report " + small_report()})
+    expect_refused(command, broken + ":2:12: invalid JSON: syntax error while parsing value - unexpected '}'");
+}
+
+// A FIFO would block a reader that opens it, /dev/zero never ends: every command's file inputs are
+// checked at one place and said for what they are, within seconds.
+TEST_F(UntrustedInput, AnInputThatIsNoRegularFileIsSaidWhatItIsWithoutWaiting) {
+  const auto fifo = path("f.py");  // .py: `py` takes it for a file
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_symlink("/dev/zero", path("zero.py"));
+  write("model.yaml", "models:\n  - path: " + fifo + "\n    inputs: x.pt\n");
+  const std::pair<std::string, std::string> inputs[] = {{fifo, "is a FIFO, not a regular file"},
+                                                        {path("zero.py"), "is a character device, not a regular file"}};
+  for (const auto& [input, what] : inputs) {
+    const auto started = std::chrono::steady_clock::now();
+    for (const auto& command :
+         {"show " + input, "run --config " + input, "gate --baseline " + input + " --report " + small_report(),
+          "gate --baseline " + small_baseline() + " --policy " + input + " --report " + small_report(),
+          "compare " + small_report() + " " + input, "merge " + input + " -o " + path("m.json"),
+          "model " + input + " --input x:f32[4]", "py " + input + ":step", "explain " + input,
+          "baseline " + input + " -o " + path("b.yaml")}) {
+      const auto result = run(command, "timeout 20");
+      EXPECT_EQ(result.exit_code, 2) << command << ": " << result.output;
+      EXPECT_NE(result.output.find(what), std::string::npos) << command << ": " << result.output;
+      EXPECT_EQ(result.output.find("does not exist"), std::string::npos) << command << ": " << result.output;
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+  }
+  expect_refused("run --config " + path("model.yaml"), "model file '" + fifo + "' is a FIFO, not a regular file");
+  expect_refused("show " + path("missing.json"), "missing.json: cannot read the report: No such file or directory");
+}
+
+// Strings from files and arguments are data: no escape code of theirs reaches the terminal, whether in
+// the tool's own messages or in CLI11's.
+TEST_F(UntrustedInput, EscapeCodesInArgumentsAndFilesArePrintedAsData) {
+  const std::string escape = "\"$(printf '\\033[2J\\033]0;owned\\007')\"";
+  for (const auto& command : {"show " + small_report() + " --bogus" + escape, "frobnicate" + escape,
+                              "run --device" + escape, "show " + path("x") + escape, "gate --baseline " + escape}) {
+    const auto result = run(command);
+    EXPECT_EQ(result.exit_code, 2) << command << ": " << result.output;
+    EXPECT_EQ(result.output.find('\033'), std::string::npos) << command << ": " << result.output;
+    EXPECT_EQ(result.output.find('\007'), std::string::npos) << command << ": " << result.output;
+    EXPECT_NE(result.output.find("?[2J"), std::string::npos) << command << ": " << result.output;
+  }
+}
+
+}  // namespace
