@@ -1,9 +1,12 @@
 // `repro-audit py`: the user's Python callable run by its interpreter through the shipped runner.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 #include <vector>
 #include <gtest/gtest.h>
 
@@ -192,6 +195,44 @@ TEST_F(PythonCallable, GivesBadCallablesAClearVerdict) {
   EXPECT_NE(ran.output.find("verdict here: deterministic; in the report: deterministic"), std::string::npos)
       << ran.output;
   EXPECT_NE(ran.output.find("1 of 1 digest(s) seen here were seen by the audit"), std::string::npos) << ran.output;
+}
+
+// Is `pid` a process that still runs (a zombie, killed and waiting for init to reap it, does not)?
+bool runs(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  const auto stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+// A callable whose child keeps the worker's descriptors (os.fork, Popen(close_fds=False): what data
+// loaders and compile pools do): the worker's end is its exit, so the audit ends promptly with its
+// report, and nothing the callable started outlives the audit.
+TEST_F(PythonCallable, WhatACallableStartsNeitherHoldsUpTheAuditNorOutlivesIt) {
+  const auto markers = folder_ / "markers";
+  fs::create_directories(markers);
+  std::string config = "models:\n";
+  for (const std::string name : {"forks_a_holder", "starts_a_sleep"})
+    config += "  - callable: " + kBad + ":" + name + "\n";
+  const auto started = std::chrono::steady_clock::now();
+  const auto cells = audit("--config " + write("audit.yaml", config) +
+                               " --device cpu --repeats 2 --processes 1 --no-cost --profile default --axis threads=1",
+                           0, "timeout -s KILL 300 env REPRO_AUDIT_TEST_MARKERS=" + markers.string());
+  if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  // Each worker waited 60 s for the end of its output, then the supervisor crashed; now neither.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 60) << output_;
+  for (const auto& [key, cell] : cells) EXPECT_EQ(cell.at("verdict"), "deterministic") << key;
+  EXPECT_EQ(cells.size(), 2u);
+  std::vector<pid_t> children;
+  for (const auto& marker : fs::directory_iterator(markers)) children.push_back(std::stoi(slurp(marker.path())));
+  EXPECT_GE(children.size(), 2u);  // a child per call of each callable
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (const pid_t child : children) {
+    while (runs(child) && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(runs(child)) << "process " << child << " of the callable outlived the audit";
+    if (runs(child)) ::kill(child, SIGKILL);
+  }
 }
 
 }  // namespace
