@@ -197,6 +197,32 @@ TEST_F(PythonCallable, GivesBadCallablesAClearVerdict) {
   EXPECT_NE(ran.output.find("1 of 1 digest(s) seen here were seen by the audit"), std::string::npos) << ran.output;
 }
 
+// The py runner's digest tells results apart by what lies beyond dtype, shape and values: a conjugate or
+// negative view, a quantized tensor's scale, zero point or per-channel scales, a sparse tensor's values.
+// Sparse results of every layout, one of 2^40 elements and a dense one over 2 GiB are digested as they
+// are, with no error blamed on the callable.
+TEST_F(PythonCallable, TheDigestTellsApartEveryPropertyAndTakesEveryLayout) {
+  const std::string properties = std::string(test_paths::kSourceDir) + "/tests/cli/py/digest_properties.py";
+  const std::vector<std::string> alternating = {"alternates_conj",           "alternates_neg",
+                                                "alternates_scale",          "alternates_zero_point",
+                                                "alternates_channel_scales", "alternates_csr_value"};
+  const std::vector<std::string> steady = {"sparse_layouts", "huge_sparse", "two_gib"};
+  std::string config = "models:\n";
+  for (const auto& list : {alternating, steady})
+    for (const auto& name : list) config += "  - callable: " + properties + ":" + name + "\n";
+  const auto cells = audit("--config " + write("audit.yaml", config) +
+                               " --device cpu --repeats 2 --processes 1 --no-cost --profile default --axis threads=1",
+                           1);
+  if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  const auto cell = [&](const std::string& name) {
+    return cells.at("py.digest_properties-" + name + "/call@cpu|threads=1");
+  };
+  for (const auto& name : alternating) EXPECT_EQ(cell(name).at("verdict"), "nondeterministic") << cell(name).dump();
+  for (const auto& name : steady) EXPECT_EQ(cell(name).at("verdict"), "deterministic") << cell(name).dump();
+  EXPECT_EQ(output_names(cell("sparse_layouts")),
+            (std::vector<std::string>{"output.coo", "output.csr", "output.csc", "output.bsr", "output.bsc"}));
+}
+
 // Is `pid` a process that still runs (a zombie, killed and waiting for init to reap it, does not)?
 bool runs(pid_t pid) {
   if (::kill(pid, 0) != 0) return false;
