@@ -1,7 +1,14 @@
 #include "hash/tensor_digest.h"
 
+#include <c10/core/QScheme.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
+#include <iterator>
+#include <stdexcept>
 
 #include "hash/digest.h"
 
@@ -21,21 +28,94 @@ std::uint64_t load(const unsigned char* p, std::size_t size) {
   return value;
 }
 
+// The layouts a digest knows, named as torch's Python names them (torch.sparse_csr: "sparse_csr").
+struct SparseLayout {
+  at::Layout layout;
+  const char* name;
+};
+constexpr SparseLayout kSparseLayouts[] = {{at::kSparse, "sparse_coo"},
+                                           {at::kSparseCsr, "sparse_csr"},
+                                           {at::kSparseCsc, "sparse_csc"},
+                                           {at::kSparseBsr, "sparse_bsr"},
+                                           {at::kSparseBsc, "sparse_bsc"}};
+
+// The same storage as `tensor` without its conjugate and negative view bits: the values as stored.
+at::Tensor stored(at::Tensor tensor) {
+  if (tensor.is_conj()) tensor = tensor.conj();
+  if (tensor.is_neg()) tensor = tensor._neg_view();
+  return tensor;
+}
+
 }  // namespace
 
 at::Tensor canonical_tensor(const at::Tensor& tensor) {
-  auto dense = tensor.is_sparse() ? tensor.to_dense() : tensor;
-  return dense.detach().to(at::kCPU).contiguous();
+  auto cpu = tensor.detach();
+  // A sparse tensor stays sparse: its parts are digested each, never made dense (it may be huge).
+  if (cpu.layout() != at::kStrided) return cpu.to(at::kCPU);
+  // The stored values, copied with the view bits cleared (a copy would resolve them), then set again.
+  const bool conj = cpu.is_conj(), neg = cpu.is_neg();
+  cpu = stored(cpu).to(at::kCPU).contiguous();
+  if (neg) cpu = cpu._neg_view();
+  return conj ? cpu.conj() : cpu;
 }
 
 std::string digest_tensor(const at::Tensor& tensor) {
   const auto cpu = canonical_tensor(tensor);
-  return digest_canonical(c10::toString(cpu.scalar_type()), cpu.sizes().vec(), cpu.data_ptr(), cpu.nbytes());
+  const auto tag = c10::toString(cpu.scalar_type()) + tensor_properties(cpu);
+  if (cpu.layout() != at::kStrided) return digest_canonical(tag, cpu.sizes().vec(), nullptr, 0);
+  const auto values = stored(cpu);
+  return digest_canonical(tag, values.sizes().vec(), values.data_ptr(), values.nbytes());
 }
 
-Divergence compare_tensors(const std::string& output, int run, const at::Tensor& reference, const at::Tensor& other) {
+std::string tensor_properties(const at::Tensor& tensor) {
+  if (tensor.layout() != at::kStrided) {
+    const auto* layout = std::find_if(std::begin(kSparseLayouts), std::end(kSparseLayouts),
+                                      [&](const SparseLayout& known) { return known.layout == tensor.layout(); });
+    if (layout == std::end(kSparseLayouts))
+      throw std::invalid_argument(fmt::format("cannot digest a tensor of layout {}", c10::toString(tensor.layout())));
+    auto text = fmt::format(";layout={}", layout->name);
+    if (tensor.layout() == at::kSparse) {  // as stored: the order of its entries is part of it
+      text += tensor.is_coalesced() ? ";coalesced=1" : ";coalesced=0";
+      return text +
+             fmt::format(";indices={};values={}", digest_tensor(tensor._indices()), digest_tensor(tensor._values()));
+    }
+    // Compressed rows (CSR, BSR) or columns (CSC, BSC): the compressed index first, as torch names it.
+    if (tensor.layout() == at::kSparseCsr || tensor.layout() == at::kSparseBsr)
+      return text + fmt::format(";crow_indices={};col_indices={};values={}", digest_tensor(tensor.crow_indices()),
+                                digest_tensor(tensor.col_indices()), digest_tensor(tensor.values()));
+    return text + fmt::format(";ccol_indices={};row_indices={};values={}", digest_tensor(tensor.ccol_indices()),
+                              digest_tensor(tensor.row_indices()), digest_tensor(tensor.values()));
+  }
+  std::string text = tensor.is_conj() ? ";conj" : "";
+  if (tensor.is_neg()) text += ";neg";
+  if (!tensor.is_quantized()) return text;
+  const auto scheme = tensor.qscheme();
+  text += fmt::format(";qscheme={}", c10::toString(scheme));
+  if (scheme == at::kPerTensorAffine || scheme == at::kPerTensorSymmetric)
+    return text + fmt::format(";scale={:016x};zero_point={}", std::bit_cast<std::uint64_t>(tensor.q_scale()),
+                              tensor.q_zero_point());
+  return text + fmt::format(";axis={};scales={};zero_points={}", tensor.q_per_channel_axis(),
+                            digest_tensor(tensor.q_per_channel_scales()),
+                            digest_tensor(tensor.q_per_channel_zero_points()));
+}
+
+at::Tensor comparable_values(const at::Tensor& tensor) {
+  auto values = tensor.detach();
+  if (values.layout() != at::kStrided) values = values.to_dense();
+  if (values.is_quantized()) values = values.int_repr();
+  return values.resolve_conj().resolve_neg().to(at::kCPU).contiguous();
+}
+
+Divergence compare_tensors(const std::string& output, int run, const at::Tensor& reference_tensor,
+                           const at::Tensor& other_tensor) {
+  // A sparse tensor too large to make dense (2 GiB of float64) is not counted, like two of other shapes.
+  constexpr std::int64_t kMaxDenseElements = std::int64_t{1} << 28;
+  const bool countable = reference_tensor.layout() == other_tensor.layout() &&
+                         (reference_tensor.layout() == at::kStrided || reference_tensor.numel() <= kMaxDenseElements);
+  const auto reference = countable ? comparable_values(reference_tensor) : reference_tensor;
+  const auto other = countable ? comparable_values(other_tensor) : other_tensor;
   Divergence divergence{output, run, 0, reference.numel(), 0, 0};
-  if (reference.sizes() != other.sizes() || reference.scalar_type() != other.scalar_type()) {
+  if (!countable || reference.sizes() != other.sizes() || reference.scalar_type() != other.scalar_type()) {
     divergence.differing_elements = reference.numel();
     divergence.max_abs_difference = INFINITY;
     divergence.max_ulp_difference = INFINITY;

@@ -14,7 +14,9 @@ namespace {
 
 // An invariance cell whose runs agree: every perturbed output against the reference (output 0).
 void judge_perturbations(const std::vector<ProcessObservation>& observations, Verdict& verdict) {
-  const auto& outputs = observations.front().runs.front().outputs;
+  const auto* first = first_with_runs(observations);
+  if (!first) return;
+  const auto& outputs = first->runs.front().outputs;
   if (outputs.size() < 2) {
     verdict.kind = VerdictKind::error;
     verdict.message = "an invariance probe returned no perturbed result to compare with its reference";
@@ -23,7 +25,7 @@ void judge_perturbations(const std::vector<ProcessObservation>& observations, Ve
   for (std::size_t i = 1; i < outputs.size(); ++i) {
     if (outputs[i].second == outputs.front().second) continue;
     Divergence variation{outputs[i].first, 0, -1, 0, 0, 0};
-    for (const auto& measured : observations.front().variations)
+    for (const auto& measured : first->variations)
       if (measured.output == outputs[i].first) variation = measured;
     verdict.variations.push_back(variation);
   }

@@ -101,6 +101,9 @@ class BatchRunner {
   // A worker that never loaded (stopped by a signal, or too slow to start) ran none of the cells: a
   // fresh one takes them, and only after kStartAttempts such workers is a cell given the failure.
   static constexpr int kStartAttempts = 3;
+  // A worker that reported every cell has this long (or its start allowance, if shorter) to exit
+  // (Python's and libtorch's teardown take a second or two) before it is stopped; its cells are done.
+  static constexpr std::chrono::seconds kExitAllowance{10};
 
   Ended run_worker() {
     auto request = batch_request(batch_, remaining_, process_, options_);
@@ -126,6 +129,8 @@ class BatchRunner {
         stopped_polls = !in_flight && worker->stopped() ? stopped_polls + 1 : 0;
         if (Clock::now() < deadline && stopped_polls < 2) continue;
         worker->terminate(options_.terminate_grace);
+        // Every cell reported and the worker not gone in time (its exit held up): nothing to blame.
+        if (remaining_.empty()) return Ended::ran;
         const bool never_started = !in_flight && (!loaded || stopped_polls >= 2);
         if (never_started && start_failures_ + 1 < kStartAttempts) return Ended::not_started;
         const auto message = in_flight ? fmt::format("exceeded the time limit of {} s", in_flight->timeout_seconds)
@@ -161,7 +166,9 @@ class BatchRunner {
         const auto* cell = find_remaining(event->key);
         if (cell) finish(*cell, event->observation);
         in_flight = nullptr;
-        deadline = Clock::now() + options_.startup_allowance;
+        deadline = Clock::now() + (remaining_.empty()
+                                       ? std::min<std::chrono::milliseconds>(kExitAllowance, options_.startup_allowance)
+                                       : options_.startup_allowance);
       }
     }
     const auto ending = worker->wait();

@@ -2,12 +2,15 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <string_view>
 
 #include "common/user_error.h"
 #include "supervisor/worker_process.h"
@@ -17,8 +20,46 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kPrefix = "repro-audit-worker-";
+constexpr std::string_view kPrefix = "repro-audit-worker-";
+constexpr std::string_view kSuffixPattern = "XXXXXX";  // mkdtemp's: six letters or digits
 constexpr const char* kLock = ".owner";
+// What the owner mark holds: with the exact name and a regular file of the user's, what proves a
+// folder is one this tool made.
+constexpr std::string_view kMark = "repro-audit worker folder\n";
+
+// Whether `name` is exactly what mkdtemp made of kPrefix + kSuffixPattern.
+bool is_worker_folder_name(std::string_view name) {
+  if (!name.starts_with(kPrefix) || name.size() != kPrefix.size() + kSuffixPattern.size()) return false;
+  return std::all_of(name.begin() + static_cast<long>(kPrefix.size()), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; });
+}
+
+// The open owner mark of `folder`'s entry `name` when it provably is an abandoned folder of this
+// tool's, its lock held (so no other audit sweeps it meanwhile); -1 otherwise. Nothing here can block
+// on what another user made: no link is followed, a FIFO or device opens without waiting and is
+// refused by fstat before any read or lock, and the lock is tried, never waited for.
+int lock_abandoned(int folder_fd, const std::string& name) {
+  struct stat entry {};
+  if (::fstatat(folder_fd, name.c_str(), &entry, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(entry.st_mode) ||
+      entry.st_uid != ::geteuid())
+    return -1;
+  const int dir_fd = ::openat(folder_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) return -1;
+  const int fd = ::openat(dir_fd, kLock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  ::close(dir_fd);
+  if (fd < 0) return -1;
+  struct stat mark {};
+  char text[kMark.size() + 1];
+  const bool ours = ::fstat(fd, &mark) == 0 && S_ISREG(mark.st_mode) && mark.st_uid == ::geteuid() &&
+                    mark.st_size == static_cast<off_t>(kMark.size()) &&
+                    ::pread(fd, text, sizeof text, 0) == static_cast<ssize_t>(kMark.size()) &&
+                    std::string_view(text, kMark.size()) == kMark;
+  if (!ours || ::flock(fd, LOCK_EX | LOCK_NB) != 0) {  // not ours, or its owner lives
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
 
 }  // namespace
 
@@ -31,10 +72,13 @@ std::optional<std::string> user_tmpdir() {
 
 WorkerFolder::WorkerFolder(const std::string& parent) {
   const auto folder = parent.empty() ? std::string("/tmp") : parent;
-  path_ = folder + "/" + kPrefix + "XXXXXX";
+  path_ = folder + "/" + std::string(kPrefix) + std::string(kSuffixPattern);
   if (!::mkdtemp(path_.data())) throw EnvironmentError(temporary_folder_problem(folder, errno));
-  lock_fd_ = ::open((path_ + "/" + kLock).c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX) != 0) {
+  lock_fd_ = ::open((path_ + "/" + kLock).c_str(), O_CREAT | O_EXCL | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0600);
+  // Locked before the mark is written: a sweep that finds the mark finds it locked while this lives.
+  const bool ready = lock_fd_ >= 0 && ::flock(lock_fd_, LOCK_EX) == 0 &&
+                     ::write(lock_fd_, kMark.data(), kMark.size()) == static_cast<ssize_t>(kMark.size());
+  if (!ready) {
     const int error = errno;
     if (lock_fd_ >= 0) ::close(lock_fd_);
     std::error_code ignored;
@@ -50,24 +94,24 @@ WorkerFolder::~WorkerFolder() {
 }
 
 int remove_abandoned_worker_folders(const std::string& folder) {
+  const auto parent = folder.empty() ? std::string("/tmp") : folder;
+  const int folder_fd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (folder_fd < 0) return 0;
   int removed = 0;
   std::error_code error;
-  for (const auto& entry : fs::directory_iterator(folder.empty() ? "/tmp" : folder, error)) {
-    // Only real folders: a link of that name (planted in a shared /tmp) is no worker's.
-    if (!entry.path().filename().string().starts_with(kPrefix) || entry.is_symlink(error) || !entry.is_directory(error))
-      continue;
-    const int fd = ::open((entry.path() / kLock).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      // Made this instant and not yet locked, or not ours: left alone unless a minute old.
-      const auto age = fs::file_time_type::clock::now() - fs::last_write_time(entry.path(), error);
-      if (error || age < std::chrono::minutes(1)) continue;
-    } else {
-      const bool owned = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
-      ::close(fd);
-      if (owned) continue;
-    }
-    if (fs::remove_all(entry.path(), error) != static_cast<std::uintmax_t>(-1) && !error) ++removed;
+  for (const auto& entry : fs::directory_iterator(parent, error)) {
+    const auto name = entry.path().filename().string();
+    if (!is_worker_folder_name(name)) continue;  // a folder of the user's that shares the prefix
+    const int lock = lock_abandoned(folder_fd, name);
+    if (lock < 0) continue;
+    // The folder is the tool's own (its mark proves it, held locked): what its worker left inside goes
+    // with it; remove_all never follows a link out of it.
+    std::error_code removing;
+    fs::remove_all(entry.path(), removing);
+    if (!removing) ++removed;
+    ::close(lock);
   }
+  ::close(folder_fd);
   return removed;
 }
 

@@ -4,7 +4,8 @@
 // and its children make there (an AOTInductor package unpacked, the Python runner's fresh Inductor
 // cache) goes with it; the Python runner gives the callable and torch the user's TMPDIR back. A
 // folder whose owner was killed with SIGKILL is removed by the next audit that uses the same
-// temporary folder: its owner holds a lock on it while it lives.
+// temporary folder: its owner holds a lock on it while it lives. The sweep removes only what provably
+// is such a folder (remove_abandoned_worker_folders) and never waits on what another user made there.
 #include <optional>
 #include <string>
 
@@ -29,7 +30,10 @@ class WorkerFolder {
 };
 
 // Removes the children's folders in `folder` whose owner is gone (no process holds their lock);
-// returns how many.
+// returns how many. A folder counts as one only when its name is exactly the generated one
+// (repro-audit-worker-XXXXXX), it and its owner mark belong to this user, and the mark is a regular
+// file (no link) holding the tool's text: a user's folder that shares the prefix, a folder of
+// another user, or a FIFO or link as the mark is left alone, and nothing is waited for.
 int remove_abandoned_worker_folders(const std::string& folder);
 
 }  // namespace repro_audit

@@ -167,18 +167,48 @@ bool WorkerProcess::has_line(std::chrono::steady_clock::time_point deadline) {
 }
 
 bool WorkerProcess::fill(std::chrono::steady_clock::time_point deadline) {
+  // The worker's end is its exit, not the end of its output: a process it started (os.fork, a data
+  // loader, Popen(close_fds=False)) may hold the pipe open long after. Once the worker has exited,
+  // only what it wrote before is read, and the output has ended when none is left.
+  const bool exited = leader_exited();
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-  if (left.count() <= 0) return true;
+  if (left.count() <= 0 && !exited) return true;
   pollfd descriptor{output_fd_, POLLIN, 0};
-  const int ready = ::poll(&descriptor, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+  const int wait_ms = exited ? 0 : static_cast<int>(std::min<long long>(left.count(), kExitPollMilliseconds));
+  const int ready = ::poll(&descriptor, 1, wait_ms);
   if (ready < 0 && errno != EINTR) return false;
-  if (ready <= 0) return true;
+  if (ready < 0) return true;
+  if (ready == 0) return !exited;
   char chunk[65536];
   const auto n = ::read(output_fd_, chunk, sizeof chunk);
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
   if (n <= 0) return false;
   buffer_.append(chunk, static_cast<std::size_t>(n));
   return true;
+}
+
+bool WorkerProcess::leader_exited() const {
+  if (reaped_) return true;
+  siginfo_t info{};
+  // WNOWAIT: the exited worker stays a zombie, so its id names no other process group until reap().
+  return ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_;
+}
+
+void WorkerProcess::reap() {
+  if (reaped_) return;
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+  }
+  // What the worker started ends with it: its group, killed while the unreaped worker still holds the
+  // group's id (no other group can have it). A process that left the group on purpose (setsid, a
+  // daemon) is out of reach; see the README's "Surviving faults and interruptions".
+  ::kill(-pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  reaped_ = true;
+  signal_ = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 WorkerProcess::~WorkerProcess() {
@@ -208,30 +238,14 @@ void WorkerProcess::terminate(std::chrono::milliseconds grace) {
   if (reaped_) return;
   ::kill(-pid_, SIGTERM);
   const auto until = std::chrono::steady_clock::now() + grace;
-  while (std::chrono::steady_clock::now() < until) {
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      reaped_ = true;
-      signal_ = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      ::kill(-pid_, SIGKILL);  // members that outlived their leader
-      return;
-    }
+  while (std::chrono::steady_clock::now() < until && !leader_exited())
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ::kill(-pid_, SIGKILL);
-  wait();
+  if (!leader_exited()) ::kill(-pid_, SIGKILL);
+  reap();
 }
 
 std::string WorkerProcess::wait() {
-  if (!reaped_) {
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    reaped_ = true;
-    signal_ = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
+  reap();
   return signal_ ? "signal " + signal_name(signal_) : fmt::format("exit {}", exit_code_);
 }
 

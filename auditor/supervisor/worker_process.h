@@ -3,7 +3,8 @@
 // its stderr goes to an unlinked file in the temporary folder, read back for crash reports: nothing
 // of it is left behind, even when the supervisor is killed. Its TMPDIR is a folder of its own in the
 // temporary folder (supervisor/worker_folder.h). The child runs in a process group of its own,
-// so a Ctrl-C on the terminal reaches only the supervisor, which then ends its workers.
+// so a Ctrl-C on the terminal reaches only the supervisor, which then ends its workers, and when it
+// ends, however it ends, its group is killed: what it started does not outlive it.
 #include <sys/types.h>
 
 #include <chrono>
@@ -45,8 +46,14 @@ class WorkerProcess : public Worker {
   bool has_line(std::chrono::steady_clock::time_point deadline);
 
  private:
-  // Reads what is there into the buffer, waiting up to `deadline`; false at the end of the output.
+  // Reads what is there into the buffer, waiting up to `deadline`; false at the end of the output or,
+  // once the worker has exited, when nothing it wrote is left to read.
   bool fill(std::chrono::steady_clock::time_point deadline);
+  bool leader_exited() const;
+  // Waits for the worker's exit, kills what is left of its process group, and collects its status.
+  void reap();
+  // How often a silent pipe is checked for its worker's exit.
+  static constexpr int kExitPollMilliseconds = 250;
   void start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& environment);
   std::unique_ptr<WorkerFolder> folder_;  // the child's TMPDIR (supervisor/worker_folder.h)
   pid_t pid_ = -1;

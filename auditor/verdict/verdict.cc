@@ -49,7 +49,9 @@ std::optional<Verdict> judge_failure(const Cell& cell, const std::vector<Process
 
 // Names the first output of the first run that differs from process 0's run 0.
 std::optional<Divergence> divergence_by_digest(const std::vector<ProcessObservation>& observations) {
-  const auto& reference = observations.front().runs.front();
+  const auto* first = first_with_runs(observations);
+  if (!first) return std::nullopt;
+  const auto& reference = first->runs.front();
   for (const auto& observation : observations)
     for (std::size_t run = 0; run < observation.runs.size(); ++run) {
       const auto& outputs = observation.runs[run].outputs;
@@ -84,6 +86,12 @@ std::string sensitivity_text(const Sensitivity& sensitivity) {
 
 bool is_vacuous(const Verdict& verdict) {
   return verdict.kind == VerdictKind::deterministic && verdict.sensitivity && verdict.sensitivity->insensitive();
+}
+
+const ProcessObservation* first_with_runs(const std::vector<ProcessObservation>& observations) {
+  const auto found = std::find_if(observations.begin(), observations.end(),
+                                  [](const ProcessObservation& observation) { return !observation.runs.empty(); });
+  return found == observations.end() ? nullptr : &*found;
 }
 
 Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observations) {

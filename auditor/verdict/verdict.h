@@ -68,6 +68,10 @@ std::string quiet_runs_text(Documented documented, const FlagSet& settings, cons
 
 Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observations);
 
+// The first process that ran anything (a journal may hold a process with no runs beside others that
+// ran): what a cell's outputs are compared with. Null when no process ran.
+const ProcessObservation* first_with_runs(const std::vector<ProcessObservation>& observations);
+
 // "48.2% of 'output' (482 of 1000 elements) change bits under 3 other accumulation orders (floor 10%)".
 std::string sensitivity_text(const Sensitivity& sensitivity);
 // A deterministic verdict of inputs that could not show a reordering says nothing: true then.

@@ -4,6 +4,7 @@
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include "hash/tensor_digest.h"
 #include "worker/digest_pipeline.h"
 
 namespace repro_audit {
@@ -32,12 +33,14 @@ class PinnedCopier : public OutputCopier {
   std::unique_ptr<HostCopy> copy(const NamedTensors& outputs) override {
     std::vector<at::Tensor> host, sources;
     for (const auto& [_, tensor] : outputs) {
-      auto dense = tensor.is_sparse() ? tensor.to_dense() : tensor;
-      auto source = dense.detach().contiguous();
-      if (!source.is_cuda()) {  // an output already on the host: nothing to overlap
-        host.push_back(source.to(at::kCPU).contiguous());
+      // An output already on the host has nothing to overlap; a sparse, quantized or conjugate/negative
+      // view output is copied as the canonical form keeps it (hash/tensor_digest.h), at once.
+      if (!tensor.is_cuda() || tensor.layout() != at::kStrided || tensor.is_quantized() || tensor.is_conj() ||
+          tensor.is_neg()) {
+        host.push_back(canonical_tensor(tensor));
         continue;
       }
+      auto source = tensor.detach().contiguous();
       auto pinned = at::empty(source.sizes(), source.options().device(at::kCPU).pinned_memory(true));
       pinned.copy_(source, /*non_blocking=*/true);
       host.push_back(pinned);

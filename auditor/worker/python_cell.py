@@ -72,9 +72,9 @@ class Cell:
             return
         for (name, tensor), (_, value) in zip(outputs, digests):
             if name not in self.copies:
-                self.copies[name] = (value, canonical(tensor).clone())
+                self.copies[name] = (value, tensor.detach().to("cpu", copy=True))
             elif self.copies[name][0] != value and name not in self.differences:
-                changed, elements, gap, ulp = difference(self.copies[name][1], canonical(tensor))
+                changed, elements, gap, ulp = difference(self.copies[name][1], tensor)
                 self.differences[name] = {"output": name, "run": run_index, "differing_elements": changed,
                                           "elements": elements, "max_abs_difference": gap, "max_ulp_difference": ulp}
 

@@ -63,6 +63,7 @@ DTYPE_TAGS = {
     torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16",
     torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char", torch.uint8: "Byte",
     torch.bool: "Bool", torch.complex64: "ComplexFloat", torch.complex128: "ComplexDouble",
+    torch.quint8: "QUInt8", torch.qint8: "QInt8", torch.qint32: "QInt32", torch.quint4x2: "QUInt4x2",
 }
 INT_VIEWS = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,
              torch.bfloat16: torch.int16}
@@ -107,22 +108,73 @@ def interpreter_facts():
     return facts
 
 
-def canonical(tensor):
+def comparable(tensor):
+    """The tensor's values, dense on the CPU, for counting differing elements (digests never copy it)."""
     tensor = tensor.detach()
-    if tensor.is_sparse:
+    if tensor.layout != torch.strided:
         tensor = tensor.to_dense()
-    return tensor.to("cpu").contiguous()
+    if tensor.is_quantized:
+        tensor = tensor.int_repr()
+    return tensor.resolve_conj().resolve_neg().to("cpu").contiguous()
+
+
+# A sparse result larger than this is not made dense to count its differing elements (2 GiB of float64).
+MAX_DENSE_ELEMENTS = 1 << 28
+# Hashed this many bytes at a time: no copy of a large tensor, and no size the ctypes calls cannot take.
+DIGEST_CHUNK = 64 << 20
+SPARSE_PARTS = {
+    torch.sparse_coo: ("indices", "values"), torch.sparse_csr: ("crow_indices", "col_indices", "values"),
+    torch.sparse_bsr: ("crow_indices", "col_indices", "values"),
+    torch.sparse_csc: ("ccol_indices", "row_indices", "values"),
+    torch.sparse_bsc: ("ccol_indices", "row_indices", "values"),
+}
+
+
+def properties(tensor):
+    """What beyond dtype, sizes and values tells two tensors apart, as text after the dtype tag; empty for an
+    ordinary dense tensor, whose digest is as it always was. Matches hash/tensor_digest.cc."""
+    if tensor.layout != torch.strided:
+        if tensor.layout not in SPARSE_PARTS:
+            raise CellError(f"cannot digest a tensor of layout {tensor.layout}")
+        text = ";layout=" + str(tensor.layout).replace("torch.", "")
+        if tensor.layout == torch.sparse_coo:  # as stored: the order of its entries is part of it
+            text += ";coalesced=" + ("1" if tensor.is_coalesced() else "0")
+        for part in SPARSE_PARTS[tensor.layout]:
+            value = getattr(tensor, "_" + part if tensor.layout == torch.sparse_coo else part)()
+            text += f";{part}={digest(value)}"
+        return text
+    text = (";conj" if tensor.is_conj() else "") + (";neg" if tensor.is_neg() else "")
+    if tensor.is_quantized:
+        scheme = tensor.qscheme()
+        text += ";qscheme=" + str(scheme).replace("torch.", "")
+        if scheme in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+            scale = struct.unpack("<Q", struct.pack("<d", tensor.q_scale()))[0]
+            text += f";scale={scale:016x};zero_point={tensor.q_zero_point()}"
+        else:
+            text += (f";axis={tensor.q_per_channel_axis()};scales={digest(tensor.q_per_channel_scales())}"
+                     f";zero_points={digest(tensor.q_per_channel_zero_points())}")
+    return text
 
 
 def digest(tensor):
-    """XXH3-128 over the dtype tag and a 0 byte, rank and sizes (little-endian 64-bit), the elements."""
-    tensor = canonical(tensor)
+    """XXH3-128 over the dtype tag and its properties and a 0 byte, rank and sizes (little-endian 64-bit),
+    then the elements as stored (a conjugate or negative view's bits cleared, named in the properties);
+    a sparse tensor's parts are digested each, in its properties, with no elements after them."""
+    tensor = tensor.detach()
+    tag = DTYPE_TAGS.get(tensor.dtype, str(tensor.dtype)) + properties(tensor)
     state = xxhash.xxh3_128()
-    state.update(DTYPE_TAGS.get(tensor.dtype, str(tensor.dtype)).encode() + b"\0" + struct.pack("<Q", tensor.dim()))
+    state.update(tag.encode() + b"\0" + struct.pack("<Q", tensor.dim()))
     state.update(b"".join(struct.pack("<q", size) for size in tensor.shape))
-    size = tensor.numel() * tensor.element_size()
-    if size:
-        state.update(ctypes.string_at(tensor.data_ptr(), size))
+    if tensor.layout != torch.strided:
+        return state.hexdigest()
+    if tensor.is_conj():
+        tensor = tensor.conj()
+    if tensor.is_neg():
+        tensor = tensor._neg_view()
+    tensor = tensor.to("cpu").contiguous()
+    address, size = tensor.data_ptr(), tensor.numel() * tensor.element_size()
+    for offset in range(0, size, DIGEST_CHUNK):
+        state.update((ctypes.c_char * min(DIGEST_CHUNK, size - offset)).from_address(address + offset))
     return state.hexdigest()
 
 
@@ -148,9 +200,13 @@ def named_tensors(value, name, found):
 
 
 def difference(reference, tensor):
-    """Differing elements, max abs and max ULP difference between two runs' copies of one output."""
-    if reference.shape != tensor.shape or reference.dtype != tensor.dtype:
+    """Differing elements, max abs and max ULP difference between two runs' copies of one output; not
+    counted (-1) when their shapes, dtypes or layouts differ, or a sparse one is too large to make dense."""
+    if reference.shape != tensor.shape or reference.dtype != tensor.dtype or reference.layout != tensor.layout:
         return -1, 0, 0.0, 0.0
+    if tensor.layout != torch.strided and tensor.numel() > MAX_DENSE_ELEMENTS:
+        return -1, tensor.numel(), 0.0, 0.0
+    reference, tensor = comparable(reference), comparable(tensor)
     if reference.dtype in INT_VIEWS:
         kind = INT_VIEWS[reference.dtype]
         bits = [t.view(kind).to(torch.int64) for t in (reference, tensor)]

@@ -2,6 +2,10 @@
 // while a collective audit runs ends the audit with exit 2 naming the folder, never as a cell's
 // verdict, and the journal keeps what finished for --resume. Nothing waits for the cell's whole
 // time limit on a rendezvous folder that is gone.
+#include <sys/stat.h>
+
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
@@ -117,6 +121,33 @@ TEST_F(EnvironmentFailure, ARendezvousFolderRemovedWhileTheRanksMeetEndsTheAudit
   EXPECT_NE(text.find("the ranks' rendezvous folder " + rendezvous.string() + " was removed"), std::string::npos)
       << text;
   EXPECT_EQ(text.find("Contradictions"), std::string::npos) << text;
+}
+
+class WorkerFolders : public CliTest {};
+
+// A shared /tmp holds what other users made: folders that share the worker folders' prefix, one named
+// like the tool's with a FIFO or a link as its owner mark. Every audit starts without waiting on them
+// (a FIFO opened for reading blocks until a writer comes) and leaves them as they were.
+TEST_F(WorkerFolders, WhatOthersMadeInTheTemporaryFolderNeitherStopsTheAuditNorIsRemoved) {
+  const auto temporary = folder_ / "tmp";
+  const std::vector<fs::path> theirs = {
+      temporary / "repro-audit-worker-mynotes", temporary / "repro-audit-worker-fifo01",
+      temporary / "repro-audit-worker-fifo02", temporary / "repro-audit-worker-nomark"};
+  for (const auto& folder : theirs) {
+    fs::create_directories(folder);
+    std::ofstream(folder / "notes.txt") << "kept";
+    fs::last_write_time(folder, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  }
+  ASSERT_EQ(::mkfifo((theirs[1] / ".owner").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((temporary / "fifo").c_str(), 0600), 0);
+  fs::create_symlink(temporary / "fifo", theirs[2] / ".owner");
+  const auto started = std::chrono::steady_clock::now();
+  const auto result = run("run " + kSmallAudit + " --processes 1 --no-cost",
+                          "timeout -s KILL 120 env TMPDIR=" + temporary.string() + " XDG_STATE_HOME=" + path("state"));
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_LT(seconds_since(started), 60) << result.output;
+  for (const auto& folder : theirs) EXPECT_EQ(slurp(folder / "notes.txt"), "kept") << folder;
+  EXPECT_EQ(count_files(temporary, ""), static_cast<int>(theirs.size()) + 1);  // theirs and the FIFO only
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 // `repro-audit py`: the user's Python callable run by its interpreter through the shipped runner.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 #include <vector>
 #include <gtest/gtest.h>
 
@@ -196,6 +199,70 @@ TEST_F(PythonCallable, GivesBadCallablesAClearVerdict) {
   EXPECT_NE(ran.output.find("verdict here: deterministic; in the report: deterministic"), std::string::npos)
       << ran.output;
   EXPECT_NE(ran.output.find("1 of 1 digest(s) seen here were seen by the audit"), std::string::npos) << ran.output;
+}
+
+// The py runner's digest tells results apart by what lies beyond dtype, shape and values: a conjugate or
+// negative view, a quantized tensor's scale, zero point or per-channel scales, a sparse tensor's values.
+// Sparse results of every layout, one of 2^40 elements and a dense one over 2 GiB are digested as they
+// are, with no error blamed on the callable.
+TEST_F(PythonCallable, TheDigestTellsApartEveryPropertyAndTakesEveryLayout) {
+  const std::string properties = std::string(test_paths::kSourceDir) + "/tests/cli/py/digest_properties.py";
+  const std::vector<std::string> alternating = {"alternates_conj",           "alternates_neg",
+                                                "alternates_scale",          "alternates_zero_point",
+                                                "alternates_channel_scales", "alternates_csr_value"};
+  const std::vector<std::string> steady = {"sparse_layouts", "huge_sparse", "two_gib"};
+  std::string config = "models:\n";
+  for (const auto& list : {alternating, steady})
+    for (const auto& name : list) config += "  - callable: " + properties + ":" + name + "\n";
+  const auto cells = audit("--config " + write("audit.yaml", config) +
+                               " --device cpu --repeats 2 --processes 1 --no-cost --profile default --axis threads=1",
+                           1);
+  if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  const auto cell = [&](const std::string& name) {
+    return cells.at("py.digest_properties-" + name + "/call@cpu|threads=1");
+  };
+  for (const auto& name : alternating) EXPECT_EQ(cell(name).at("verdict"), "nondeterministic") << cell(name).dump();
+  for (const auto& name : steady) EXPECT_EQ(cell(name).at("verdict"), "deterministic") << cell(name).dump();
+  EXPECT_EQ(output_names(cell("sparse_layouts")),
+            (std::vector<std::string>{"output.coo", "output.csr", "output.csc", "output.bsr", "output.bsc"}));
+}
+
+// Is `pid` a process that still runs (a zombie, killed and waiting for init to reap it, does not)?
+bool runs(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  const auto stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+// A callable whose child keeps the worker's descriptors (os.fork, Popen(close_fds=False): what data
+// loaders and compile pools do): the worker's end is its exit, so the audit ends promptly with its
+// report, and nothing the callable started outlives the audit.
+TEST_F(PythonCallable, WhatACallableStartsNeitherHoldsUpTheAuditNorOutlivesIt) {
+  const auto markers = folder_ / "markers";
+  fs::create_directories(markers);
+  std::string config = "models:\n";
+  for (const std::string name : {"forks_a_holder", "starts_a_sleep"})
+    config += "  - callable: " + kBad + ":" + name + "\n";
+  const auto started = std::chrono::steady_clock::now();
+  const auto cells = audit("--config " + write("audit.yaml", config) +
+                               " --device cpu --repeats 2 --processes 1 --no-cost --profile default --axis threads=1",
+                           0, "timeout -s KILL 300 env REPRO_AUDIT_TEST_MARKERS=" + markers.string());
+  if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  // Each worker waited 60 s for the end of its output, then the supervisor crashed; now neither.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 60) << output_;
+  for (const auto& [key, cell] : cells) EXPECT_EQ(cell.at("verdict"), "deterministic") << key;
+  EXPECT_EQ(cells.size(), 2u);
+  std::vector<pid_t> children;
+  for (const auto& marker : fs::directory_iterator(markers)) children.push_back(std::stoi(slurp(marker.path())));
+  EXPECT_GE(children.size(), 2u);  // a child per call of each callable
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (const pid_t child : children) {
+    while (runs(child) && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(runs(child)) << "process " << child << " of the callable outlived the audit";
+    if (runs(child)) ::kill(child, SIGKILL);
+  }
 }
 
 }  // namespace

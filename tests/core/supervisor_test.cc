@@ -102,6 +102,27 @@ TEST_F(Supervising, AWorkerThatRanACellThenFallsSilentBlamesTheNextCellAsBefore)
   EXPECT_NE(result.observations.at("b").at(0).message.find("did not start in time"), std::string::npos);
 }
 
+// A worker that reported every cell but whose output does not end (a process it started holds the
+// pipe, or its exit is held up): stopped after a short while, no cell blamed, fresh or resumed.
+TEST_F(Supervising, AWorkerThatReportedEveryCellThenFallsSilentIsStoppedBlamingNothing) {
+  for (const bool resumed : {false, true}) {
+    FakeLauncher launcher;
+    options_.launcher = &launcher;
+    options_.startup_allowance = 50ms;
+    options_.finished =
+        resumed ? std::set<std::pair<std::string, int>>{{"a", 0}, {"b", 0}} : std::set<std::pair<std::string, int>>{};
+    Script script{{}, 0, true};
+    for (const std::string key : {"a", "b", "c"})
+      if (!resumed || key == "c") script.lines.insert(script.lines.end(), {start_line(key), cell_line(key)});
+    launcher.scripts.push_back(script);
+    const auto result = run();
+    EXPECT_FALSE(result.interrupted);
+    EXPECT_EQ(to_string(result.observations.at("c").at(0).status), "ok");
+    EXPECT_EQ(result.observations.size(), resumed ? 1u : 3u);
+    EXPECT_EQ(launcher.requests.size(), 1u) << "a worker was started for no cell";
+  }
+}
+
 TEST_F(Supervising, FinishedCellRunsAreNotRunAgain) {
   options_.processes = 2;
   options_.finished = {{"a", 0}, {"b", 1}};

@@ -53,6 +53,17 @@ TEST(Verdict, DivergenceOnlyAcrossProcessesNamesTheOutput) {
   EXPECT_EQ(verdict.divergence->differing_elements, -1);
 }
 
+// A first process with no runs (a journal's entry beside processes that ran) is not what the others are
+// compared with: the first that ran is.
+TEST(Verdict, AFirstProcessWithoutRunsIsPassedOverForTheReference) {
+  auto idle = process(0, {});
+  const auto verdict = judge(cell_with("off"), {idle, process(1, {"a", "b"}), process(2, {"a", "a"})});
+  EXPECT_EQ(verdict.kind, VerdictKind::nondeterministic);
+  ASSERT_TRUE(verdict.divergence);
+  EXPECT_EQ(verdict.divergence->run, 1);
+  EXPECT_EQ(first_with_runs({idle}), nullptr);
+}
+
 TEST(Verdict, RaisesOnlyUnderDeterministicModeAndOnlyForDeterminismErrors) {
   ProcessObservation raised;
   raised.status = ObservationStatus::exception;

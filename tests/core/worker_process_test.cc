@@ -1,12 +1,15 @@
 // A worker process's own temporary folder: made for it, its TMPDIR, and gone when it ends however it ends.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "common/user_error.h"
 #include "supervisor/worker_folder.h"
@@ -132,6 +135,136 @@ TEST_F(WorkerFolders, ALinkNamedLikeAWorkersFolderIsLeftAlone) {
   EXPECT_EQ(remove_abandoned_worker_folders(folder_.string()), 0);
   EXPECT_TRUE(fs::is_symlink(link));
   EXPECT_TRUE(fs::exists(target / "data"));
+}
+
+class WorkerProcesses : public WorkerFolders {
+ protected:
+  // Whether `pid` still runs; a zombie (killed, its parent gone, waiting for init) does not.
+  static bool runs(pid_t pid) {
+    if (::kill(pid, 0) != 0) return false;
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    const std::string stat((std::istreambuf_iterator<char>(in)), {});
+    const auto close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+  }
+  static bool ends_within(pid_t pid, std::chrono::milliseconds limit) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (runs(pid) && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(20ms);
+    return !runs(pid);
+  }
+};
+
+// A process the worker started keeps its output open (a data loader's worker, a compile pool): the
+// worker's end is its exit, found out at once rather than at the deadline, and what it started goes
+// with it, whether it exited or was stopped.
+TEST_F(WorkerProcesses, AWorkerEndsAtItsExitAndWhatItStartedEndsWithIt) {
+  for (const bool stopped : {false, true}) {
+    auto worker = start(std::string("{ sleep 777 & } ; echo $! ; ") + (stopped ? "sleep 777" : "exit 3"));
+    first_line(*worker);
+    const pid_t child = std::stoi(first_line(*worker));
+    const auto asked = std::chrono::steady_clock::now();
+    std::string line;
+    if (stopped) {
+      EXPECT_EQ(worker->read_line(line, asked + 300ms), Worker::ReadStatus::deadline);
+      worker->terminate(50ms);
+    } else {
+      EXPECT_EQ(worker->read_line(line, asked + 30s), Worker::ReadStatus::end_of_output) << line;
+      EXPECT_LT(std::chrono::steady_clock::now() - asked, 5s) << "waited for the end of output, not the exit";
+      EXPECT_EQ(worker->wait(), "exit 3");
+    }
+    EXPECT_TRUE(ends_within(child, 5s)) << "the worker's child " << child << " outlived it";
+    if (runs(child)) ::kill(child, SIGKILL);
+  }
+}
+
+// A folder of the tool's whose owner was killed with SIGKILL: what every sweep below must still remove,
+// so a sweep that left everything alone (or stopped early) fails.
+fs::path abandoned_folder(const fs::path& parent) {
+  int ends[2];
+  EXPECT_EQ(::pipe(ends), 0);
+  const pid_t owner = ::fork();
+  if (owner == 0) {
+    const auto* kept = new WorkerFolder(parent.string());  // never destroyed
+    (void)!::write(ends[1], kept->path().data(), kept->path().size());
+    ::raise(SIGKILL);
+  }
+  ::close(ends[1]);
+  char path[4096];
+  const auto n = ::read(ends[0], path, sizeof path);
+  ::close(ends[0]);
+  ::waitpid(owner, nullptr, 0);
+  return std::string(path, n > 0 ? static_cast<std::size_t>(n) : 0);
+}
+
+// A folder of the user's named `name` in `parent`, holding a file, an hour old.
+fs::path users_folder(const fs::path& parent, const std::string& name) {
+  const auto folder = parent / name;
+  fs::create_directories(folder);
+  std::ofstream(folder / "notes.txt") << "mine";
+  fs::last_write_time(folder, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  return folder;
+}
+
+// The sweep, in a child that is killed after 20 s: a sweep that blocks fails the test instead of hanging it.
+int sweep_within_a_time_limit(const fs::path& parent) {
+  const pid_t sweeper = ::fork();
+  if (sweeper == 0) {
+    ::alarm(20);
+    ::_exit(remove_abandoned_worker_folders(parent.string()));
+  }
+  int status = 0;
+  ::waitpid(sweeper, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status)) << "the sweep blocked (ended by signal " << WTERMSIG(status) << ")";
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Folders of the user's that share the prefix, or are named like the tool's but carry no owner mark of
+// its own, are never the tool's to remove, however old.
+TEST_F(WorkerFolders, AUsersFoldersWithThePrefixAreLeftAlone) {
+  const std::vector<fs::path> mine = {
+      users_folder(folder_, "repro-audit-worker-mynotes"),  // not the generated pattern
+      users_folder(folder_, "repro-audit-worker-"),        users_folder(folder_, "repro-audit-worker-ab_12"),
+      users_folder(folder_, "repro-audit-worker-abc123"),  // the pattern, without a mark
+      users_folder(folder_, "repro-audit-worker-abc124"),  // the pattern, a mark of other content
+      users_folder(folder_, "repro-audit-worker-abc125"),  // the pattern, the mark a folder
+  };
+  std::ofstream(mine[4] / ".owner") << "my own file";
+  fs::create_directories(mine[5] / ".owner");
+  const auto gone = abandoned_folder(folder_);
+  EXPECT_EQ(sweep_within_a_time_limit(folder_), 1);
+  EXPECT_FALSE(fs::exists(gone));
+  for (const auto& folder : mine) EXPECT_TRUE(fs::exists(folder / "notes.txt")) << folder;
+}
+
+// An owner mark that is a FIFO, a link to a FIFO or a link to a file (another local user's trap in a
+// shared /tmp) neither blocks the sweep nor gets its folder removed.
+TEST_F(WorkerFolders, AFifoOrLinkAsTheOwnerMarkIsLeftAloneWithoutBlocking) {
+  const auto fifo = folder_ / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto mark = folder_ / "mark";
+  std::ofstream(mark) << "repro-audit worker folder\n";
+  const auto with_fifo = users_folder(folder_, "repro-audit-worker-fifo01");
+  ASSERT_EQ(::mkfifo((with_fifo / ".owner").c_str(), 0600), 0);
+  const auto linked_fifo = users_folder(folder_, "repro-audit-worker-fifo02");
+  fs::create_symlink(fifo, linked_fifo / ".owner");
+  const auto linked_file = users_folder(folder_, "repro-audit-worker-link01");
+  fs::create_symlink(mark, linked_file / ".owner");
+  const auto gone = abandoned_folder(folder_);
+  EXPECT_EQ(sweep_within_a_time_limit(folder_), 1);
+  EXPECT_FALSE(fs::exists(gone));
+  for (const auto& folder : {with_fifo, linked_fifo, linked_file})
+    EXPECT_TRUE(fs::exists(folder / "notes.txt")) << folder;
+}
+
+// A folder of another user, even one the tool made for them, is theirs to sweep.
+TEST_F(WorkerFolders, AnotherUsersFolderIsLeftAlone) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a folder to another user";
+  const auto theirs = abandoned_folder(folder_);
+  std::ofstream(theirs / "notes.txt") << "theirs";
+  for (const auto& path : {theirs, theirs / ".owner", theirs / "notes.txt"})
+    ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0) << path;
+  EXPECT_EQ(sweep_within_a_time_limit(folder_), 0);
+  EXPECT_TRUE(fs::exists(theirs / "notes.txt"));
 }
 
 TEST_F(WorkerFolders, AMissingTemporaryFolderIsAnEnvironmentErrorNamingIt) {

@@ -34,3 +34,26 @@ def hangs():
 def fine(seed):
     generator = torch.Generator().manual_seed(seed)
     return torch.randn(8, generator=generator).cumsum(0)
+
+
+def _mark(pid):
+    """Writes a pid the test checks is gone after the audit (REPRO_AUDIT_TEST_MARKERS: a folder)."""
+    with open(os.path.join(os.environ["REPRO_AUDIT_TEST_MARKERS"], str(pid)), "w") as marker:
+        marker.write(str(pid))
+
+
+def forks_a_holder():
+    # The child keeps every descriptor of the worker, its event pipe too, as a data loader's workers do.
+    pid = os.fork()
+    if pid == 0:
+        _mark(os.getpid())
+        time.sleep(777)
+        os._exit(0)
+    return torch.arange(4.0)
+
+
+def starts_a_sleep():
+    import subprocess
+    child = subprocess.Popen(["sleep", "777"], close_fds=False)
+    _mark(child.pid)
+    return torch.arange(4.0)
