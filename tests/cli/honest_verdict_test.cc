@@ -72,7 +72,7 @@ TEST_F(HonestVerdicts, AJournaledInterruptionFromAnEarlierVersionRunsAgain) {
   }
   const auto resumed = run("run --resume " + journal.string() + " --json " + path("r.json"));
   EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_NE(resumed.output.find("interrupted, not crashed"), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find("run again: 1 interrupted, not finished"), std::string::npos) << resumed.output;
   EXPECT_EQ(json::parse(slurp(folder_ / "r.json")).at("cells").at(0).at("verdict"), "deterministic");
 }
 
