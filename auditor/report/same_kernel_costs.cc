@@ -29,14 +29,14 @@ std::vector<SameKernelPair> same_kernel_pairs(const Report& report) {
     if (cell.verdict.kind == VerdictKind::deterministic && cell.cost)
       groups[{cell.cell.probe, cell.cell.variant, cell.cell.device, setting(cell.cell, "threads")}].push_back(&cell);
   std::vector<SameKernelPair> pairs;
-  for (const auto& [group, cells] : groups)
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      const auto names = kernel_names(*cells[i]);
-      if (names.empty()) continue;
+  for (const auto& [group, cells] : groups) {
+    std::vector<std::set<std::string>> names;
+    for (const auto* cell : cells) names.push_back(kernel_names(*cell));
+    for (std::size_t i = 0; i < cells.size(); ++i)
       for (std::size_t j = i + 1; j < cells.size(); ++j)
-        if (cells[i]->cell.settings != cells[j]->cell.settings && kernel_names(*cells[j]) == names)
+        if (!names[i].empty() && names[i] == names[j] && cells[i]->cell.settings != cells[j]->cell.settings)
           pairs.push_back({cells[i]->cell.key, cells[j]->cell.key, *cells[i]->cost, *cells[j]->cost});
-    }
+  }
   return pairs;
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "common/program_path.h"
 #include "common/user_error.h"
 #include "supervisor/worker_process.h"
@@ -117,12 +118,9 @@ std::string checked_writable_folder(const std::string& option, const std::string
   fs::create_directories(folder, error);
   if (error) fail(error.value() == EEXIST ? "is a file, not a folder" : "cannot be made: " + error.message());
   if (!fs::is_directory(folder, error)) fail(error ? error.message() : "is a file, not a folder");
-  // access() says yes to root on a read-only folder: a file made and removed is the answer.
-  auto probe = (folder / ".repro-audit-write-check-XXXXXX").string();
-  const int fd = ::mkstemp(probe.data());
-  if (fd < 0) fail(fmt::format("cannot be written: {}", std::strerror(errno)));
-  ::close(fd);
-  ::unlink(probe.c_str());
+  // access() says yes to root on a read-only folder: a file made (and gone) is the answer.
+  if (const auto problem = creation_problem(folder.string()); !problem.empty())
+    fail(fmt::format("cannot be written: {}", problem));
   return folder.string();
 }
 
