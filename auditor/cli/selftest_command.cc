@@ -57,6 +57,32 @@ class ScriptsFolder {
   bool kept_ = false;
 };
 
+// A control that must race but whose runs all agreed (on a busy machine its threads may not have run at
+// once) is audited again, at most twice, with 5 times the runs; a cell that races then replaces the
+// first. Returns false when an audit was interrupted.
+bool race_controls_again(Config config, const Catalogue& catalogue, const AuditOptions& options, Report& report) {
+  config.repeats *= 5;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::set<std::string> probes;
+    for (const auto& cell : report.cells) {
+      const auto* probe = find_probe(catalogue, cell.cell.probe);
+      if (probe && probe->control_expects == VerdictKind::nondeterministic &&
+          cell.verdict.kind != VerdictKind::nondeterministic)
+        probes.insert(cell.cell.probe);
+    }
+    if (probes.empty()) return true;
+    config.probes.clear();
+    for (const auto& probe : probes) config.probes.push_back({probe, {}});
+    const auto again = run_audit(config, catalogue, options);
+    if (!again.report.complete) return false;
+    remove_finished_journal(again);
+    for (auto& cell : report.cells)
+      for (const auto& raced : again.report.cells)
+        if (raced.cell.key == cell.cell.key && raced.verdict.kind == VerdictKind::nondeterministic) cell = raced;
+  }
+  return true;
+}
+
 // Every probe with a Python form, on the CPU under strict with one thread: its repro.py run with
 // `python` (checked: it starts and imports torch) must give the C++ probe's digests (or verdict, where
 // it declares why not).
@@ -77,9 +103,10 @@ int python_parity(const PythonCheck& python) {
   std::cout << fmt::format(
       "\nPython parity: {} probes on the CPU under strict, 1 thread, against {} (Python {}, torch {})\n",
       config.probes.size(), python.python, python.python_version, python.torch_version);
-  const auto result = run_audit(config, catalogue, options);
+  auto result = run_audit(config, catalogue, options);
   if (!result.report.complete) return 130;
   remove_finished_journal(result);
+  if (!race_controls_again(config, catalogue, options, result.report)) return 130;
   ScriptsFolder folder;
   ParityOptions parity{python.python,
                        folder.path(),

@@ -276,7 +276,10 @@ ParityResult run_parity(const Report& report, const Catalogue& catalogue, const 
       result.python_torch = nlohmann::json::parse(run.last_line, nullptr, false).value("torch", "");
   }
   // A race needs its threads to run at once, which on a busy machine they may not: a script that saw
-  // one result where the C++ runs saw several is run again, at most twice, before that is a mismatch.
+  // one result where the C++ runs saw several is run again, at most twice and with 5 times the runs,
+  // before that is a mismatch.
+  auto race_options = options;
+  race_options.runs = std::max(options.runs * 5, 10);
   for (int attempt = 0; attempt < 2 && hung.empty() && result.complete; ++attempt) {
     std::vector<std::size_t> again;
     for (std::size_t i = 0; i < result.cells.size(); ++i)
@@ -290,7 +293,7 @@ ParityResult run_parity(const Report& report, const Catalogue& catalogue, const 
       exported_again.push_back(exported[i]);
       cells_again.push_back(cells[i]);
     }
-    const auto reruns = run_scripts(exported_again, cells_again, options, hung);
+    const auto reruns = run_scripts(exported_again, cells_again, race_options, hung);
     for (std::size_t k = 0; k < again.size(); ++k)
       if (!reruns[k].last_line.empty())
         result.cells[again[k]] = compare_with_script(
