@@ -2,7 +2,7 @@
 // entry and per query row, and of embedding_bag per bag.
 #include <fmt/format.h>
 
-#include "worker/invariance.h"
+#include "probe/invariance.h"
 
 namespace repro_audit {
 namespace {

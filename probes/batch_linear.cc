@@ -1,7 +1,7 @@
 // Batch invariance of the matrix products: one request's row of x @ w (and of addmm, bmm and the
 // input gradient of linear) against the same row computed alone. A BLAS picks its kernel and
 // blocking by the number of rows, so a row's bits can depend on how many other rows share the call.
-#include "worker/invariance.h"
+#include "probe/invariance.h"
 
 namespace repro_audit {
 namespace {

@@ -1,7 +1,7 @@
 // Batch invariance of row-wise ops: softmax, log_softmax, layer_norm, rms_norm, and row sum and
 // mean over 4096 columns. Each row is computed on its own in principle; whether the kernel's
 // vectorisation or threading split depends on the batch is what this measures.
-#include "worker/invariance.h"
+#include "probe/invariance.h"
 
 namespace repro_audit {
 namespace {

@@ -1,6 +1,6 @@
 // bincount with weights: 2^20 values into 1024 bins. CUDA accumulates the weights with atomicAdd
 // and raises under deterministic algorithms; the CPU kernel is serial.
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <thread>
 
-#include "worker/probe.h"
-#include "worker/rank_group.h"
+#include "probe/probe.h"
+#include "ranks/rank_group.h"
 
 namespace repro_audit {
 namespace {
@@ -47,7 +47,7 @@ const bool registered =
                        .prepare(rank_fault)
                        .no_python("a fault control fails on purpose to test the auditor; it has no op to report")) &&
     register_probe(ProbeBuilder("control.rank_absent")
-                       .describe("the last rank never joins the group (worker/collective_cell.h)")
+                       .describe("the last rank never joins the group (runners/collective_cell.h)")
                        .collective()
                        .variant(Variant("default", "the last rank never joins").parameter("fault", "absent"))
                        .on_request_only()

@@ -1,13 +1,13 @@
-// Collectives across ranks (worker/rank_group.h): all_reduce, reduce_scatter, all_gather and a
+// Collectives across ranks (ranks/rank_group.h): all_reduce, reduce_scatter, all_gather and a
 // DDP-style bucketed gradient all-reduce. Every rank draws the same 24 contributions, as a global batch
 // of 24 examples split across the ranks would give them: rank r of W holds contributions
 // [r*24/W, (r+1)*24/W) and sums its share in order before the collective, so a result changes with W
-// only through the order of the sums. Without ranks (the sensitivity check, worker/sensitivity.h) a
+// only through the order of the sums. Without ranks (the sensitivity check, probe/sensitivity.h) a
 // probe computes the same result in one process: every contribution summed in order.
 #include <fmt/format.h>
 
-#include "worker/probe.h"
-#include "worker/rank_group.h"
+#include "probe/probe.h"
+#include "ranks/rank_group.h"
 
 namespace repro_audit {
 namespace {

@@ -1,7 +1,7 @@
 // The control probes: a racy accumulation that must always be caught, and its ordered twin that
 // must never be. They prove the detector works on the machine at hand.
 #include "kernels/control_ops.h"
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

@@ -2,7 +2,7 @@
 // by construction, must always be caught) and its twin with fixed partial sums (must never be).
 // They prove the invariance detector works on the machine at hand.
 #include "kernels/control_ops.h"
-#include "worker/invariance.h"
+#include "probe/invariance.h"
 
 namespace repro_audit {
 namespace {

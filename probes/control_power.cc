@@ -10,7 +10,7 @@
 #include <string>
 
 #include "inputs/portable_values.h"
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

@@ -5,7 +5,7 @@
 #include <ATen/Context.h>
 
 #include "kernels/control_ops.h"
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

@@ -3,7 +3,7 @@
 // with atomics; deterministic algorithms or cudnn.deterministic restrict the choice.
 #include <torch/csrc/autograd/autograd.h>
 
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

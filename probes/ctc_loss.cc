@@ -1,7 +1,7 @@
 // ctc_loss backward: 16 sequences of 50 steps over 20 classes. CUDA documents CTCLoss backward as
 // raising under deterministic algorithms; the cuDNN path (float32, int32 targets on the CPU, full
 // input lengths) has been reported not to raise, which is what its own variant checks.
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

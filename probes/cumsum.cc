@@ -1,6 +1,6 @@
 // cumsum of 2^22 values. CUDA's floating-point cumsum switches to a deterministic kernel under
 // deterministic algorithms (recent releases; older ones raised). The CPU scan is serial.
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

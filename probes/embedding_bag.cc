@@ -1,7 +1,7 @@
 // embedding_bag backward: 1024 bags of 32 indices over a 1000 x 64 table.
 // CUDA documents mode='max' as raising under deterministic algorithms; sum and mean backward are
 // not listed (sorted segment reductions).
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

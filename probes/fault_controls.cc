@@ -9,7 +9,7 @@
 
 #include <ATen/Context.h>
 
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

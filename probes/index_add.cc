@@ -1,7 +1,7 @@
 // self.index_add_(0, index, source) with many duplicate indices.
 // CUDA adds with atomicAdd; deterministic algorithms switch to a sorted, ordered kernel.
 // The CPU kernel walks the index serially per slice, so it is deterministic.
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

@@ -3,7 +3,7 @@
 // (hence the bits) depends on scheduling; deterministic algorithms switch to a sort-based kernel.
 // CUDA: the accumulate path always sorts the indices first.
 // https://pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

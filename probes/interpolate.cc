@@ -7,7 +7,7 @@
 // path on every device, op for op; the others run the native kernels, as C++ and TorchScript do.
 #include <torch/nn/functional/upsampling.h>
 
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

@@ -1,7 +1,7 @@
 // Layout invariance: the same values as contiguous, transposed storage, a strided slice of a larger
 // tensor, a storage offset of one element and (conv) channels_last, through mm, conv2d, sum and
 // softmax. Kernels take other paths for other strides; whether the bits follow is what this measures.
-#include "worker/invariance.h"
+#include "probe/invariance.h"
 
 namespace repro_audit {
 namespace {

@@ -1,7 +1,7 @@
 // matmul 512x512 by 512x512. cuBLAS promises bitwise results only with a fixed workspace
 // configuration (CUBLAS_WORKSPACE_CONFIG=:4096:8 or :16:8); without one, deterministic algorithms
 // make cuBLAS calls raise.
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

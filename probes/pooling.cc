@@ -2,7 +2,7 @@
 // documented to raise under deterministic algorithms (AvgPool3d, AdaptiveAvgPool2d/3d,
 // AdaptiveMaxPool2d, FractionalMaxPool2d/3d); MaxPool3d switches to a deterministic kernel; the
 // others gather and are not listed. Every CPU kernel is deterministic.
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

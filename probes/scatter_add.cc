@@ -1,7 +1,7 @@
 // self.scatter_add_(0, index, src) with many duplicate indices.
 // CUDA adds with atomicAdd; deterministic algorithms switch implementation. The CPU kernel
 // reduces each output slice serially, so it is deterministic.
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

@@ -1,7 +1,7 @@
 // bmm of a sparse COO batch by a dense one, forward and backward (gradient of the dense operand).
 // CUDA's sparse-dense bmm is documented to switch to a deterministic implementation under
 // deterministic algorithms; the CPU kernel is deterministic.
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

@@ -3,7 +3,7 @@
 // a sequence change my logits": a reduction's bits can depend on its length, not only its values.
 #include <fmt/format.h>
 
-#include "worker/invariance.h"
+#include "probe/invariance.h"
 
 namespace repro_audit {
 namespace {

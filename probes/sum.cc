@@ -1,6 +1,6 @@
 // sum of 2^22 floats. Deterministic for a fixed thread count, but the intra-op thread count
 // decides how the reduction is split, so 1 and 2 threads give different bits.
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

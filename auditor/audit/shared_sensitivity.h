@@ -1,5 +1,5 @@
 #pragma once
-// A variant's sensitivity check (worker/sensitivity.h) depends on its inputs alone, not on the flag set:
+// A variant's sensitivity check (probe/sensitivity.h) depends on its inputs alone, not on the flag set:
 // one audit measures it once, in one process (supervisor.h: sensitivity_process) of the first batch
 // holding the variant, and every other cell of the variant takes that measurement.
 #include <set>

@@ -17,7 +17,7 @@
 #include "compare/comparison_terminal.h"
 #include "common/user_error.h"
 #include "report/json_io.h"
-#include "worker/probe_catalogue.h"
+#include "probe/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {

@@ -20,7 +20,7 @@
 #include "repro/python_check.h"
 #include "report/escape.h"
 #include "worker/environment.h"
-#include "worker/probe_catalogue.h"
+#include "probe/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {

@@ -8,7 +8,7 @@
 #include "supervisor/cpu_capacity.h"
 #include "worker/device.h"
 #include "worker/environment.h"
-#include "worker/probe_catalogue.h"
+#include "probe/probe_catalogue.h"
 
 namespace repro_audit {
 

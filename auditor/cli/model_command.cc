@@ -11,8 +11,8 @@
 #include "common/byte_size.h"
 #include "common/user_error.h"
 #include "worker/device.h"
-#include "worker/model_checks.h"
-#include "worker/probe_catalogue.h"
+#include "models/model_checks.h"
+#include "probe/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {

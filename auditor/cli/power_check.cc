@@ -8,7 +8,7 @@
 #include "audit/run_policy.h"
 #include "cli/interruption.h"
 #include "cli/local_audit.h"
-#include "worker/probe_catalogue.h"
+#include "probe/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {

@@ -12,8 +12,8 @@
 #include "common/user_error.h"
 #include "config/model_config.h"
 #include "repro/python_check.h"
-#include "worker/probe_catalogue.h"
-#include "worker/python_worker.h"
+#include "probe/probe_catalogue.h"
+#include "python_runner/python_worker.h"
 
 namespace repro_audit {
 namespace {

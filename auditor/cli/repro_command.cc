@@ -14,7 +14,7 @@
 #include "report/escape.h"
 #include "report/json_io.h"
 #include "supervisor/worker_process.h"
-#include "worker/probe_catalogue.h"
+#include "probe/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {

@@ -26,7 +26,7 @@
 #include "plan/shard.h"
 #include "report/json_io.h"
 #include "report/terminal_printer.h"
-#include "worker/probe_catalogue.h"
+#include "probe/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {

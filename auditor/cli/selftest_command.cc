@@ -29,7 +29,7 @@
 #include "repro/parity.h"
 #include "repro/python_check.h"
 #include "report/json_io.h"
-#include "worker/probe_catalogue.h"
+#include "probe/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {

@@ -1,9 +1,9 @@
 #pragma once
-// The sensitivity check's table (worker/sensitivity_check.h), for `list --sensitivity` and `selftest`.
+// The sensitivity check's table (probe/sensitivity_check.h), for `list --sensitivity` and `selftest`.
 #include <ostream>
 #include <vector>
 
-#include "worker/sensitivity_check.h"
+#include "probe/sensitivity_check.h"
 
 namespace repro_audit {
 

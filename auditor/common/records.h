@@ -25,7 +25,7 @@ struct Divergence {
 };
 
 // How much the order of accumulation changes one output of a probe with its inputs: the same
-// contributions summed in other orders (worker/sensitivity.h), and how many of the output's elements
+// contributions summed in other orders (probe/sensitivity.h), and how many of the output's elements
 // then have other bits. Too few (below `floor`) and a kernel that reorders the sum would still give
 // the same bits: the probe could not have seen such a divergence.
 struct Sensitivity {

@@ -14,7 +14,7 @@
 #include "config/input_file.h"
 #include "common/user_error.h"
 #include "report/json_io.h"
-#include "kinds/cell_kind.h"
+#include "kind/cell_kind.h"
 
 namespace repro_audit {
 using nlohmann::json;

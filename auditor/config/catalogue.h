@@ -58,7 +58,7 @@ const char* to_string(ProbeKind kind);  // repeat | invariance | collective | al
 std::optional<ProbeKind> probe_kind_from_string(const std::string& text);
 inline constexpr const char* kProbeKindNames = "repeat, invariance, collective, all";
 
-// The floating-point type a variant computes in; worker/probe.cc maps it to torch's.
+// The floating-point type a variant computes in; probe/probe.cc maps it to torch's.
 enum class DType { f16, bf16, f32, f64 };
 
 const char* to_string(DType dtype);  // f16 | bf16 | f32 | f64
@@ -122,7 +122,7 @@ struct PythonForm {
 
 // Where a probe's result is a sum of contributions whose order a racing kernel, a thread count or an
 // algorithm changes: the output, and the named input (ProbeContext::input) it is linear in, each
-// element a contribution or a factor of one. The sensitivity check (worker/sensitivity.h) sums them in other orders and
+// element a contribution or a factor of one. The sensitivity check (probe/sensitivity.h) sums them in other orders and
 // counts the output's elements whose bits change; fewer than `floor` of them and the probe's inputs
 // could not show a reordering: a deterministic verdict of it would be vacuous.
 struct AccumulationOrder {

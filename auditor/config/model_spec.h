@@ -1,6 +1,6 @@
 #pragma once
 // A user's model as the subject of audit cells: a TorchScript file or an AOTInductor package, its
-// inputs, and what one run does with it. Plain data; worker/model_runner.cc loads and runs it.
+// inputs, and what one run does with it. Plain data; models/model_runner.cc loads and runs it.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -36,7 +36,7 @@ struct ModelSpec {
   LossKind loss = LossKind::automatic;
   bool per_op = true;  // digest every dispatcher op's inputs and outputs
   // A Python callable (`repro-audit py`): "module:callable" or "file.py:callable", run by `python`
-  // through the runner the tool ships (worker/python_runner.py). Empty for TorchScript and AOTInductor.
+  // through the runner the tool ships (python_runner/python_runner.py). Empty for TorchScript and AOTInductor.
   std::string callable;
   std::string python;         // the interpreter; absolute
   std::string search_path;    // put first on sys.path (the directory `py` ran in); absolute

@@ -27,7 +27,7 @@ enum class DeterministicMode { off, on, warn };
 enum class PortabilityRole { none, threads, isa, ranks };
 
 // Everything the tool knows about a setting. Adding a setting is a row in setting_specs() (config/setting_specs.cc;
-// and, for an in-process setting, its libtorch call in worker/settings_apply.cc and its Python spelling in the row);
+// and, for an in-process setting, its libtorch call in apply/settings_apply.cc and its Python spelling in the row);
 // keys of existing cells do not change as long as the new setting's default is what happened before it existed (see
 // plan/cell_key.h).
 struct SettingSpec {

@@ -1,6 +1,6 @@
-// The kinds of cell, one row each (kinds/cell_kind.h). An explicit table, not self-registration:
-// static registration in a static library is dropped by the linker.
-#include "kinds/cell_kind.h"
+// The kinds of cell, one row each: the one definition of cell_kinds() (kind/cell_kind.h). An explicit
+// table, not self-registration: static registration in a static library is dropped by the linker.
+#include "kind/cell_kind.h"
 #include "kinds/collective_kind.h"
 #include "kinds/invariance_kind.h"
 #include "kinds/model_kind.h"
@@ -16,12 +16,6 @@ const std::vector<const CellKind*>& cell_kinds() {
       &model_kind(),  &invariance_kind(), &collective_kind(), &repeat_kind(),
   };
   return kinds;
-}
-
-const CellKind& kind_of(const Cell& cell) {
-  for (const auto* kind : cell_kinds())
-    if (kind->claims(cell)) return *kind;
-  return repeat_kind();
 }
 
 }  // namespace repro_audit

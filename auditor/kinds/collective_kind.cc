@@ -43,7 +43,7 @@ std::string result_digest(const RunObservation& run) {
   return combine_digests(outputs);
 }
 
-class CollectiveKind : public CellKind {
+class CollectiveKind : public ProbeCellKind {
  public:
   const char* name() const override { return "collective"; }
   bool claims(const Cell& cell) const override { return ranks_of(cell.settings) >= 2; }

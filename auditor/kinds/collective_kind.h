@@ -1,9 +1,9 @@
 #pragma once
-// A collective cell: a probe run by `ranks` cooperating processes (worker/collective_cell.h). Its runs
+// A collective cell: a probe run by `ranks` cooperating processes (runners/collective_cell.h). Its runs
 // are judged as a repeat cell's (every rank's bits go into each run's digest: one output per rank);
 // the kind adds whether the ranks hold the same bits, what 2 ranks cannot show, and a level beside the
 // ladder: world-size-invariant when every rank count measured gives the same result.
-#include "kinds/cell_kind.h"
+#include "kinds/probe_cell_kind.h"
 
 namespace repro_audit {
 

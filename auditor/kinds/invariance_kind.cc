@@ -62,13 +62,13 @@ void judge_level(const std::vector<const CellReport*>& members, Portability& res
   result.invariance = invariance_level(invariance);
 }
 
-class InvarianceKind : public CellKind {
+class InvarianceKind : public ProbeCellKind {
  public:
   const char* name() const override { return "invariance"; }
   bool claims(const Cell& cell) const override { return cell.invariance != Invariance::none; }
   // Every run is kept: the perturbations are measured against the reference of each.
   bool stops_at_first_difference() const override { return false; }
-  // Its few runs (worker/invariance_cell.cc) are its timings: timing-only runs up to the minimum samples
+  // Its few runs (runners/invariance_cell.cc) are its timings: timing-only runs up to the minimum samples
   // would cost more than its runs, and its cost is the repeat probes' to measure.
   bool has_timing_runs() const override { return false; }
   void judge(const Cell&, const std::vector<ProcessObservation>& observations, Verdict& verdict) const override {

@@ -3,7 +3,7 @@
 // computed under perturbations; once the runs agree, each perturbed result is held against the
 // reference (`invariant` or `varies`), and a variant whose every cell is invariant earns the level
 // beside the portability ladder (report/portability.h).
-#include "kinds/cell_kind.h"
+#include "kinds/probe_cell_kind.h"
 
 namespace repro_audit {
 

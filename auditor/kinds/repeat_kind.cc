@@ -5,7 +5,7 @@
 namespace repro_audit {
 namespace {
 
-class RepeatKind : public CellKind {
+class RepeatKind : public ProbeCellKind {
  public:
   const char* name() const override { return "repeat"; }
   bool claims(const Cell&) const override { return true; }

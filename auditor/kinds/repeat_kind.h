@@ -1,7 +1,7 @@
 #pragma once
 // A repeat-and-digest probe's cell: the op run again and again, every output digested; the rules of
 // the shared pipeline, with nothing added.
-#include "kinds/cell_kind.h"
+#include "kinds/probe_cell_kind.h"
 
 namespace repro_audit {
 

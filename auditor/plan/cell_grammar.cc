@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "kinds/cell_kind.h"
+#include "kind/cell_kind.h"
 #include "plan/cell_key.h"
 
 namespace repro_audit {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "kinds/cell_kind.h"
+#include "kind/cell_kind.h"
 #include "report/escape.h"
 #include "report/text_format.h"
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <utility>
 
-#include "kinds/cell_kind.h"
+#include "kind/cell_kind.h"
 #include "report/report.h"
 
 namespace repro_audit {

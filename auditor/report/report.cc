@@ -1,5 +1,5 @@
 #include "report/report.h"
-#include "kinds/cell_kind.h"
+#include "kind/cell_kind.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,6 +1,6 @@
 #include "report/terminal_printer.h"
 
-#include "kinds/cell_kind.h"
+#include "kind/cell_kind.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #include "report/text_format.h"
 
-#include "kinds/cell_kind.h"
+#include "kind/cell_kind.h"
 
 #include "config/config.h"
 #include "report/escape.h"

@@ -20,7 +20,7 @@
 #include "config/config_json.h"
 #include "protocol/worker_protocol.h"
 #include "repro/python_script.h"
-#include "kinds/cell_kind.h"
+#include "kind/cell_kind.h"
 #include "verdict/origin.h"
 #include "supervisor/supervisor.h"
 

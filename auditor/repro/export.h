@@ -37,7 +37,7 @@ std::vector<ExportedCell> export_repros(const Report& report, const std::vector<
                                         const Catalogue& catalogue, const std::string& output_folder,
                                         WorkerLauncher& launcher, const std::function<bool()>& stopped = {});
 
-// For the kinds' own files (kinds/cell_kind.h): a script written atomically and made executable, and
+// For the kinds' own files (kind/cell_kind.h): a script written atomically and made executable, and
 // the inputs an export-inputs worker described ({"name", "dtype", "sizes"} each).
 void write_script_file(const std::filesystem::path& path, const std::string& text);
 std::vector<ReproInput> repro_inputs_of(const nlohmann::json& described);

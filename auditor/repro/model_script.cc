@@ -6,7 +6,7 @@
 namespace repro_audit {
 namespace {
 
-// The model's outputs by name, as the worker names them (worker/model_runner.h).
+// The model's outputs by name, as the worker names them (models/model_runner.h).
 constexpr const char* kFlatten = R"(
     def flatten(name, value, outputs):
         if isinstance(value, torch.Tensor):

@@ -5,7 +5,7 @@ namespace repro_audit {
 
 extern const char* const kPythonRunner;
 
-// The runner of `py` cells (auditor/worker/python_runner.py, embedded by CMake): the worker runs it in
+// The runner of `py` cells (auditor/python_runner/python_runner.py, embedded by CMake): the worker runs it in
 // the user's interpreter, and `repro` writes it beside a py cell's script.
 extern const char* const kPyCellRunner;
 

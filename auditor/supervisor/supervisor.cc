@@ -15,7 +15,7 @@
 #include "config/settings.h"
 #include "protocol/worker_protocol.h"
 #include "supervisor/worker_launcher.h"
-#include "kinds/cell_kind.h"
+#include "kind/cell_kind.h"
 
 namespace repro_audit {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "kinds/cell_kind.h"
+#include "kind/cell_kind.h"
 #include "supervisor/supervisor.h"
 #include "timing/timing.h"
 #include "verdict/verdict.h"

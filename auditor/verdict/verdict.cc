@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <set>
 
-#include "kinds/cell_kind.h"
+#include "kind/cell_kind.h"
 
 namespace repro_audit {
 namespace {

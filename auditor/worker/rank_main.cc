@@ -1,4 +1,4 @@
-// `repro-audit rank`: one of the other ranks of a collective cell (worker/collective_cell.h). Its
+// `repro-audit rank`: one of the other ranks of a collective cell (runners/collective_cell.h). Its
 // request comes on stdin from rank 0's worker; it says "joining" before the rendezvous, then follows
 // rank 0's runs until told to stop. Events go to stdout as JSON lines: joining, done, or error.
 #include <sys/prctl.h>
@@ -10,11 +10,12 @@
 
 #include "plan/ranks.h"
 #include "protocol/worker_protocol.h"
-#include "worker/collective_cell.h"
-#include "worker/collective_step.h"
-#include "worker/rank_group.h"
-#include "worker/repeat_cell.h"
-#include "worker/settings_apply.h"
+#include "runners/collective_cell.h"
+#include "ranks/collective_step.h"
+#include "ranks/rank_group.h"
+#include "runners/repeat_cell.h"
+#include "apply/settings_apply.h"
+#include "worker/entry_points.h"
 #include "worker/worker.h"
 
 namespace repro_audit {

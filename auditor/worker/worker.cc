@@ -14,14 +14,14 @@
 #include "hash/digest.h"
 #include "hash/tensor_digest.h"
 #include "protocol/observation_json.h"
-#include "kinds/cell_kind.h"
-#include "worker/cell_runner.h"
-#include "worker/digest_pipeline.h"
+#include "kind/cell_kind.h"
+#include "runners/cell_runner.h"
+#include "recording/digest_pipeline.h"
 #include "worker/environment.h"
 #include "verdict/verdict.h"
-#include "worker/probe.h"
-#include "worker/probe_catalogue.h"
-#include "worker/settings_apply.h"
+#include "probe/probe.h"
+#include "probe/probe_catalogue.h"
+#include "apply/settings_apply.h"
 
 namespace repro_audit {
 namespace {
@@ -190,7 +190,7 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
     }
     return false;
   };
-  // On a GPU, run i's digest is taken after run i+1 is launched (worker/digest_pipeline.h), unless the
+  // On a GPU, run i's digest is taken after run i+1 is launched (recording/digest_pipeline.h), unless the
   // kind digests its runs one by one.
   const auto own_copier = given_copier ? nullptr : make_output_copier(device);
   auto& copier = given_copier ? *given_copier : *own_copier;

@@ -14,14 +14,14 @@
 
 namespace repro_audit {
 
-class InputCache;    // worker/probe.h
-class OutputCopier;  // worker/digest_pipeline.h
+class InputCache;    // probe/probe.h
+class OutputCopier;  // recording/digest_pipeline.h
 
 // Runs one cell: settings, inputs, warm-up and timed runs, digests, kernel sequences. Never throws
 // for a probe's failure: that becomes the observation's status. With `request.timing_round` 2 or
 // more, only that timing round: the observation holds no runs, only `timing_ns` and `timing_rounds`.
-// `inputs`, when given, shares the random inputs of a variant's cells (worker/probe.h, InputCache);
-// `copier`, when given, replaces the device's (worker/digest_pipeline.h): tests order a fake stream.
+// `inputs`, when given, shares the random inputs of a variant's cells (probe/probe.h, InputCache);
+// `copier`, when given, replaces the device's (recording/digest_pipeline.h): tests order a fake stream.
 ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
                             InputCache* inputs = nullptr, OutputCopier* copier = nullptr);
 
@@ -30,9 +30,6 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
 // A failure of the machine (EnvironmentError) is no cell's: it emits `environment_failure` and throws.
 void run_worker(const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
                 const std::function<void(const nlohmann::json&)>& emit, bool environment_sent = false);
-
-// `repro-audit worker`: request on stdin, events on stdout. Returns the process exit code.
-int worker_main();
 
 // The events of an internal subcommand (worker, rank) on the original stdout, one JSON line each;
 // anything else printing to stdout goes to stderr from now on.

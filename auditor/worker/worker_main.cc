@@ -15,7 +15,8 @@
 #include "trace/library_verbose_tracer.h"
 #include "trace/tracer_factory.h"
 #include "worker/environment.h"
-#include "worker/python_worker.h"
+#include "python_runner/python_worker.h"
+#include "worker/entry_points.h"
 #include "worker/worker.h"
 
 namespace repro_audit {
@@ -90,7 +91,7 @@ int worker_main() {
     run_worker(request, *tracer, *timer, emit, true);
   } catch (const EnvironmentError& error) {
     // Said to the supervisor already. No destructors: a collective's rendezvous thread that was given
-    // up on may still be inside c10d (worker/collective_cell.cc).
+    // up on may still be inside c10d (runners/collective_cell.cc).
     std::cerr << "worker: " << error.what() << "\n";
     std::cerr.flush();
     std::_Exit(2);

@@ -17,9 +17,9 @@
 #include "trace/library_verbose_tracer.h"
 #include "trace/record_function_tracer.h"
 #include "trace/steady_clock_timer.h"
-#include "worker/digest_pipeline.h"
-#include "worker/probe.h"
-#include "worker/settings_apply.h"
+#include "recording/digest_pipeline.h"
+#include "probe/probe.h"
+#include "apply/settings_apply.h"
 #include "worker/worker.h"
 
 namespace repro_audit {

@@ -3,7 +3,7 @@
 #include <set>
 
 #include "compare/baseline.h"
-#include "kinds/cell_kind.h"
+#include "kind/cell_kind.h"
 #include "plan/cell_grammar.h"
 #include "report/report.h"
 #include "verdict/verdict.h"

@@ -7,7 +7,7 @@
 #include "common/user_error.h"
 #include "config/config.h"
 #include "hash/digest.h"
-#include "kinds/cell_kind.h"
+#include "kind/cell_kind.h"
 #include "plan/plan.h"
 #include "plan/ranks.h"
 #include "report/report.h"

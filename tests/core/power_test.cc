@@ -7,7 +7,7 @@
 
 #include "config/config.h"
 #include "config/config_json.h"
-#include "kinds/cell_kind.h"
+#include "kind/cell_kind.h"
 #include "protocol/observation_json.h"
 #include "report/json_io.h"
 #include "report/text_format.h"

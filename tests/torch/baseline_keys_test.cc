@@ -7,7 +7,7 @@
 
 #include "compare/baseline.h"
 #include "plan/plan.h"
-#include "worker/probe.h"
+#include "probe/probe.h"
 #include "test_paths.h"
 
 namespace repro_audit {

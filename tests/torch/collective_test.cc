@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <thread>
 
-#include "worker/collective_step.h"
-#include "worker/probe.h"
-#include "worker/rank_group.h"
+#include "ranks/collective_step.h"
+#include "probe/probe.h"
+#include "ranks/rank_group.h"
 
 namespace repro_audit {
 namespace {

@@ -1,7 +1,7 @@
 // The order of a GPU's overlapped digests, proven on the CPU with a fake stream: run i's digest is
 // taken after run i+1 is launched and before the worker waits for run i+1, and the verdicts are the
 // ones digesting each run at once gives.
-#include "worker/digest_pipeline.h"
+#include "recording/digest_pipeline.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "test_tools.h"
 #include "verdict/verdict.h"
-#include "worker/settings_apply.h"
+#include "apply/settings_apply.h"
 
 namespace repro_audit {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "../core/h200_audit.h"
 #include "verdict/verdict.h"
-#include "worker/probe_catalogue.h"
+#include "probe/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "test_tools.h"
-#include "worker/settings_apply.h"
+#include "apply/settings_apply.h"
 #include "worker/worker.h"
 
 namespace repro_audit {

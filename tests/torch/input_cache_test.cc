@@ -2,7 +2,7 @@
 // left where the draw left it, and an input changed in place is drawn again.
 #include <gtest/gtest.h>
 
-#include "worker/probe.h"
+#include "probe/probe.h"
 
 namespace repro_audit {
 namespace {

@@ -10,8 +10,8 @@
 #include "report/json_io.h"
 #include "test_tools.h"
 #include "verdict/verdict.h"
-#include "worker/invariance.h"
-#include "worker/settings_apply.h"
+#include "probe/invariance.h"
+#include "apply/settings_apply.h"
 #include "test_paths.h"
 
 namespace repro_audit {

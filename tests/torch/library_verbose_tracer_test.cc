@@ -12,7 +12,7 @@
 #include "supervisor/worker_process.h"
 #include "test_tools.h"
 #include "trace/tracer_factory.h"
-#include "worker/settings_apply.h"
+#include "apply/settings_apply.h"
 #include "test_paths.h"
 
 namespace repro_audit {

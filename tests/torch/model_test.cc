@@ -13,8 +13,8 @@
 #include "model_fixtures.h"
 #include "test_tools.h"
 #include "verdict/verdict.h"
-#include "worker/model_runner.h"
-#include "worker/settings_apply.h"
+#include "models/model_runner.h"
+#include "apply/settings_apply.h"
 #include "test_paths.h"
 
 namespace repro_audit {

@@ -1,6 +1,6 @@
-// Per-op records (worker/op_recorder.h): digests taken once are reused only while their tensor is
+// Per-op records (recording/op_recorder.h): digests taken once are reused only while their tensor is
 // unchanged, and a later run copies only the outputs of the op where it parts from the reference run.
-#include "worker/op_recorder.h"
+#include "recording/op_recorder.h"
 
 #include <gtest/gtest.h>
 #include <torch/script.h>

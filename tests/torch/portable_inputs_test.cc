@@ -13,9 +13,9 @@
 #include "config/settings.h"
 #include "fingerprint/cpu_info.h"
 #include "protocol/worker_protocol.h"
-#include "worker/portable_tensor.h"
-#include "worker/probe.h"
-#include "worker/probe_catalogue.h"
+#include "probe/portable_tensor.h"
+#include "probe/probe.h"
+#include "probe/probe_catalogue.h"
 #include "test_paths.h"
 
 namespace repro_audit {

@@ -5,8 +5,8 @@
 
 #include "config/settings.h"
 #include "verdict/verdict.h"
-#include "worker/probe.h"
-#include "worker/settings_apply.h"
+#include "probe/probe.h"
+#include "apply/settings_apply.h"
 #include "worker/worker.h"
 
 namespace repro_audit {

@@ -1,13 +1,13 @@
-// The sensitivity check (worker/sensitivity.h) on real ops: what it measures of a real probe, the
+// The sensitivity check (probe/sensitivity.h) on real ops: what it measures of a real probe, the
 // inputs it must call insensitive (exact sums, one contribution per output), the declarations it must
 // refuse, and the worker's first process carrying it into the observation.
-#include "worker/sensitivity.h"
+#include "probe/sensitivity.h"
 
 #include <gtest/gtest.h>
 
 #include "test_tools.h"
-#include "worker/sensitivity_check.h"
-#include "worker/settings_apply.h"
+#include "probe/sensitivity_check.h"
+#include "apply/settings_apply.h"
 
 namespace repro_audit {
 namespace {

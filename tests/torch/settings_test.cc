@@ -6,7 +6,7 @@
 #include <cctype>
 
 #include "config/settings.h"
-#include "worker/settings_apply.h"
+#include "apply/settings_apply.h"
 
 namespace repro_audit {
 namespace {

@@ -7,7 +7,7 @@
 #include "test_tools.h"
 #include "trace/record_function_tracer.h"
 #include "verdict/verdict.h"
-#include "worker/settings_apply.h"
+#include "apply/settings_apply.h"
 
 namespace repro_audit {
 namespace {

@@ -5,12 +5,12 @@
 #include "test_tools.h"
 
 #include "config/settings.h"
-#include "kinds/cell_kind.h"
-#include "worker/cell_runner.h"
+#include "kind/cell_kind.h"
+#include "runners/cell_runner.h"
 #include "timing/timing.h"
 #include "verdict/verdict.h"
-#include "worker/probe.h"
-#include "worker/settings_apply.h"
+#include "probe/probe.h"
+#include "apply/settings_apply.h"
 
 #include <cmath>
 #include <set>

@@ -1,0 +1,58 @@
+#include "python_runner/python_worker.h"
+
+#include "repro/python_runner.h"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <c10/core/DeviceType.h>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace repro_audit {
+
+std::string python_of_batch(const WorkerRequest& request) {
+  for (const auto& cell : request.cells)
+    if (cell.model && is_python_model(*cell.model)) return cell.model->python;
+  return "";
+}
+
+std::string exec_python_runner(const std::string& python, const nlohmann::json& request, int events_fd) {
+  // The command resolves the interpreter (common/program_path.h); a relative path here would be
+  // looked up in whatever folder the worker runs in.
+  if (python.empty() || python.front() != '/') return fmt::format("the interpreter {} is not an absolute path", python);
+  // The request through an anonymous file, not a pipe: a pipe's buffer could not hold a large batch
+  // before the interpreter starts reading it.
+  const int input = ::memfd_create("repro-audit-request", 0);
+  if (input < 0) return fmt::format("memfd_create failed: {}", std::strerror(errno));
+  const auto text = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (::write(input, text.data(), text.size()) != static_cast<ssize_t>(text.size()) || ::lseek(input, 0, SEEK_SET) != 0)
+    return fmt::format("cannot write the request: {}", std::strerror(errno));
+  if (::dup2(input, STDIN_FILENO) < 0 || ::dup2(events_fd, STDOUT_FILENO) < 0)
+    return fmt::format("dup2 failed: {}", std::strerror(errno));
+  // -u: unbuffered, so a line the runner emits reaches the supervisor at once; -c: the runner needs
+  // no file on disk. The runner's name in tracebacks is its argv[0].
+  const std::string flag_u = "-u", flag_c = "-c", name = "repro-audit-python-runner";
+  std::vector<char*> argv = {const_cast<char*>(python.c_str()), const_cast<char*>(flag_u.c_str()),
+                             const_cast<char*>(flag_c.c_str()), const_cast<char*>(kPyCellRunner),
+                             const_cast<char*>(name.c_str()),   nullptr};
+  ::execv(python.c_str(), argv.data());
+  return fmt::format("cannot start {}: {}", python, std::strerror(errno));
+}
+
+std::string python_next_to_libtorch() {
+  Dl_info info{};
+  // Any function of libc10 tells where the libtorch in use lies (<prefix>/lib/pythonX.Y/site-packages/torch/lib).
+  if (dladdr(reinterpret_cast<void*>(&c10::DeviceTypeName), &info) == 0 || info.dli_fname == nullptr) return "";
+  std::error_code ignored;
+  auto folder = std::filesystem::canonical(info.dli_fname, ignored).parent_path();
+  for (int level = 0; level < 6 && folder.has_parent_path(); ++level, folder = folder.parent_path())
+    for (const char* name : {"bin/python3", "bin/python"})
+      if (::access((folder / name).c_str(), X_OK) == 0) return (folder / name).string();
+  return "";
+}
+
+}  // namespace repro_audit

@@ -1,0 +1,21 @@
+#pragma once
+// `py` cells run in the user's Python: a worker whose batch holds them replaces itself with the
+// interpreter running the shipped runner (python_runner/python_runner.py), which speaks the same protocol.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "protocol/worker_protocol.h"
+
+namespace repro_audit {
+
+// The interpreter of a batch of py cells; "" when the batch holds no py cell.
+std::string python_of_batch(const WorkerRequest& request);
+
+// Replaces this process with `python` running the runner: the request on its stdin, the event pipe
+// (`events_fd`) on its stdout. Returns only when the interpreter cannot start, with why.
+std::string exec_python_runner(const std::string& python, const nlohmann::json& request, int events_fd);
+
+// The Python next to the libtorch this binary uses (<prefix>/bin/python3 above torch/lib); "" if none.
+std::string python_next_to_libtorch();
+
+}  // namespace repro_audit
