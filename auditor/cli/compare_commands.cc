@@ -6,18 +6,18 @@
 #include <iostream>
 
 #include "cli/audit_command.h"
-#include "cli/local_audit.h"
 #include "cli/commands.h"
-#include "cli/option_checks.h"
 #include "cli/interruption.h"
+#include "cli/local_audit.h"
+#include "cli/option_checks.h"
 #include "cli/output_options.h"
 #include "cli/terminal.h"
-#include "compare/baseline.h"
-#include "output/output_format.h"
-#include "compare/comparison_terminal.h"
 #include "common/user_error.h"
-#include "report/json_io.h"
+#include "compare/baseline.h"
+#include "compare/comparison_terminal.h"
+#include "output/output_format.h"
 #include "probe/probe_catalogue.h"
+#include "report/json_io.h"
 
 namespace repro_audit {
 namespace {

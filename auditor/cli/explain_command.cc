@@ -11,16 +11,16 @@
 #include "cli/commands.h"
 #include "cli/interruption.h"
 #include "cli/local_audit.h"
-#include "cli/terminal.h"
 #include "cli/output_options.h"
-#include "compare/baseline.h"
+#include "cli/terminal.h"
 #include "common/user_error.h"
+#include "compare/baseline.h"
 #include "explain/explanation_printers.h"
 #include "explain/py_callables.h"
-#include "repro/python_check.h"
-#include "report/escape.h"
-#include "worker/environment.h"
 #include "probe/probe_catalogue.h"
+#include "report/escape.h"
+#include "repro/python_check.h"
+#include "worker/environment.h"
 
 namespace repro_audit {
 namespace {

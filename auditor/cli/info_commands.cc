@@ -9,9 +9,9 @@
 #include "common/user_error.h"
 #include "config/settings.h"
 #include "fingerprint/fingerprint_text.h"
-#include "worker/environment.h"
 #include "probe/probe_catalogue.h"
 #include "worker/entry_points.h"
+#include "worker/environment.h"
 #include "worker/worker.h"
 
 namespace repro_audit {

@@ -5,10 +5,10 @@
 
 #include "cli/interruption.h"
 #include "cli/terminal.h"
+#include "probe/probe_catalogue.h"
 #include "supervisor/cpu_capacity.h"
 #include "worker/device.h"
 #include "worker/environment.h"
-#include "probe/probe_catalogue.h"
 
 namespace repro_audit {
 

@@ -6,13 +6,13 @@
 
 #include "cli/audit_command.h"
 #include "cli/commands.h"
-#include "config/model_config.h"
 #include "cli/option_checks.h"
 #include "common/byte_size.h"
 #include "common/user_error.h"
-#include "worker/device.h"
+#include "config/model_config.h"
 #include "models/model_checks.h"
 #include "probe/probe_catalogue.h"
+#include "worker/device.h"
 
 namespace repro_audit {
 namespace {

@@ -11,9 +11,9 @@
 #include "cli/option_checks.h"
 #include "common/user_error.h"
 #include "config/model_config.h"
-#include "repro/python_check.h"
 #include "probe/probe_catalogue.h"
 #include "python_runner/python_worker.h"
+#include "repro/python_check.h"
 
 namespace repro_audit {
 namespace {

@@ -9,12 +9,12 @@
 #include "cli/interruption.h"
 #include "cli/terminal.h"
 #include "common/user_error.h"
-#include "repro/export.h"
+#include "probe/probe_catalogue.h"
 #include "report/cell_printer.h"
 #include "report/escape.h"
 #include "report/json_io.h"
+#include "repro/export.h"
 #include "supervisor/worker_process.h"
-#include "probe/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {

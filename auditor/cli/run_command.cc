@@ -9,24 +9,24 @@
 #include <regex>
 #include <set>
 
-#include "cli/audit_command.h"
-#include "cli/local_audit.h"
-#include "cli/commands.h"
-#include "cli/option_checks.h"
-#include "config/settings.h"
-#include "common/user_error.h"
-#include "cli/interruption.h"
-#include "cli/output_options.h"
 #include "audit/progress.h"
 #include "audit/run_policy.h"
+#include "cli/audit_command.h"
+#include "cli/commands.h"
+#include "cli/interruption.h"
+#include "cli/local_audit.h"
+#include "cli/option_checks.h"
+#include "cli/output_options.h"
 #include "cli/terminal.h"
 #include "common/atomic_file.h"
-#include "worker/environment.h"
+#include "common/user_error.h"
 #include "compare/baseline.h"
+#include "config/settings.h"
 #include "plan/shard.h"
+#include "probe/probe_catalogue.h"
 #include "report/json_io.h"
 #include "report/terminal_printer.h"
-#include "probe/probe_catalogue.h"
+#include "worker/environment.h"
 
 namespace repro_audit {
 namespace {

@@ -17,19 +17,19 @@
 #include <thread>
 #include <vector>
 
-#include "cli/local_audit.h"
 #include "audit/run_policy.h"
 #include "cli/commands.h"
 #include "cli/interruption.h"
+#include "cli/local_audit.h"
 #include "cli/output_paths.h"
 #include "cli/power_check.h"
 #include "cli/sensitivity_table.h"
 #include "common/atomic_file.h"
 #include "common/user_error.h"
+#include "probe/probe_catalogue.h"
+#include "report/json_io.h"
 #include "repro/parity.h"
 #include "repro/python_check.h"
-#include "report/json_io.h"
-#include "probe/probe_catalogue.h"
 
 namespace repro_audit {
 namespace {

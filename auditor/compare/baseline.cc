@@ -9,12 +9,12 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "compare/yaml_scalar.h"
 #include "common/atomic_file.h"
-#include "config/input_file.h"
 #include "common/user_error.h"
-#include "report/json_io.h"
+#include "compare/yaml_scalar.h"
+#include "config/input_file.h"
 #include "kind/cell_kind.h"
+#include "report/json_io.h"
 
 namespace repro_audit {
 using nlohmann::json;

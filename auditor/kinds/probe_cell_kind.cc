@@ -19,7 +19,7 @@ std::string ProbeCellKind::repro_skip_reason(const CellReport& cell, const Probe
 }
 
 void ProbeCellKind::write_repro(const Report& report, ReproCell& repro, const nlohmann::json&,
-                           const std::filesystem::path& folder) const {
+                                const std::filesystem::path& folder) const {
   write_script_file(folder / "repro.py", python_script(repro));
   write_file_atomically((folder / "README.md").string(), repro_readme(repro, report));
 }

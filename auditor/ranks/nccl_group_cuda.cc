@@ -5,8 +5,8 @@
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 
-#include "ranks/c10d_group.h"
 #include "probe/probe.h"
+#include "ranks/c10d_group.h"
 #include "ranks/process_groups.h"
 
 namespace repro_audit {

@@ -15,127 +15,12 @@
 #include "hash/digest.h"
 #include "hash/tensor_digest.h"
 #include "recording/digest_cache.h"
+#include "recording/op_arguments.h"
 
 namespace repro_audit {
 namespace {
 
 std::atomic<OpRecorder::State*> active_state{nullptr};
-
-bool starts_with(const std::string& name, const char* prefix) { return name.rfind(prefix, 0) == 0; }
-
-// Ops whose outputs hold whatever memory the allocator returned (or a raw storage held): their bits
-// mean nothing until an op writes them.
-bool uninitialised_output(const std::string& name) {
-  return name.find("empty") != std::string::npos || starts_with(name, "aten::resize_") ||
-         starts_with(name, "aten::set_");
-}
-
-// In-place ops that overwrite `self` without reading it: its old bits are not an input.
-bool overwrites_self(const std::string& name) {
-  for (const char* op :
-       {"aten::copy_", "aten::fill_", "aten::zero_", "aten::uniform_", "aten::normal_", "aten::random_",
-        "aten::bernoulli_", "aten::exponential_", "aten::geometric_", "aten::cauchy_", "aten::log_normal_"})
-    if (name == op || starts_with(name, (std::string(op) + ".").c_str())) return true;
-  return false;
-}
-
-// Storage that an op like aten::empty returned and no op has written since: its bits mean nothing.
-// Held weakly: once freed, its address may come back as another op's fresh storage.
-class Uninitialised {
- public:
-  void insert(const at::Tensor& tensor) {
-    if (const auto* key = key_of(tensor)) storages_.insert_or_assign(key, tensor.storage().getWeakStorageImpl());
-  }
-  void erase(const at::Tensor& tensor) { storages_.erase(key_of(tensor)); }
-  bool contains(const at::Tensor& tensor) const {
-    const auto it = storages_.find(key_of(tensor));
-    return it != storages_.end() && !it->second.expired();
-  }
-  void clear() { storages_.clear(); }
-
- private:
-  static const void* key_of(const at::Tensor& tensor) {
-    return tensor.defined() && tensor.has_storage() ? tensor.storage().unsafeGetStorageImpl() : nullptr;
-  }
-  std::unordered_map<const void*, c10::weak_intrusive_ptr<c10::StorageImpl>> storages_;
-};
-
-// How an op's tensors are digested: through the cache, which only ops outside any other may fill.
-struct Digests {
-  DigestCache& cache;
-  bool may_insert = false;
-};
-
-void describe_tensor(std::string& text, const at::Tensor& tensor, const Uninitialised& uninitialised,
-                     Digests* digests = nullptr) {
-  if (!tensor.defined()) {
-    text += "undefined;";
-    return;
-  }
-  if (uninitialised.contains(tensor)) {
-    std::ostringstream shape;
-    shape << "uninitialised:" << tensor.scalar_type() << tensor.sizes() << ';';
-    text += shape.str();
-    return;
-  }
-  try {
-    if (const auto* known = digests ? digests->cache.find(tensor) : nullptr) {
-      text += *known;
-    } else {
-      const auto digest = digest_tensor(tensor);
-      if (digests && digests->may_insert) digests->cache.insert(tensor, digest);
-      text += digest;
-    }
-  } catch (const std::exception&) {
-    // An opaque layout (oneDNN, a nested tensor) has no canonical form: its shape is what is known.
-    std::ostringstream shape;
-    shape << tensor.layout() << tensor.scalar_type() << tensor.sizes();
-    text += "opaque:" + shape.str();
-  }
-  text += ';';
-}
-
-// A view's bits are its base's: only its geometry is its own.
-void describe_geometry(std::string& text, const at::Tensor& tensor) {
-  std::ostringstream out;
-  if (tensor.defined())
-    out << tensor.scalar_type() << tensor.sizes() << tensor.strides() << '+' << tensor.storage_offset();
-  text += out.str() + ';';
-}
-
-void describe(std::string& text, const c10::IValue& value, const Uninitialised& uninitialised, bool geometry = false,
-              Digests* digests = nullptr) {
-  if (value.isTensor() && geometry) {
-    describe_geometry(text, value.toTensor());
-  } else if (value.isTensor()) {
-    describe_tensor(text, value.toTensor(), uninitialised, digests);
-  } else if (value.isTensorList()) {
-    text += '[';
-    for (const auto& tensor : value.toTensorVector()) describe_tensor(text, tensor, uninitialised, digests);
-    text += ']';
-  } else if (value.isList()) {
-    text += '[';
-    for (const auto& item : value.toListRef()) describe(text, item, uninitialised, false, digests);
-    text += ']';
-  } else if (value.isTuple()) {
-    text += '(';
-    for (const auto& item : value.toTupleRef().elements()) describe(text, item, uninitialised, false, digests);
-    text += ')';
-  } else if (value.isDouble()) {
-    const double number = value.toDouble();
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &number, sizeof bits);
-    text += "d" + std::to_string(bits) + ';';
-  } else if (value.isNone()) {
-    text += "none;";
-  } else if (value.isStorage() || value.isObject() || value.isGenerator()) {
-    text += std::string(value.tagKind()) + ';';  // an address, not a value
-  } else {
-    std::ostringstream out;
-    out << value;
-    text += out.str() + ';';
-  }
-}
 
 class OpContext : public at::ObserverContext {
  public:

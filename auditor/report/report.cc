@@ -1,5 +1,5 @@
-#include "report/report.h"
 #include "kind/cell_kind.h"
+#include "report/report.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -16,13 +16,13 @@
 #include "common/atomic_file.h"
 #include "common/json_number.h"
 #include "common/user_error.h"
-#include "hash/digest.h"
 #include "config/config_json.h"
+#include "hash/digest.h"
+#include "kind/cell_kind.h"
 #include "protocol/worker_protocol.h"
 #include "repro/python_script.h"
-#include "kind/cell_kind.h"
-#include "verdict/origin.h"
 #include "supervisor/supervisor.h"
+#include "verdict/origin.h"
 
 namespace repro_audit {
 namespace {

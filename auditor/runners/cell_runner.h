@@ -13,10 +13,10 @@
 
 #include "config/input_scheme.h"
 #include "plan/plan.h"
+#include "probe/probe.h"
+#include "recording/digest_pipeline.h"
 #include "trace/tracer.h"
 #include "verdict/observation.h"
-#include "recording/digest_pipeline.h"
-#include "probe/probe.h"
 
 namespace repro_audit {
 

@@ -17,10 +17,10 @@
 #include "common/user_error.h"
 #include "plan/ranks.h"
 #include "protocol/worker_protocol.h"
-#include "supervisor/worker_process.h"
 #include "ranks/collective_step.h"
 #include "ranks/rank_group.h"
 #include "runners/repeat_cell.h"
+#include "supervisor/worker_process.h"
 
 namespace repro_audit {
 namespace {

@@ -8,16 +8,16 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "apply/settings_apply.h"
 #include "common/atomic_file.h"
 #include "common/user_error.h"
-#include "protocol/worker_protocol.h"
-#include "runners/cell_runner.h"
 #include "models/model_checks.h"
 #include "models/model_inputs.h"
 #include "models/model_runner.h"
-#include "recording/origin_capture.h"
 #include "probe/probe.h"
-#include "apply/settings_apply.h"
+#include "protocol/worker_protocol.h"
+#include "recording/origin_capture.h"
+#include "runners/cell_runner.h"
 
 namespace repro_audit {
 namespace {

@@ -6,10 +6,10 @@
 #include <unordered_map>
 
 #include "hash/tensor_digest.h"
-#include "verdict/origin.h"
-#include "runners/input_export.h"
 #include "models/model_runner.h"
 #include "recording/op_recorder.h"
+#include "runners/input_export.h"
+#include "verdict/origin.h"
 
 namespace repro_audit {
 namespace {

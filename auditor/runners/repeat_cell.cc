@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "runners/input_export.h"
 #include "probe/sensitivity.h"
+#include "runners/input_export.h"
 
 namespace repro_audit {
 

@@ -13,9 +13,9 @@
 
 #include "common/user_error.h"
 #include "config/settings.h"
+#include "kind/cell_kind.h"
 #include "protocol/worker_protocol.h"
 #include "supervisor/worker_launcher.h"
-#include "kind/cell_kind.h"
 
 namespace repro_audit {
 namespace {

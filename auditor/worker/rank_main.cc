@@ -8,13 +8,13 @@
 #include <cstdio>
 #include <iostream>
 
+#include "apply/settings_apply.h"
 #include "plan/ranks.h"
 #include "protocol/worker_protocol.h"
-#include "runners/collective_cell.h"
 #include "ranks/collective_step.h"
 #include "ranks/rank_group.h"
+#include "runners/collective_cell.h"
 #include "runners/repeat_cell.h"
-#include "apply/settings_apply.h"
 #include "worker/entry_points.h"
 #include "worker/worker.h"
 

@@ -10,18 +10,18 @@
 #include <fmt/format.h>
 #include <tuple>
 
+#include "apply/settings_apply.h"
 #include "common/user_error.h"
 #include "hash/digest.h"
 #include "hash/tensor_digest.h"
-#include "protocol/observation_json.h"
 #include "kind/cell_kind.h"
-#include "runners/cell_runner.h"
-#include "recording/digest_pipeline.h"
-#include "worker/environment.h"
-#include "verdict/verdict.h"
 #include "probe/probe.h"
 #include "probe/probe_catalogue.h"
-#include "apply/settings_apply.h"
+#include "protocol/observation_json.h"
+#include "recording/digest_pipeline.h"
+#include "runners/cell_runner.h"
+#include "verdict/verdict.h"
+#include "worker/environment.h"
 
 namespace repro_audit {
 namespace {

@@ -12,11 +12,11 @@
 
 #include "common/user_error.h"
 #include "protocol/worker_protocol.h"
+#include "python_runner/python_worker.h"
 #include "trace/library_verbose_tracer.h"
 #include "trace/tracer_factory.h"
-#include "worker/environment.h"
-#include "python_runner/python_worker.h"
 #include "worker/entry_points.h"
+#include "worker/environment.h"
 #include "worker/worker.h"
 
 namespace repro_audit {

@@ -11,15 +11,15 @@
 #include <algorithm>
 #include <chrono>
 
+#include "apply/settings_apply.h"
 #include "config/settings.h"
 #include "hash/digest.h"
 #include "hash/tensor_digest.h"
+#include "probe/probe.h"
+#include "recording/digest_pipeline.h"
 #include "trace/library_verbose_tracer.h"
 #include "trace/record_function_tracer.h"
 #include "trace/steady_clock_timer.h"
-#include "recording/digest_pipeline.h"
-#include "probe/probe.h"
-#include "apply/settings_apply.h"
 #include "worker/worker.h"
 
 namespace repro_audit {

@@ -62,8 +62,8 @@ const std::map<std::string, std::set<std::string>> kMayInclude = {
 };
 
 // The rooms the worker's parts live in.
-const std::set<std::string> kWorkerRooms = {"worker",  "probe",         "recording", "models",
-                                            "ranks",   "python_runner", "runners",   "apply"};
+const std::set<std::string> kWorkerRooms = {"worker", "probe",         "recording", "models",
+                                            "ranks",  "python_runner", "runners",   "apply"};
 
 struct SourceFile {
   fs::path path;
@@ -104,14 +104,14 @@ TEST(Layers, EveryFolderIncludesOnlyTheFoldersBelowIt) {
   for (const auto& file : source_files()) {
     if (file.folder == "cli") continue;  // the top: it may use everything
     const auto allowed = kMayInclude.find(file.folder);
-    ASSERT_NE(allowed, kMayInclude.end()) << "a folder the rule does not name: " << file.folder << " ("
-                                          << file.path << "); add it to the README's rule and here";
+    ASSERT_NE(allowed, kMayInclude.end()) << "a folder the rule does not name: " << file.folder << " (" << file.path
+                                          << "); add it to the README's rule and here";
     const auto text = text_of(file.path);
     for (std::sregex_iterator it(text.begin(), text.end(), include), end; it != end; ++it) {
       const auto used = (*it)[1].str();
       if (used == file.folder || used == "common" || used == "generated") continue;
-      EXPECT_TRUE(allowed->second.count(used)) << file.path << " includes " << (*it)[0] << ": " << file.folder
-                                               << "/ may not use " << used << "/";
+      EXPECT_TRUE(allowed->second.count(used))
+          << file.path << " includes " << (*it)[0] << ": " << file.folder << "/ may not use " << used << "/";
       ++checked;
     }
   }

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "ranks/collective_step.h"
 #include "probe/probe.h"
+#include "ranks/collective_step.h"
 #include "ranks/rank_group.h"
 
 namespace repro_audit {

@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "apply/settings_apply.h"
 #include "test_tools.h"
 #include "verdict/verdict.h"
-#include "apply/settings_apply.h"
 
 namespace repro_audit {
 namespace {

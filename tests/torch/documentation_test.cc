@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "../core/h200_audit.h"
-#include "verdict/verdict.h"
 #include "probe/probe_catalogue.h"
+#include "verdict/verdict.h"
 
 namespace repro_audit {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "test_tools.h"
 #include "apply/settings_apply.h"
+#include "test_tools.h"
 #include "worker/worker.h"
 
 namespace repro_audit {

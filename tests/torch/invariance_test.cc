@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <set>
 
+#include "apply/settings_apply.h"
+#include "probe/invariance.h"
 #include "report/json_io.h"
+#include "test_paths.h"
 #include "test_tools.h"
 #include "verdict/verdict.h"
-#include "probe/invariance.h"
-#include "apply/settings_apply.h"
-#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

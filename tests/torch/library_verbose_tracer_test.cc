@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "apply/settings_apply.h"
 #include "protocol/worker_protocol.h"
 #include "supervisor/worker_process.h"
+#include "test_paths.h"
 #include "test_tools.h"
 #include "trace/tracer_factory.h"
-#include "apply/settings_apply.h"
-#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

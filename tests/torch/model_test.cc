@@ -9,13 +9,13 @@
 #include <torch/serialize.h>
 
 #include "../cli/cli_tools.h"
+#include "apply/settings_apply.h"
 #include "fixture_cache.h"
 #include "model_fixtures.h"
+#include "models/model_runner.h"
+#include "test_paths.h"
 #include "test_tools.h"
 #include "verdict/verdict.h"
-#include "models/model_runner.h"
-#include "apply/settings_apply.h"
-#include "test_paths.h"
 
 namespace repro_audit {
 namespace {

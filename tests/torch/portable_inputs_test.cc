@@ -12,10 +12,10 @@
 
 #include "config/settings.h"
 #include "fingerprint/cpu_info.h"
-#include "protocol/worker_protocol.h"
 #include "probe/portable_tensor.h"
 #include "probe/probe.h"
 #include "probe/probe_catalogue.h"
+#include "protocol/worker_protocol.h"
 #include "test_paths.h"
 
 namespace repro_audit {

@@ -3,10 +3,10 @@
 
 #include "test_tools.h"
 
-#include "config/settings.h"
-#include "verdict/verdict.h"
-#include "probe/probe.h"
 #include "apply/settings_apply.h"
+#include "config/settings.h"
+#include "probe/probe.h"
+#include "verdict/verdict.h"
 #include "worker/worker.h"
 
 namespace repro_audit {

@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "test_tools.h"
-#include "probe/sensitivity_check.h"
 #include "apply/settings_apply.h"
+#include "probe/sensitivity_check.h"
+#include "test_tools.h"
 
 namespace repro_audit {
 namespace {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "config/settings.h"
 #include "apply/settings_apply.h"
+#include "config/settings.h"
 
 namespace repro_audit {
 namespace {

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 
+#include "apply/settings_apply.h"
 #include "config/settings.h"
 #include "report/report.h"
 #include "test_tools.h"
 #include "trace/record_function_tracer.h"
 #include "verdict/verdict.h"
-#include "apply/settings_apply.h"
 
 namespace repro_audit {
 namespace {

@@ -4,13 +4,13 @@
 
 #include "test_tools.h"
 
+#include "apply/settings_apply.h"
 #include "config/settings.h"
 #include "kind/cell_kind.h"
+#include "probe/probe.h"
 #include "runners/cell_runner.h"
 #include "timing/timing.h"
 #include "verdict/verdict.h"
-#include "probe/probe.h"
-#include "apply/settings_apply.h"
 
 #include <cmath>
 #include <set>
