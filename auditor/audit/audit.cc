@@ -1,4 +1,5 @@
 #include "audit/audit.h"
+#include "audit/audit_journal.h"
 #include "audit/report_environment.h"
 #include "audit/run_policy.h"
 #include "audit/shared_sensitivity.h"
@@ -7,7 +8,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <fmt/format.h>
@@ -26,31 +26,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// $XDG_STATE_HOME, or ~/.local/state: the XDG spec says a relative path there is invalid and ignored.
-fs::path state_folder() {
-  const char* state = std::getenv("XDG_STATE_HOME");
-  if (state && *state && fs::path(state).is_absolute()) return state;
-  const char* home = std::getenv("HOME");
-  return fs::path(home && *home ? home : "/tmp") / ".local" / "state";
-}
-
-std::string default_journal_folder() {
-  char stamp[32];
-  const auto now = std::time(nullptr);
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return (state_folder() / "repro-audit" / "journals" / fmt::format("{}-{}", stamp, ::getpid())).string();
-}
-
 int count_runs(const std::vector<Batch>& batches, int processes) {
   int runs = 0;
   for (const auto& batch : batches) runs += static_cast<int>(batch.cells.size()) * processes;
   return runs;
 }
-
-struct OpenedJournal {
-  Journal journal;
-  ResolvedDevice device;
-};
 
 std::string host_name() {
   char name[256] = {};
@@ -83,82 +63,6 @@ nlohmann::json shard_header(const ShardInfo& shard, const Plan& plan) {
   header["cells"] = nlohmann::json::array();
   for (const auto& cell : plan.cells) header["cells"].push_back(cell.key);
   return header;
-}
-
-// A resumed shard runs the cells its journal names: the partition is not made again (the timings
-// that balanced it may be gone).
-ShardInfo journaled_shard(Plan& plan, const nlohmann::json& header, const std::string& folder) {
-  try {
-    auto shard = shard_from_json(header);
-    const auto keys = header.at("cells").get<std::vector<std::string>>();
-    const std::set<std::string> wanted(keys.begin(), keys.end());
-    std::vector<Cell> cells;
-    for (const auto& cell : plan.cells)
-      if (wanted.count(cell.key)) cells.push_back(cell);
-    if (cells.size() != wanted.size())
-      throw UserError(fmt::format("{}: journal header: its shard names {} cells, the plan has {} of them", folder,
-                                  wanted.size(), cells.size()));
-    plan.cells = std::move(cells);
-    return shard;
-  } catch (const nlohmann::json::exception& error) {
-    throw UserError(fmt::format("{}: malformed journal header: shard: {}", folder, error.what()));
-  }
-}
-
-// A resumed audit keeps the device it started on, even if `auto` would now resolve otherwise.
-OpenedJournal open_journal(const Config& config, const std::string& folder, bool resume, const AuditOptions& options) {
-  if (resume) {
-    auto journal = Journal::open(folder);
-    const auto& header = journal.header();
-    if (!header.contains("device") || !header.at("device").is_string() ||
-        !header.value("unavailable", nlohmann::json("")).is_string())
-      throw UserError(folder + ": malformed journal header: 'device' must be a string");
-    ResolvedDevice device{header.at("device").get<std::string>(), header.value("unavailable", "")};
-    validate_device(device.device, folder + ": journal header");
-    if (device.device == "auto")
-      throw UserError(folder + ": malformed journal header: device 'auto' was never resolved");
-    return {std::move(journal), std::move(device)};
-  }
-  auto device = options.resolve_device(config.device);
-  auto journal = Journal::create(
-      folder, {{"config", config_to_json(config)}, {"device", device.device}, {"unavailable", device.unavailable}});
-  return {std::move(journal), std::move(device)};
-}
-
-// A cell run journaled as crashed by SIGINT/SIGHUP was interrupted by a person (journals of earlier
-// versions recorded these): it runs again instead of standing as a verdict.
-bool was_interrupted(const ProcessObservation& observation) {
-  if (observation.status != ObservationStatus::crashed) return false;
-  for (const char* signal : {"signal SIGINT", "signal SIGHUP"})
-    if (observation.message.rfind(std::string("worker ended: ") + signal, 0) == 0) return true;
-  return false;
-}
-
-// The journal's entries that belong to this plan (the journal gives at most one per cell run); the
-// rest is counted and reported once.
-void take_journal_entries(const Journal& journal, const Plan& plan, int processes, const AuditOptions& options,
-                          Observations& observations, SupervisorOptions& supervisor) {
-  std::set<std::string> keys;
-  for (const auto& cell : plan.cells) keys.insert(cell.key);
-  auto read = journal.entries();
-  for (auto& entry : read.entries) {
-    const int process = entry.observation.process;
-    std::string problem;
-    if (!keys.count(entry.key))
-      problem = "for cells not in this audit's plan";
-    else if (process < 0 || process >= processes)
-      problem = fmt::format("for a process outside 0..{}", processes - 1);
-    else if (was_interrupted(entry.observation))
-      problem = "interrupted, not finished";
-    if (!problem.empty()) {
-      ++read.set_aside[problem];
-      continue;
-    }
-    supervisor.finished.insert({entry.key, process});
-    observations[entry.key].push_back(std::move(entry.observation));
-  }
-  if (const auto message = set_aside_message(journal.folder(), read.set_aside); !message.empty() && options.on_warning)
-    options.on_warning(message);
 }
 
 // Keeps the cells that finished in every process (a partial cell is not a verdict); true when all did.
@@ -196,15 +100,6 @@ void log_activity(const Report& report, const Observations& observations, const 
   std::ofstream(path, std::ios::app) << line.dump() << "\n";
 }
 
-// A journal that cannot be written (a full disk, its folder removed) fails the machine, not the cell.
-void record(const Journal& journal, const Cell& cell, const ProcessObservation& observation) {
-  try {
-    journal.record(cell, observation);
-  } catch (const UserError& error) {
-    throw EnvironmentError(fmt::format("the journal {} cannot be written: {}", journal.folder(), error.what()));
-  }
-}
-
 }  // namespace
 
 std::string own_executable() { return fs::read_symlink("/proc/self/exe").string(); }
@@ -231,20 +126,6 @@ std::string temporary_folder() {
                     error.what()));
   }
   return folder;
-}
-
-Config journal_config(const std::string& journal, const Catalogue& catalogue) {
-  const auto opened = Journal::open(journal);
-  const auto& header = opened.header();
-  if (!header.contains("config")) throw UserError(journal + ": malformed journal header: no 'config'");
-  const auto config = config_from_json(header.at("config"), journal);
-  // A journal is a file on disk like any config: an unknown probe there must not reach a worker.
-  try {
-    validate_config(config, catalogue_with_models(catalogue, config.models), journal + ": journal header");
-  } catch (const std::invalid_argument& error) {
-    throw UserError(journal + ": journal header: " + error.what());
-  }
-  return config;
 }
 
 AuditResult run_audit(const Config& config, const Catalogue& catalogue, const AuditOptions& options) {
@@ -339,7 +220,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   };
   int journaled = result.resumed_runs;
   supervisor.on_cell = [&](const Cell& cell, const ProcessObservation& observation) {
-    record(journal, cell, observation);
+    record_in_journal(journal, cell, observation);
     ++journaled;
     if (options.on_cell) options.on_cell(cell, observation);
   };
@@ -348,7 +229,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
     if (options.on_round) options.on_round(round, supervisor.timing.rounds, batch.cells);
   };
   supervisor.on_timing_round = [&](const Cell& cell, const ProcessObservation& observation) {
-    record(journal, cell, observation);  // replaces the first process's entry
+    record_in_journal(journal, cell, observation);  // replaces the first process's entry
     if (options.on_timing_round) options.on_timing_round(cell, observation);
   };
   SupervisedRuns supervised;
@@ -382,11 +263,6 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   result.report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   log_activity(result.report, observations, activity_before, options.launcher ? "" : worker);
   return result;
-}
-
-void remove_finished_journal(const AuditResult& result) {
-  std::error_code ignored;  // a journal left behind costs disk space, not results
-  if (result.own_journal && result.report.complete) fs::remove_all(result.journal, ignored);
 }
 
 }  // namespace repro_audit

@@ -9,11 +9,13 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "common/user_error.h"
-#include "supervisor/worker_process.h"
 
 namespace repro_audit {
 namespace {
@@ -68,6 +70,24 @@ std::optional<std::string> user_tmpdir() {
     return *kept ? std::optional<std::string>(kept) : std::nullopt;
   if (const char* tmpdir = std::getenv("TMPDIR"); tmpdir && *tmpdir) return tmpdir;
   return std::nullopt;
+}
+
+std::string temporary_folder_problem(const std::string& folder, int error) {
+  const auto named = user_tmpdir() == folder ? folder + " (TMPDIR)" : folder;
+  const char* state = error == ENOENT                                       ? "is missing"
+                      : error == ENOTDIR                                    ? "is not a folder"
+                      : error == EACCES || error == EPERM || error == EROFS ? "cannot be written"
+                      : error == ENOSPC || error == EDQUOT                  ? "is full"
+                                                                            : "cannot be used";
+  return fmt::format("the temporary folder {} {}: {}", named, state, std::strerror(error));
+}
+
+int anonymous_file(const std::string& folder) {
+  std::string path = (folder.empty() ? std::string("/tmp") : folder) + "/repro-audit-worker-log.XXXXXX";
+  const int fd = ::mkostemp(path.data(), O_CLOEXEC);
+  if (fd < 0) throw EnvironmentError(temporary_folder_problem(folder.empty() ? "/tmp" : folder, errno));
+  ::unlink(path.c_str());
+  return fd;
 }
 
 WorkerFolder::WorkerFolder(const std::string& parent) {

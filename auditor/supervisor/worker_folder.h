@@ -6,6 +6,7 @@
 // folder whose owner was killed with SIGKILL is removed by the next audit that uses the same
 // temporary folder: its owner holds a lock on it while it lives. The sweep removes only what provably
 // is such a folder (remove_abandoned_worker_folders) and never waits on what another user made there.
+// Beside it, the temporary folder's own facts: the user's TMPDIR, a file made there, what is wrong with it.
 #include <optional>
 #include <string>
 
@@ -14,6 +15,13 @@ namespace repro_audit {
 // The TMPDIR the user gave, if any. Inside a child, whose TMPDIR is its own folder, the user's is kept
 // in REPRO_AUDIT_TMPDIR (empty: none), so the child names and uses the same temporary folder.
 std::optional<std::string> user_tmpdir();
+
+// Creates and unlinks a file in `folder`; returns its descriptor. Throws EnvironmentError naming the folder.
+int anonymous_file(const std::string& folder);
+
+// "the temporary folder /x (TMPDIR) is missing: No such file or directory": what `error` (an errno) says
+// of a temporary folder that a file or folder could not be made in.
+std::string temporary_folder_problem(const std::string& folder, int error);
 
 class WorkerFolder {
  public:

@@ -44,24 +44,6 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 }  // namespace
 
-std::string temporary_folder_problem(const std::string& folder, int error) {
-  const auto named = user_tmpdir() == folder ? folder + " (TMPDIR)" : folder;
-  const char* state = error == ENOENT                                       ? "is missing"
-                      : error == ENOTDIR                                    ? "is not a folder"
-                      : error == EACCES || error == EPERM || error == EROFS ? "cannot be written"
-                      : error == ENOSPC || error == EDQUOT                  ? "is full"
-                                                                            : "cannot be used";
-  return fmt::format("the temporary folder {} {}: {}", named, state, std::strerror(error));
-}
-
-int anonymous_file(const std::string& folder) {
-  std::string path = (folder.empty() ? std::string("/tmp") : folder) + "/repro-audit-worker-log.XXXXXX";
-  const int fd = ::mkostemp(path.data(), O_CLOEXEC);
-  if (fd < 0) throw EnvironmentError(temporary_folder_problem(folder.empty() ? "/tmp" : folder, errno));
-  ::unlink(path.c_str());
-  return fd;
-}
-
 std::string signal_name(int signal) {
   const char* abbreviation = sigabbrev_np(signal);
   return abbreviation ? fmt::format("SIG{}", abbreviation) : fmt::format("signal {}", signal);

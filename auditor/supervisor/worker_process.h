@@ -94,11 +94,4 @@ class ProcessLauncher : public WorkerLauncher {
 
 std::string signal_name(int signal);
 
-// Creates and unlinks a file in `folder`; returns its descriptor. Throws EnvironmentError naming the folder.
-int anonymous_file(const std::string& folder);
-
-// "the temporary folder /x (TMPDIR) is missing: No such file or directory": what `error` (an errno) says
-// of a temporary folder that a file or folder could not be made in.
-std::string temporary_folder_problem(const std::string& folder, int error);
-
 }  // namespace repro_audit
