@@ -9,7 +9,7 @@ namespace repro_audit {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
-  const auto& op = context.parameter("op");
+  const auto& op = context.parameter("operation");
   const std::int64_t size = 1 << 20;
   const auto floats = at::TensorOptions().dtype(context.dtype()).device(context.device());
   const auto integers = floats.dtype(at::kLong);
@@ -30,15 +30,15 @@ const bool registered = register_probe(
     ProbeBuilder("fill_uninitialized")
         .weight(2)
         .describe("uninitialised memory: empty, empty_like and resize_ of 2^20 float32 and 2^20 int64")
-        .variant(Variant("empty-f32", "torch.empty").dtype(DType::f32).parameter("op", "empty"))
+        .variant(Variant("empty-f32", "torch.empty").dtype(DType::f32).parameter("operation", "empty"))
         .variant(Variant("empty_like-f32", "torch.empty_like")
                      .dtype(DType::f32)
-                     .parameter("op", "empty_like")
+                     .parameter("operation", "empty_like")
                      .default_suite_on({"cuda"},
                                        "empty-f32 shows the CPU's fill: run it here with --probe fill_uninitialized"))
         .variant(Variant("resize-f32", "Tensor.resize_ from 0")
                      .dtype(DType::f32)
-                     .parameter("op", "resize")
+                     .parameter("operation", "resize")
                      .default_suite_on({"cuda"},
                                        "empty-f32 shows the CPU's fill: run it here with --probe fill_uninitialized"))
         // Not an algorithm, but the same promise: any bits by default, fixed ones under strict.
@@ -46,10 +46,10 @@ const bool registered = register_probe(
         .prepare(prepare)
         .python(R"(
                            size = 1 << 20
-                           if op == "empty":
+                           if operation == "empty":
                                return {"floats": torch.empty(size, dtype=dtype, device=device),
                                        "integers": torch.empty(size, dtype=torch.int64, device=device)}
-                           if op == "empty_like":
+                           if operation == "empty_like":
                                return {"floats": torch.empty_like(like),
                                        "integers": torch.empty_like(like, dtype=torch.int64)}
                            floats = torch.empty(0, dtype=dtype, device=device)

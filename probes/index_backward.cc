@@ -11,7 +11,7 @@ namespace {
 
 RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
-  const auto& op = context.parameter("op");
+  const auto& op = context.parameter("operation");
   // 65536 gradients into 256 x 64 (CUDA: 16 times as many, more atomics per address; unverified on a GPU).
   const std::int64_t rows = 256, columns = 64, picks = context.on_cuda() ? 1 << 20 : 1 << 16;
   const auto input = context.input("input", requiring_grad(context.randn({rows, columns}, dtype)));
@@ -39,7 +39,10 @@ RunFunction prepare(ProbeContext& context) {
 }
 
 Variant indexing(const std::string& op, const std::string& description, std::map<std::string, Documented> documented) {
-  return Variant(op + "-f32", description).dtype(DType::f32).parameter("op", op).documented(std::move(documented));
+  return Variant(op + "-f32", description)
+      .dtype(DType::f32)
+      .parameter("operation", op)
+      .documented(std::move(documented));
 }
 
 const std::map<std::string, Documented> kCudaAlternative = {{"cpu", Documented::deterministic},
@@ -70,11 +73,11 @@ const bool registered = register_probe(
         .prepare(prepare)
         .python(R"(
                            input.requires_grad_()
-                           if op == "gather":
+                           if operation == "gather":
                                output = torch.gather(input, 0, index)
-                           elif op == "index_select":
+                           elif operation == "index_select":
                                output = torch.index_select(input, 0, index)
-                           elif op == "repeat_interleave":
+                           elif operation == "repeat_interleave":
                                output = torch.repeat_interleave(input, repeats, dim=0)
                            else:
                                output = input[row, column]

@@ -10,7 +10,7 @@ namespace {
 
 RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
-  const auto& op = context.parameter("op");
+  const auto& op = context.parameter("operation");
   // CUDA: 16 times the rows into the same 512, more writers per address. Unverified on a GPU.
   const std::int64_t slots = 512, columns = 64, updates = context.on_cuda() ? 1 << 17 : 1 << 13;
   const auto base =
@@ -26,7 +26,7 @@ RunFunction prepare(ProbeContext& context) {
 }
 
 Variant writing(const std::string& op, const std::string& description) {
-  return Variant(op + "-f32", description).dtype(DType::f32).parameter("op", op);
+  return Variant(op + "-f32", description).dtype(DType::f32).parameter("operation", op);
 }
 
 const bool registered = register_probe(
@@ -45,9 +45,9 @@ const bool registered = register_probe(
                                 "input of the probe sets")
         .prepare(prepare)
         .python(R"(
-                           if op == "scatter":
+                           if operation == "scatter":
                                return {"output": base.scatter(0, index, source)}
-                           if op == "index_copy":
+                           if operation == "index_copy":
                                return {"output": base.index_copy(0, index, source)}
                            return {"output": base.index_put((index,), source, accumulate=False)}
                        )"));

@@ -8,7 +8,7 @@ namespace {
 
 RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
-  if (context.parameter("op") == "mv") {
+  if (context.parameter("operation") == "mv") {
     const auto a = context.input("a", context.randn({2048, 2048}, dtype));
     const auto b = context.input("b", context.randn({2048}, dtype));
     return [=] { return Outputs{{"output", at::mv(a, b)}}; };
@@ -23,26 +23,26 @@ const bool registered =
                        .describe("mv 2048x2048 by 2048; dense bmm of 32 batches 128x128 by 128x128")
                        .variant(Variant("mv-f32", "mv, float32")
                                     .dtype(DType::f32)
-                                    .parameter("op", "mv")
+                                    .parameter("operation", "mv")
                                     .default_suite_on({"cuda"},
                                                       "cuBLAS is the path at issue; the CPU's products are the matmul "
                                                       "probe's: run it here with --probe mv_bmm"))
                        .variant(Variant("bmm-f32", "dense bmm, float32")
                                     .dtype(DType::f32)
-                                    .parameter("op", "bmm")
+                                    .parameter("operation", "bmm")
                                     .default_suite_on({"cuda"},
                                                       "cuBLAS is the path at issue; the CPU's products are the matmul "
                                                       "probe's: run it here with --probe mv_bmm"))
                        .variant(Variant("bmm-bf16", "dense bmm, bfloat16")
                                     .dtype(DType::bf16)
-                                    .parameter("op", "bmm")
+                                    .parameter("operation", "bmm")
                                     .default_suite_on({"cuda"},
                                                       "cuBLAS is the path at issue; the CPU's products are the matmul "
                                                       "probe's: run it here with --probe mv_bmm"))
                        .documented_as_cublas_product()
                        .accumulates("output", "a")
                        .prepare(prepare)
-                       .python(R"(return {"output": torch.mv(a, b) if op == "mv" else torch.bmm(a, b)})"));
+                       .python(R"(return {"output": torch.mv(a, b) if operation == "mv" else torch.bmm(a, b)})"));
 
 }  // namespace
 }  // namespace repro_audit

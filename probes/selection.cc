@@ -10,7 +10,7 @@ namespace {
 
 RunFunction prepare(ProbeContext& context) {
   const auto dtype = context.dtype();
-  const bool median = context.parameter("op") == "median";
+  const bool median = context.parameter("operation") == "median";
   // CUDA: longer rows, more threads holding the same value. Unverified on a GPU.
   const std::int64_t rows = 256, columns = context.on_cuda() ? 1 << 14 : 1024;
   const auto input = context.input("input", context.randint(8, {rows, columns}).to(dtype));
@@ -21,7 +21,7 @@ RunFunction prepare(ProbeContext& context) {
 }
 
 constexpr const char* kPython = R"(
-    values, indices = torch.median(input, 1) if op == "median" else torch.kthvalue(input, input.size(1) // 3, 1)
+    values, indices = torch.median(input, 1) if operation == "median" else torch.kthvalue(input, input.size(1) // 3, 1)
     return {"values": values, "indices": indices}
 )";
 
@@ -33,7 +33,7 @@ const bool median_registered = register_probe(
     ProbeBuilder("median")
         .describe("median with indices along rows of 256 x 1024 integers 0-7")
         .variant(Variant(DType::f32)
-                     .parameter("op", "median")
+                     .parameter("operation", "median")
                      .default_suite_on(
                          {"cuda"},
                          "documented racy on CUDA only; the CPU kernel is serial: run it here with --probe median"))
@@ -46,7 +46,7 @@ const bool kthvalue_registered = register_probe(
     ProbeBuilder("kthvalue")
         .describe("kthvalue (k = a third) with indices along rows of 256 x 1024 integers 0-7")
         .variant(Variant(DType::f32)
-                     .parameter("op", "kthvalue")
+                     .parameter("operation", "kthvalue")
                      .default_suite_on(
                          {"cuda"},
                          "documented racy on CUDA only; the CPU kernel is serial: run it here with --probe kthvalue"))
