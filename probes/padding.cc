@@ -95,10 +95,12 @@ Variant decomposed(const std::string& dims, const std::string& description) {
           .documented(kAlternative)
           .default_suite_on({"cuda"}, "Python takes this path only on a GPU; run it here with --probe padding");
   if (dims != "2d")
-    variant.documented_before("2.8", "cuda", Documented::raises_under_strict,
-                              "torch.use_deterministic_algorithms lists ReplicationPad1d and ReplicationPad3d "
-                              "among the ops that raise up to 2.7 and among those with a deterministic "
-                              "implementation from 2.8 (pytorch#148633; ReplicationPad2d since 2.2, pytorch#111590)");
+    variant.documented_before(
+        "2.8", "cuda", Documented::raises_under_strict,
+        "torch.use_deterministic_algorithms lists ReplicationPad1d and ReplicationPad3d "
+        "among the ops that raise up to 2.7 and among those with a deterministic "
+        "implementation from 2.8 (pytorch#148633, merged after 2.7's branch cut; ReplicationPad2d since 2.2, "
+        "pytorch#111590)");
   return variant;
 }
 
