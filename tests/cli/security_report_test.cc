@@ -71,6 +71,20 @@ std::vector<pid_t> children_of(pid_t pid) {
   return children;
 }
 
+// The children of `pid` that run a worker: their program has replaced the audit's. A child spawned a
+// moment ago may not have yet; stopped there, it would hold its parent inside posix_spawn (vfork).
+std::vector<pid_t> workers_of(pid_t pid) {
+  std::vector<pid_t> workers;
+  for (const auto child : children_of(pid)) {
+    std::ifstream file("/proc/" + std::to_string(child) + "/cmdline");
+    const std::string cmdline((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    const auto first_end = cmdline.find('\0');
+    if (first_end != std::string::npos && cmdline.compare(first_end + 1, 7, std::string("worker\0", 7)) == 0)
+      workers.push_back(child);
+  }
+  return workers;
+}
+
 class HostileReport : public CliTest {
  protected:
   // The audited report with `change` applied to its JSON, written as `name`.
@@ -276,7 +290,7 @@ TEST_F(HostileReport, AWorkerStoppedAtItsStartIsReplaced) {
   int stopped = 0;
   ASSERT_TRUE(wait_until(
       [&] {
-        for (const auto child : children_of(pid))
+        for (const auto child : workers_of(pid))
           if (::kill(child, SIGSTOP) == 0) stopped = child;
         return stopped != 0;
       },
