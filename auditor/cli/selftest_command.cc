@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -57,6 +58,17 @@ class ScriptsFolder {
   bool kept_ = false;
 };
 
+// The audit of `probes` alone under `config`'s flags; nullopt when it was interrupted.
+std::optional<Report> audit_probes_again(Config config, const std::set<std::string>& probes, const Catalogue& catalogue,
+                                         const AuditOptions& options) {
+  config.probes.clear();
+  for (const auto& probe : probes) config.probes.push_back({probe, {}});
+  auto again = run_audit(config, catalogue, options);
+  if (!again.report.complete) return std::nullopt;
+  remove_finished_journal(again);
+  return std::move(again.report);
+}
+
 // A control that must race but whose runs all agreed (on a busy machine its threads may not have run at
 // once) is audited again, at most twice, with 5 times the runs; a cell that races then replaces the
 // first. Returns false when an audit was interrupted.
@@ -71,13 +83,10 @@ bool race_controls_again(Config config, const Catalogue& catalogue, const AuditO
         probes.insert(cell.cell.probe);
     }
     if (probes.empty()) return true;
-    config.probes.clear();
-    for (const auto& probe : probes) config.probes.push_back({probe, {}});
-    const auto again = run_audit(config, catalogue, options);
-    if (!again.report.complete) return false;
-    remove_finished_journal(again);
+    const auto again = audit_probes_again(config, probes, catalogue, options);
+    if (!again) return false;
     for (auto& cell : report.cells)
-      for (const auto& raced : again.report.cells)
+      for (const auto& raced : again->cells)
         if (raced.cell.key == cell.cell.key && raced.verdict.kind == VerdictKind::nondeterministic) cell = raced;
   }
   return true;
@@ -158,8 +167,8 @@ std::string timing_control_problem(const CellReport& cell, const VariantInfo& va
 // wrong: a load that lands on one of its cells (another job on the machine) is a cost the timer rightly
 // sees, while a broken timer misses twice. Each cell that passes the second time replaces the first and
 // is named, with what its first timing showed. Returns false when the second audit was interrupted.
-bool retime_timing_controls(Config config, const Catalogue& catalogue, const AuditOptions& options, Report& report,
-                            std::vector<std::string>& notes) {
+bool retime_timing_controls(const Config& config, const Catalogue& catalogue, const AuditOptions& options,
+                            Report& report, std::vector<std::string>& notes) {
   std::map<std::string, std::string> first_problems;
   std::set<std::string> probes;
   for (const auto& cell : report.cells) {
@@ -172,15 +181,12 @@ bool retime_timing_controls(Config config, const Catalogue& catalogue, const Aud
     probes.insert(cell.cell.probe);
   }
   if (probes.empty()) return true;
-  config.probes.clear();
-  for (const auto& probe : probes) config.probes.push_back({probe, {}});
-  const auto again = run_audit(config, catalogue, options);
-  if (!again.report.complete) return false;
-  remove_finished_journal(again);
+  const auto again = audit_probes_again(config, probes, catalogue, options);
+  if (!again) return false;
   for (auto& cell : report.cells) {
     const auto first = first_problems.find(cell.cell.key);
     if (first == first_problems.end()) continue;
-    for (const auto& retimed : again.report.cells) {
+    for (const auto& retimed : again->cells) {
       if (retimed.cell.key != cell.cell.key) continue;
       const auto* probe = find_probe(catalogue, cell.cell.probe);
       if (retimed.verdict.kind != *probe->control_expects ||
