@@ -46,11 +46,16 @@ std::vector<std::string> model_details(const Verdict& verdict) {
   for (const auto& step : verdict.steps)
     lines.push_back(fmt::format("after SGD step {}: loss {}, parameters {}", step.step,
                                 difference_text(step.loss_difference), difference_text(step.parameter_difference)));
-  if (verdict.per_op_timing.samples > 0 && verdict.timing.samples > 0 && verdict.timing.median_ns > 0)
+  // Like with like: the recorded runs against the plain runs of the same processes among or right after
+  // them (a report without those says nothing rather than compare runs of other processes or rounds).
+  const auto& plain = verdict.per_op_plain_timing;
+  if (verdict.per_op_timing.samples > 0 && plain.samples > 0 && plain.median_ns > 0)
     lines.push_back(fmt::format(
-        "per-op digests: a run took {:.2f}x as long ({} against {} without them)",
-        static_cast<double>(verdict.per_op_timing.median_ns) / static_cast<double>(verdict.timing.median_ns),
-        format_duration(verdict.per_op_timing.median_ns), format_duration(verdict.timing.median_ns)));
+        "per-op digests: a run took {:.2f}x as long ({} against {} for the plain runs of the same processes "
+        "among or right after them; medians of {} and {} runs)",
+        static_cast<double>(verdict.per_op_timing.median_ns) / static_cast<double>(plain.median_ns),
+        format_duration(verdict.per_op_timing.median_ns), format_duration(plain.median_ns),
+        verdict.per_op_timing.samples, plain.samples));
   return lines;
 }
 

@@ -151,12 +151,20 @@ class Cell:
                 return
             make = GRAPHS.recorder
         else:
+            digests, why = device_digests(self.device)
+            if why:
+                self.observation["warnings"].append(why)
+
             def make():
-                return OpRecorder(subject.module_names)
+                return OpRecorder(subject.module_names, digests)
         for index in range(max(2, repeats // 2)):
             recorder = make()
             outputs, elapsed = self.run_once(subject, function, recorder)
-            self.record(outputs, elapsed, False, repeats + index, recorder)
+            self.record(outputs, elapsed, False, repeats + 2 * index, recorder)
+            # A plain run after each recorded one: what the per-op digests cost is measured against runs
+            # of this process in the same stretch of time (verdict.h: per_op_plain_timing).
+            outputs, elapsed = self.run_once(subject, function)
+            self.record(outputs, elapsed, False, repeats + 2 * index + 1)
 
 
 class MachineFailure(Exception):

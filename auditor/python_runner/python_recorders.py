@@ -10,16 +10,24 @@ import weakref  # noqa: E402
 class OpRecorder(TorchDispatchMode):
     """Per-op digests of an eager run: every dispatcher op's inputs as it begins, its outputs as it ends."""
 
-    def __init__(self, module_names):
+    def __init__(self, module_names, device=None):
         super().__init__()
         self.ops, self.started, self.truncated = [], 0, False
         self.module_names, self.modules = module_names, []
+        self.device = device  # DeviceDigests: a CUDA tensor's digest is a token until the run ends
+        if device is not None:
+            device.clear()
 
     def arguments_digest(self, values):
         parts = []
         for value in tree_flatten(values)[0]:
-            parts.append(digest(value) if isinstance(value, torch.Tensor) else repr(value))
-        return digest_text("\n".join(parts))
+            if isinstance(value, torch.Tensor):
+                deferred = self.device is not None and self.device.defers(value)
+                parts.append(self.device.token(value) if deferred else digest(value))
+            else:
+                parts.append(repr(value).replace("\x01", "?"))  # never a token's first byte
+        text = "\n".join(parts)
+        return text if self.device is not None and "\x01" in text else digest_text(text)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -38,6 +46,12 @@ class OpRecorder(TorchDispatchMode):
         return result
 
     def sequence(self):
+        if self.device is not None:  # the device's digests, read back once
+            self.device.resolve()
+            for op in self.ops:
+                for key in ("inputs", "outputs"):
+                    if "\x01" in op[key]:
+                        op[key] = digest_text(self.device.substitute(op[key]))
         text = "".join(f"{op['name']}\0{op['inputs']}\0{op['outputs']}\n" for op in self.ops)
         return {"digest": digest_text(text), "ops": self.ops, "truncated": self.truncated}
 

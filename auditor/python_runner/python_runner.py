@@ -45,6 +45,7 @@ else:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = REQUEST["cells"][0]["model"]["compile_cache"]
 
 import ctypes  # noqa: E402
+import re  # noqa: E402
 import struct  # noqa: E402
 
 import torch  # noqa: E402
@@ -176,6 +177,127 @@ def digest(tensor):
     for offset in range(0, size, DIGEST_CHUNK):
         state.update((ctypes.c_char * min(DIGEST_CHUNK, size - offset)).from_address(address + offset))
     return state.hexdigest()
+
+
+def word_sums_digest(tag, sizes, size, sums):
+    """hash/word_sums.h's digest: XXH3-128 over the tag with the byte count, the rank and sizes, and the
+    two sums (little-endian 64-bit); the form of a CUDA tensor's per-op digest."""
+    state = xxhash.xxh3_128()
+    state.update(f"{tag};word_sums=1;bytes={size}".encode() + b"\0" + struct.pack("<Q", len(sizes)))
+    state.update(b"".join(struct.pack("<q", value) for value in sizes))
+    state.update(struct.pack("<QQ", sums[0] & (2 ** 64 - 1), sums[1] & (2 ** 64 - 1)))
+    return state.hexdigest()
+
+
+class DeviceDigests:
+    """Per-op digests of CUDA tensors taken on the device, as the C++ recorder takes them
+    (recording/tensor_digester.h): the word-sums kernel of the library the worker names reduces a
+    tensor's bytes into a slot of a buffer on the device, and the op's text holds a token for the slot;
+    when the run ends, the slots cross to the host at once (16 bytes a tensor) and each token becomes
+    its digest. Nothing waits for the device while the run records."""
+
+    SLOTS = 4096
+    TOKEN = re.compile("\x01([0-9]+)\x02")
+
+    def __init__(self, device, library=None):
+        self.device, self.kernel = torch.device(device), None
+        if self.device.type == "cuda" and self.device.index is None:
+            self.device = torch.device("cuda", torch.cuda.current_device())
+        if library:
+            self.kernel = ctypes.CDLL(library).repro_audit_word_sums
+            self.kernel.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_void_p, ctypes.c_void_p]
+            self.kernel.restype = ctypes.c_int
+        self.chunks, self.slots, self.digests = [], [], []
+
+    def defers(self, tensor):
+        return tensor.device == self.device and tensor.layout == torch.strided and not tensor.is_quantized
+
+    def reduce(self, values, size, chunk, slot):
+        """Adds the word sums of `values` (contiguous, `size` bytes) into chunk[slot], on its device."""
+        if self.kernel is None:  # the host's reduction: the CPU's tests of this path
+            sums = host_word_sums(bytes(values.reshape(-1).view(torch.uint8).tolist()))
+            previous = chunk[slot].tolist()
+            chunk[slot] = torch.tensor([to_int64((previous[k] + sums[k]) % 2 ** 64) for k in (0, 1)])
+            return
+        status = self.kernel(values.data_ptr(), size, chunk.data_ptr() + 16 * slot,
+                             torch.cuda.current_stream(values.device).cuda_stream)
+        if status:
+            raise RuntimeError(f"the word-sums kernel failed (cudaError {status})")
+
+    def token(self, tensor):
+        index = len(self.slots)
+        if index // self.SLOTS == len(self.chunks):
+            self.chunks.append(torch.zeros((self.SLOTS, 2), dtype=torch.int64, device=tensor.device))
+        tensor = tensor.detach()
+        tag = DTYPE_TAGS.get(tensor.dtype, str(tensor.dtype)) + properties(tensor)
+        values = tensor.conj() if tensor.is_conj() else tensor
+        values = (values._neg_view() if values.is_neg() else values).contiguous()
+        size = values.numel() * values.element_size()
+        if size:
+            self.reduce(values, size, self.chunks[index // self.SLOTS], index % self.SLOTS)
+        self.slots.append((tag, tuple(tensor.shape), size))
+        return f"\x01{index}\x02"
+
+    def resolve(self):
+        """Reads back every slot queued since the last call: one wait for the device."""
+        if len(self.digests) == len(self.slots):
+            return
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        start = len(self.digests)
+        for index in range(start, len(self.slots)):
+            if index == start or index % self.SLOTS == 0:
+                words = self.chunks[index // self.SLOTS].cpu().tolist()
+            tag, sizes, size = self.slots[index]
+            self.digests.append(word_sums_digest(tag, sizes, size, words[index % self.SLOTS]))
+
+    def substitute(self, text):
+        return self.TOKEN.sub(lambda match: self.digests[int(match.group(1))], text)
+
+    def clear(self):
+        for chunk in self.chunks:
+            chunk.zero_()
+        self.slots, self.digests = [], []
+
+
+def to_int64(value):
+    return value - 2 ** 64 if value >= 2 ** 63 else value
+
+
+def host_word_sums(data):
+    """hash/word_sums.cc's reference, in Python: slow, for small tensors in tests only."""
+    mask, a, b = 2 ** 64 - 1, 0, 0
+    for index in range(0, (len(data) + 7) // 8):
+        word = int.from_bytes(data[8 * index:8 * index + 8], "little")
+        x = word ^ (((index + 1) * 0x9E3779B97F4A7C15) & mask)
+        x ^= x >> 30
+        x = (x * 0xBF58476D1CE4E5B9) & mask
+        x ^= x >> 27
+        x = (x * 0x94D049BB133111EB) & mask
+        a = (a + (x ^ (x >> 31))) & mask
+        x = (word + (index + 1) * 0xD6E8FEB86659FD93) & mask
+        x ^= x >> 33
+        x = (x * 0xFF51AFD7ED558CCD) & mask
+        x ^= x >> 33
+        x = (x * 0xC4CEB9FE1A85EC53) & mask
+        b = (b + (x ^ (x >> 33))) & mask
+    return a, b
+
+
+def device_digests(device):
+    """The device digester for a CUDA cell when the worker named the kernel's library, else None (the
+    per-op digests are then taken on the host); why not, when the library is named and fails to load.
+    REPRO_AUDIT_TEST_HOST_WORD_SUMS=1 (tests only) takes a CPU cell's digests through the same tokens
+    with the host's reduction."""
+    if device == "cpu" and os.environ.get("REPRO_AUDIT_TEST_HOST_WORD_SUMS") == "1":
+        return DeviceDigests(device), ""
+    library = REQUEST.get("word_sums_library", "")
+    if not device.startswith("cuda") or not library or not torch.cuda.is_available():
+        return None, ""
+    try:
+        return DeviceDigests(device, library), ""
+    except (OSError, AttributeError) as error:
+        return None, f"per-op digests taken on the host: the word-sums library could not be loaded ({error})"
 
 
 def digest_text(text):

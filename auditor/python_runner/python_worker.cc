@@ -20,6 +20,20 @@ std::string python_of_batch(const WorkerRequest& request) {
   return "";
 }
 
+namespace {
+
+// The word-sums kernel's library beside this program (CUDA builds): the runner digests a CUDA tensor's
+// per-op records on the device with it. "" when there is none.
+std::string word_sums_library() {
+  std::error_code ignored;
+  const auto program = std::filesystem::read_symlink("/proc/self/exe", ignored);
+  if (program.empty()) return "";
+  const auto library = program.parent_path() / "librepro_audit_word_sums.so";
+  return std::filesystem::is_regular_file(library, ignored) ? library.string() : "";
+}
+
+}  // namespace
+
 std::string exec_python_runner(const std::string& python, const nlohmann::json& request, int events_fd) {
   // The command resolves the interpreter (common/program_path.h); a relative path here would be
   // looked up in whatever folder the worker runs in.
@@ -28,7 +42,9 @@ std::string exec_python_runner(const std::string& python, const nlohmann::json& 
   // before the interpreter starts reading it.
   const int input = ::memfd_create("repro-audit-request", 0);
   if (input < 0) return fmt::format("memfd_create failed: {}", std::strerror(errno));
-  const auto text = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  auto full = request;
+  if (const auto library = word_sums_library(); !library.empty()) full["word_sums_library"] = library;
+  const auto text = full.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (::write(input, text.data(), text.size()) != static_cast<ssize_t>(text.size()) || ::lseek(input, 0, SEEK_SET) != 0)
     return fmt::format("cannot write the request: {}", std::strerror(errno));
   if (::dup2(input, STDIN_FILENO) < 0 || ::dup2(events_fd, STDOUT_FILENO) < 0)

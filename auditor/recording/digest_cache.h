@@ -37,6 +37,11 @@ class DigestCache {
     std::erase_if(entries_, [](const auto& entry) { return entry.second.impl.expired(); });
   }
   void clear() { entries_.clear(); }
+  // Rewrites every entry's digest in place (a device's tokens become digests when a run ends).
+  template <typename Rewrite>
+  void rewrite(Rewrite&& change) {
+    for (auto& [_, entry] : entries_) change(entry.digest);
+  }
 
  private:
   static bool cacheable(const at::Tensor& tensor) {

@@ -29,6 +29,20 @@ bool overwrites_self(const std::string& name) {
 
 namespace {
 
+// On the device digester's device: its token, or its digest at once; elsewhere the canonical digest.
+std::string device_or_host_digest(const at::Tensor& tensor, Digests* digests) {
+  if (digests && digests->device && digests->device->defers(tensor))
+    return digests->defer ? digests->device->enqueue(tensor) : digests->device->digest_now(tensor);
+  return digest_tensor(tensor);
+}
+
+// Text that is not a tensor's never holds a token's first byte (a string argument might).
+std::string without_token_bytes(std::string text) {
+  for (auto& c : text)
+    if (c == TensorDigester::kTokenStart) c = '?';
+  return text;
+}
+
 void describe_tensor(std::string& text, const at::Tensor& tensor, const Uninitialised& uninitialised,
                      Digests* digests) {
   if (!tensor.defined()) {
@@ -45,7 +59,7 @@ void describe_tensor(std::string& text, const at::Tensor& tensor, const Uninitia
     if (const auto* known = digests ? digests->cache.find(tensor) : nullptr) {
       text += *known;
     } else {
-      const auto digest = digest_tensor(tensor);
+      const auto digest = device_or_host_digest(tensor, digests);
       if (digests && digests->may_insert) digests->cache.insert(tensor, digest);
       text += digest;
     }
@@ -98,7 +112,7 @@ void describe(std::string& text, const c10::IValue& value, const Uninitialised& 
   } else {
     std::ostringstream out;
     out << value;
-    text += out.str() + ';';
+    text += without_token_bytes(out.str()) + ';';
   }
 }
 

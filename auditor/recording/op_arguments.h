@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "recording/digest_cache.h"
+#include "recording/tensor_digester.h"
 
 namespace repro_audit {
 
@@ -39,10 +40,13 @@ class Uninitialised {
   std::unordered_map<const void*, c10::weak_intrusive_ptr<c10::StorageImpl>> storages_;
 };
 
-// How an op's tensors are digested: through the cache, which only ops outside any other may fill.
+// How an op's tensors are digested: through the cache, which only ops outside any other may fill; a
+// tensor on the device digester's device by it, as a token (`defer`) or at once.
 struct Digests {
   DigestCache& cache;
   bool may_insert = false;
+  TensorDigester* device = nullptr;
+  bool defer = false;
 };
 
 // Appends `value`'s description to `text`; `geometry`: a view, described by its geometry alone.

@@ -54,7 +54,27 @@ struct OpRecorder::State {
   std::unordered_map<std::int64_t, std::string> module_of_sequence;  // autograd sequence number -> module
   Uninitialised uninitialised;
   DigestCache digests;
+  std::unique_ptr<TensorDigester> device;  // digests a device's tensors there (null: on the host)
+  bool deferring = false;                  // this run's device digests are tokens until it ends
   const RecordedRun* reference = nullptr;  // a later run: copies only where it parts from this run
+
+  // An op's digest: of its text, or, while the text holds device tokens, the text itself (end_run
+  // digests it once the tokens are resolved).
+  std::string digest_of(const std::string& text) const {
+    return deferring && TensorDigester::has_token(text) ? text : digest_text(text);
+  }
+
+  // Reads the device's digests back and digests every op's text that held a token.
+  void resolve_tokens() {
+    if (!device) return;
+    device->resolve();
+    for (auto& op : run.ops)
+      for (auto* text : {&op.inputs, &op.outputs})
+        if (TensorDigester::has_token(*text)) *text = digest_text(device->substitute(*text));
+    digests.rewrite([&](std::string& digest) {
+      if (TensorDigester::has_token(digest)) digest = device->substitute(digest);
+    });
+  }
 
   // Drops the cached digests of every tensor an op that may write is handed.
   void drop_written(const c10::ArrayRef<c10::IValue>& arguments) {
@@ -117,11 +137,11 @@ struct OpRecorder::State {
     const auto all = function.inputs();
     const auto inputs = all.slice(all.size() - std::min(all.size(), function.num_inputs()));
     const bool skip_self = overwrites_self(record.name);
-    Digests cached{digests, open.empty()};
+    Digests cached{digests, open.empty(), device.get(), deferring};
     for (std::size_t i = skip_self ? 1 : 0; i < inputs.size(); ++i)
       if (i >= outs.size() || !outs[i]) describe(text, inputs[i], uninitialised, schema.view, &cached);
     if (schema.writes) drop_written(inputs);
-    record.inputs = digest_text(text);
+    record.inputs = digest_of(text);
     open.push_back(&record);
     if (tracer) tracer->enter_op(record.start);
     return context;
@@ -151,9 +171,9 @@ struct OpRecorder::State {
           if (output.isTensor()) uninitialised.erase(output.toTensor());
       const bool view = schema_of(function, record.name).view;
       std::string text;
-      Digests cached{digests, open.empty()};
+      Digests cached{digests, open.empty(), device.get(), deferring};
       for (const auto& output : outputs) describe(text, output, uninitialised, view, &cached);
-      record.outputs = digest_text(text);
+      record.outputs = digest_of(text);
       if (!view && (!reference || parts_from_reference(record)))
         for (const auto& output : outputs) {
           if (!output.isTensor() || !output.toTensor().defined() || kept_bytes >= keep_bytes) continue;
@@ -187,8 +207,9 @@ void on_end(const at::RecordFunction& function, at::ObserverContext* context) {
 
 }  // namespace
 
-OpRecorder::OpRecorder(Tracer* tracer) : state_(std::make_unique<State>()) {
+OpRecorder::OpRecorder(Tracer* tracer, std::unique_ptr<TensorDigester> device) : state_(std::make_unique<State>()) {
   state_->tracer = tracer;
+  state_->device = std::move(device);
   State* expected = nullptr;
   if (!active_state.compare_exchange_strong(expected, state_.get()))
     throw std::logic_error("only one op recorder may exist at a time");
@@ -206,6 +227,7 @@ OpRecorder::~OpRecorder() {
 
 void OpRecorder::begin_run(std::size_t keep_bytes, const RecordedRun* reference) {
   std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->resolve_tokens();  // a run that ended by throwing: its tokens may still be in the cache
   state_->run = RecordedRun{};
   state_->reference = reference;
   state_->digests.drop_freed();
@@ -215,14 +237,20 @@ void OpRecorder::begin_run(std::size_t keep_bytes, const RecordedRun* reference)
   state_->open.clear();
   state_->module_of_sequence.clear();
   state_->uninitialised.clear();
+  // A run compared with a reference as it records needs each op's digests at once.
+  state_->deferring = state_->device && !reference;
+  if (state_->device) state_->device->clear();
   state_->recording = true;
 }
 
 RecordedRun OpRecorder::end_run() {
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->recording = false;
+  state_->resolve_tokens();
   return std::move(state_->run);
 }
+
+bool OpRecorder::digests_on_device() const { return state_->device != nullptr; }
 
 std::string op_sequence_digest(const std::vector<OpRecord>& ops) {
   std::string text;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "recording/tensor_digester.h"
 #include "trace/tracer.h"
 #include "verdict/observation.h"
 
@@ -20,8 +21,10 @@ struct RecordedRun {
 
 class OpRecorder {
  public:
-  // The tracer (may be null) is told which op is innermost, so its records can name the op.
-  explicit OpRecorder(Tracer* tracer);
+  // The tracer (may be null) is told which op is innermost, so its records can name the op. With a
+  // device digester (recording/tensor_digester.h), tensors on its device are digested there; a run
+  // without a reference reads their digests back once, when it ends.
+  explicit OpRecorder(Tracer* tracer, std::unique_ptr<TensorDigester> device = nullptr);
   ~OpRecorder();
   OpRecorder(const OpRecorder&) = delete;
   OpRecorder& operator=(const OpRecorder&) = delete;
@@ -32,6 +35,9 @@ class OpRecorder {
   // the same place and returned other outputs (where a divergence starts: the copy it is measured on).
   void begin_run(std::size_t keep_bytes, const RecordedRun* reference = nullptr);
   RecordedRun end_run();
+  // Whether a device's tensors are digested on it: a run with a reference then waits for the device
+  // at every op (its outputs are compared as it records), one without waits once.
+  bool digests_on_device() const;
 
   struct State;
 

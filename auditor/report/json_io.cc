@@ -38,6 +38,7 @@ json cell_to_json(const CellReport& report) {
   if (!v.warnings.empty()) j["warnings"] = v.warnings;
   if (v.timing.samples > 0) j["timing"] = v.timing;
   if (v.per_op_timing.samples > 0) j["per_op_timing"] = v.per_op_timing;
+  if (v.per_op_plain_timing.samples > 0) j["per_op_plain_timing"] = v.per_op_plain_timing;
   if (report.cost) {
     j["cost_ratio"] = report.cost->value;
     j["cost_ratio_interval"] = {report.cost->low, report.cost->high};

@@ -50,6 +50,7 @@ CellReport cell_from_json(const json& j) {
   v.warnings = json_field_or(j, "warnings", std::vector<std::string>{});
   v.timing = json_field_or(j, "timing", Timing{});
   v.per_op_timing = json_field_or(j, "per_op_timing", Timing{});
+  v.per_op_plain_timing = json_field_or(j, "per_op_plain_timing", Timing{});
   v.kernels_varied = json_field_or(j, "kernels_varied", false);
   v.kernel_digest = json_field_or<std::string>(j, "kernel_digest", "");
   report.documented = json_field_or<std::string>(j, "documented", "");

@@ -8,6 +8,7 @@
 #include "hash/tensor_digest.h"
 #include "models/model_runner.h"
 #include "recording/op_recorder.h"
+#include "recording/tensor_digester.h"
 #include "runners/input_export.h"
 #include "verdict/origin.h"
 
@@ -20,6 +21,7 @@ struct PerOpState {
   std::unique_ptr<OpRecorder> recorder;
   RecordedRun reference;
   std::string reference_digest;
+  bool parted = false;  // a run's sequence parted from the reference's
 };
 
 constexpr std::size_t kKeptOutputBytes = std::size_t{256} << 20;
@@ -42,6 +44,7 @@ void keep_ops(ProcessObservation& observation, RunObservation& run, RecordedRun&
     per_op.reference_digest = run.op_digest;
     return;
   }
+  if (run.op_digest != per_op.reference_digest) per_op.parted = true;
   if (observation.origin_difference || run.op_digest == per_op.reference_digest) return;
   const auto comparison = compare_op_sequences(per_op.reference.ops, recorded.ops);
   if (!comparison.origin) return;
@@ -89,7 +92,7 @@ class ModelRunner : public CellRunner {
     observation.input_digest = context.input_digest();
     if (cell.model->per_op) {
       if (prepared.per_op_unavailable.empty())
-        per_op_.recorder = std::make_unique<OpRecorder>(setup.tracer);
+        per_op_.recorder = std::make_unique<OpRecorder>(setup.tracer, make_tensor_digester(setup.device));
       else
         observation.per_op_unavailable = prepared.per_op_unavailable;
     }
@@ -104,10 +107,17 @@ class ModelRunner : public CellRunner {
   void begin_run(int index, bool extra, const ProcessObservation& observation) override {
     recording_ = per_op_.recorder && !extra;
     if (!recording_) return;
-    // Run 0 keeps a copy of every op's outputs; a later run only of the op where it parts from run 0.
+    // Run 0 keeps a copy of every op's outputs; a later run compared with it as it records, only of the
+    // op where it parts from run 0. Digested on a device, a run compared as it records waits for the
+    // device at every op: later runs are compared only once one has parted from run 0, until the
+    // origin's difference is measured (a race seen once is seen again in the next runs).
     const bool first = index == 0 || per_op_.reference_digest.empty();
-    per_op_.recorder->begin_run(first || !observation.origin_difference ? kKeptOutputBytes : 0,
-                                first ? nullptr : &per_op_.reference);
+    const bool compare =
+        !first && !observation.origin_difference && (!per_op_.recorder->digests_on_device() || per_op_.parted);
+    if (first || compare)
+      per_op_.recorder->begin_run(kKeptOutputBytes, first ? nullptr : &per_op_.reference);
+    else
+      per_op_.recorder->begin_run(0, nullptr);
   }
   std::unique_ptr<RunExtras> end_run() override {
     if (!recording_) return nullptr;

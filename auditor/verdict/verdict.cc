@@ -113,15 +113,20 @@ Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observati
   std::set<std::string> digests;
   // The timing-only runs are the timing: untraced, undigested. The determinism runs' times (traced,
   // their digests taken in the timed region) only where no process made any: an audit without costs.
-  std::vector<std::int64_t> times, per_op_times, timed;
+  std::vector<std::int64_t> times, per_op_times, per_op_plain_times, timed;
   std::vector<int> clocks;
   bool within = false;
   for (const auto& observation : observations) {
     std::set<std::string> own;
+    bool recorded = false;  // a run of this process digested every op
     for (const auto& run : observation.runs) {
       digests.insert(run.digest);
       own.insert(run.digest);
-      if (!run.warmup && !observation.untimed) (run.per_op ? per_op_times : times).push_back(run.time_ns);
+      if (!run.warmup && !observation.untimed) {
+        (run.per_op ? per_op_times : times).push_back(run.time_ns);
+        if (recorded && !run.per_op) per_op_plain_times.push_back(run.time_ns);
+      }
+      recorded = recorded || run.per_op;
       ++verdict.runs;
     }
     timed.insert(timed.end(), observation.timing_ns.begin(), observation.timing_ns.end());
@@ -139,6 +144,7 @@ Verdict judge(const Cell& cell, const std::vector<ProcessObservation>& observati
   else
     verdict.timing = timing_of(times.empty() ? per_op_times : times);
   if (!times.empty() || !timed.empty()) verdict.per_op_timing = timing_of(per_op_times);
+  if (!per_op_times.empty()) verdict.per_op_plain_timing = timing_of(per_op_plain_times);
   judge_kernels(observations, verdict);
   if (verdict.runs < 2) {
     verdict.kind = VerdictKind::error;

@@ -131,4 +131,26 @@ TEST_F(Gpu, AdaptiveMaxPool3dStillContradictsItsDocumentation) {
   EXPECT_NE(output.find("documented deterministic, but runs diverged"), std::string::npos) << output;
 }
 
+// Per-op digests of a user's CUDA step taken on the device (recording/tensor_digester.h, the runner's
+// DeviceDigests): the eager origin is the index_add, every recorded run's ops are digested, and the
+// report says what the per-op runs cost against plain runs of the same process (printed for the record).
+TEST_F(Gpu, PerOpDigestsOnTheDeviceNameTheEagerOrigin) {
+  const auto step = std::string(test_paths::kSourceDir) + "/tests/gpu/py/cuda_step.py:make";
+  const auto report_path = path("py.json");
+  const auto result =
+      run("py " + step + " --device cuda --repeats 8 --processes 1 --profile default --json " + report_path);
+  if (result.output.find("no Python found next to the libtorch") != std::string::npos)
+    GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  ASSERT_EQ(result.exit_code, 1) << result.output;
+  std::printf("%s\n", result.output.c_str());
+  const auto report = json::parse(slurp(report_path));
+  const auto& cell = report.at("cells").at(0);
+  EXPECT_EQ(cell.at("verdict"), "nondeterministic");
+  ASSERT_TRUE(cell.contains("origin")) << cell.dump();
+  EXPECT_EQ(cell.at("origin").at("op"), "aten::index_add") << cell.at("origin").dump();
+  for (const auto& sequence : cell.at("observations").at(0).at("op_sequences"))
+    EXPECT_GE(sequence.at("ops").size(), 6u);
+  EXPECT_NE(result.output.find("per-op digests: a run took"), std::string::npos) << result.output;
+}
+
 }  // namespace
