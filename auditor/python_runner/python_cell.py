@@ -139,15 +139,15 @@ class Cell:
             self.observation["timing_ns"] = times
 
     def recorded_runs(self, subject, function, repeats):
-        """Eager: per-op records. Compiled: per-graph and per-kernel records of the graphs Inductor made."""
+        """Eager: per-op records. Compiled: per-graph and per-kernel records of the Inductor graphs it calls."""
         if not self.spec.get("per_op", True):
             return
-        if function is not subject.step:
-            if GRAPHS.unavailable or not GRAPHS.graphs:
+        compiled = function is not subject.step
+        if compiled:
+            if GRAPHS.unavailable:
                 self.observation["per_op_unavailable"] = (
-                    f"compiled code runs Inductor's kernels outside the dispatcher, and "
-                    f"{GRAPHS.unavailable or 'no graph was compiled by Inductor'}; audit the step with compile=off "
-                    "to name the op where it diverges")
+                    f"compiled code runs Inductor's kernels outside the dispatcher, and {GRAPHS.unavailable}; "
+                    "audit the step with compile=off to name the op where it diverges")
                 return
             make = GRAPHS.recorder
         else:
@@ -157,14 +157,29 @@ class Cell:
 
             def make():
                 return OpRecorder(subject.module_names, digests)
-        for index in range(max(2, repeats // 2)):
+        runs, graph_calls, without_kernels = max(2, repeats // 2), 0, []
+        for index in range(runs):
             recorder = make()
             outputs, elapsed = self.run_once(subject, function, recorder)
             self.record(outputs, elapsed, False, repeats + 2 * index, recorder)
+            if compiled:
+                graph_calls += recorder.graph_calls
+                without_kernels += [name for name in recorder.without_kernels if name not in without_kernels]
             # A plain run after each recorded one: what the per-op digests cost is measured against runs
             # of this process in the same stretch of time (verdict.h: per_op_plain_timing).
             outputs, elapsed = self.run_once(subject, function)
             self.record(outputs, elapsed, False, repeats + 2 * index + 1)
+        if compiled and graph_calls == 0:
+            plural = "s" if GRAPHS.made != 1 else ""
+            made = (f", though Inductor made or loaded {GRAPHS.made} graph{plural} for this cell" if GRAPHS.made
+                    else ": Inductor made none for this cell and loaded none from a cache (a step Dynamo runs eagerly "
+                    "has none)")
+            self.observation["per_op_unavailable"] = (
+                f"compiled code runs Inductor's kernels outside the dispatcher, and its {runs} recorded runs called no "
+                f"Inductor graph{made}; audit the step with compile=off to name the op where it diverges")
+        for name in without_kernels:
+            self.observation["warnings"].append(
+                f"the recorded runs found no generated wrapper module behind {name}: its kernels are not recorded")
 
 
 class MachineFailure(Exception):

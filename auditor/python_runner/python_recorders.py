@@ -2,8 +2,11 @@
 
 Eager code runs every ATen op through the dispatcher, where a TorchDispatchMode sees it. Compiled code
 runs Inductor's kernels from a generated wrapper, outside the dispatcher: there the records are made
-around each graph Inductor compiled and around each kernel call its wrapper makes.
+around each call of a graph Inductor compiled or loaded from a cache, and around each kernel call
+its generated wrapper makes.
 """
+import functools  # noqa: E402
+import re  # noqa: E402
 import weakref  # noqa: E402
 
 
@@ -61,39 +64,85 @@ class OpRecorder(TorchDispatchMode):
 WRAPPER_NAMESPACES = ("extern_kernels", "aten")
 KERNEL_PREFIXES = ("cpp_fused", "triton_", "cpp_", "kernel_")
 GRAPH_OPS_SHOWN = 4
+# Callables visited to find a graph's generated wrapper behind what Inductor wrapped around it: a few
+# closures deep in torch 2.11 and 2.14 (input alignment, cudagraphs, the backward marker, the
+# compiled-region wrapper); past this, whatever wraps it is not Inductor's.
+UNWRAP_LIMIT = 32
+# An op in the text of a post-grad FX graph: `torch.ops.aten.index_put_.default(`.
+GRAPH_OP = re.compile(r"torch\.ops\.\w+\.(\w+)(?:\.\w+)?\(")
+# The ops a kernel of the generated code came from, in its comment: `Original ATen: [aten.mm, aten.relu]`.
+ORIGINAL_ATEN = re.compile(r"Original ATen: \[([^\]]*)\]")
 
 
-class CompiledGraph:
-    """One FX graph Inductor compiled: its index, the ops it holds and the module its wrapper runs in."""
-
-    def __init__(self, index, graph_module, compiled, backward):
-        self.compiled = compiled
-        ops = []
-        for node in graph_module.graph.nodes:
-            if node.op == "call_function":
-                name = str(getattr(node.target, "__name__", node.target)).split(".")[0]
-                if name not in ops:
+def graph_name(index, graph):
+    """`graph 0 (forward: full, mul, index_put_)`: from what the CompiledFxGraph holds whether Inductor
+    compiled it in this process or loaded it from a cache, so a graph is named alike in every process (an
+    origin aligns records by name): its post-grad graph's text, else the comments of its generated code."""
+    ops = []
+    for name in GRAPH_OP.findall(getattr(graph, "inductor_post_grad_graph_str", None) or ""):
+        if name not in ops:
+            ops.append(name)
+    if not ops:
+        for group in ORIGINAL_ATEN.findall(getattr(graph, "source_code", None) or ""):
+            for name in (item.strip().split(".")[-1] for item in group.split(",")):
+                if name and name not in ops:
                     ops.append(name)
-        shown = ", ".join(ops[:GRAPH_OPS_SHOWN]) + (f", +{len(ops) - GRAPH_OPS_SHOWN} more" if len(ops) > GRAPH_OPS_SHOWN
-                                                     else "")
-        self.name = f"graph {index} ({'backward' if backward else 'forward'}: {shown})"
-        self.callable = getattr(compiled, "current_callable", None)
-        self.module = getattr(self.callable, "__globals__", None)
+    kwargs = getattr(graph, "fx_kwargs", None) or {}
+    parts = [] if "is_backward" not in kwargs else ["backward" if kwargs["is_backward"] else "forward"]
+    if ops:
+        parts.append(", ".join(ops[:GRAPH_OPS_SHOWN]) + (f", +{len(ops) - GRAPH_OPS_SHOWN} more"
+                                                          if len(ops) > GRAPH_OPS_SHOWN else ""))
+    return f"graph {index}" + (f" ({': '.join(parts)})" if parts else "")
+
+
+def generated_module(function):
+    """The globals of the generated wrapper module a graph's callable runs, however Inductor wrapped it
+    (closures such as align_inputs_from_check_idxs on CUDA inputs, cudagraphify, `__wrapped__`, the bound
+    `Runner.call`): the first function found whose globals look like Inductor's wrapper module (its `call`
+    and AsyncCompile); None when none is within UNWRAP_LIMIT callables."""
+    pending, visited = [function], set()
+    while pending and len(visited) < UNWRAP_LIMIT:
+        function = pending.pop(0)
+        if function is None or id(function) in visited:
+            continue
+        visited.add(id(function))
+        function = getattr(function, "__func__", function)  # a bound method
+        namespace = getattr(function, "__globals__", None)
+        if (isinstance(namespace, dict) and callable(namespace.get("call"))
+                and ("async_compile" in namespace or "AsyncCompile" in namespace)):
+            return namespace
+        if isinstance(function, functools.partial):
+            pending.append(function.func)
+        pending.append(getattr(function, "__wrapped__", None))
+        for cell in getattr(function, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # a cell not yet filled
+                continue
+            if callable(value):
+                pending.append(value)
+    return None
 
 
 class GraphRecorder:
     """Per-graph and per-kernel digests of a compiled run, in the OpRecorder's record form.
 
-    A graph's record holds the digests of its inputs as it is called and of its outputs as it returns; a
-    kernel's, of its tensor arguments before and after the call. A buffer the wrapper has just allocated
-    holds no value yet: a kernel's inputs count only the tensors the graph received or an earlier call
-    of this graph run already saw (a weak reference keeps the storage's identity: while it lives, no
-    other buffer can take its address)."""
+    While it is entered, every call of a CompiledFxGraph is recorded (its class's `__call__` is replaced,
+    so a graph Inductor loaded from a cache is seen as well as one it compiled), and the first call of
+    each graph wraps the kernels of its generated wrapper module. Graphs are numbered in the order this
+    run first called them. A graph's record holds the digests of its inputs as it is called and of its
+    outputs as it returns; a kernel's, of its tensor arguments before and after the call. A buffer the
+    wrapper has just allocated holds no value yet: a kernel's inputs count only the tensors the graph
+    received or an earlier call of this graph run already saw (a weak reference keeps the storage's
+    identity: while it lives, no other buffer can take its address)."""
 
-    def __init__(self, graphs):
-        self.graphs, self.ops, self.started, self.truncated = graphs, [], 0, False
+    def __init__(self, graph_class):
+        self.graph_class, self.ops, self.started, self.truncated = graph_class, [], 0, False
         self.seen = {}
         self.installed = []
+        self.names, self.graphs = {}, []  # by id; the graphs held so their ids stay theirs
+        self.modules = set()  # ids of the wrapper modules whose kernels are wrapped
+        self.graph_calls, self.without_kernels = 0, []
 
     def add(self, name, start, inputs, outputs):
         if len(self.ops) < MAX_OPS:
@@ -122,18 +171,30 @@ class GraphRecorder:
                 parts.append(repr(value))
         return digest_text("\n".join(parts))
 
-    def graph_call(self, graph, original):
-        def call(inputs):
-            start = self.begin()
-            self.seen = {}
-            for value in inputs:
-                if isinstance(value, torch.Tensor):
-                    self.mark_seen(value)
-            before = self.tensors_digest(list(inputs), False)  # the wrapper empties the list it is given
-            result = original(inputs)
-            self.add(graph.name, start, before, self.tensors_digest(result, False))
-            return result
-        return call
+    def first_call(self, graph):
+        """The graph's name, and its wrapper module's kernels wrapped, when this run first calls it."""
+        self.names[id(graph)] = name = graph_name(len(self.graphs), graph)
+        self.graphs.append(graph)
+        module = generated_module(getattr(graph, "current_callable", None))
+        if module is None:
+            self.without_kernels.append(name)
+        elif id(module) not in self.modules:
+            self.modules.add(id(module))
+            self.wrap_kernels(module)
+        return name
+
+    def graph_call(self, graph, inputs, original):
+        name = self.names.get(id(graph)) or self.first_call(graph)
+        start = self.begin()
+        self.graph_calls += 1
+        self.seen = {}
+        for value in inputs:
+            if isinstance(value, torch.Tensor):
+                self.mark_seen(value)
+        before = self.tensors_digest(list(inputs), False)  # the wrapper empties the list it is given
+        result = original(graph, inputs)
+        self.add(name, start, before, self.tensors_digest(result, False))
+        return result
 
     def kernel_call(self, name, target):
         def call(*args, **kwargs):
@@ -148,23 +209,27 @@ class GraphRecorder:
             return result
         return call
 
-    def __enter__(self):
-        for graph in self.graphs:
-            if graph.callable is None:
+    def wrap_kernels(self, module):
+        for name, value in list(module.items()):
+            if name in WRAPPER_NAMESPACES:
+                replacement = RecordedNamespace(self, name, value)
+            elif name.startswith(KERNEL_PREFIXES) and callable(value):
+                replacement = self.kernel_call(name, value)
+            elif name.startswith(KERNEL_PREFIXES) and callable(getattr(value, "run", None)):
+                replacement = RecordedNamespace(self, name, value, kernel=True)  # a Triton kernel: kernel.run(...)
+            else:
                 continue
-            self.installed.append((graph.compiled, "current_callable", graph.callable))
-            graph.compiled.current_callable = self.graph_call(graph, graph.callable)
-            for name, value in list((graph.module or {}).items()):
-                if name in WRAPPER_NAMESPACES:
-                    replacement = RecordedNamespace(self, name, value)
-                elif name.startswith(KERNEL_PREFIXES) and callable(value):
-                    replacement = self.kernel_call(name, value)
-                elif name.startswith(KERNEL_PREFIXES) and callable(getattr(value, "run", None)):
-                    replacement = RecordedNamespace(self, name, value)  # a Triton kernel: kernel.run(...)
-                else:
-                    continue
-                self.installed.append((graph.module, name, value))
-                graph.module[name] = replacement
+            self.installed.append((module, name, value))
+            module[name] = replacement
+
+    def __enter__(self):
+        recorder, original = self, self.graph_class.__call__
+
+        def call(graph, inputs):
+            return recorder.graph_call(graph, inputs, original)
+
+        self.installed.append((self.graph_class, "__call__", original))
+        self.graph_class.__call__ = call
         return self
 
     def __exit__(self, *_):
@@ -181,47 +246,47 @@ class GraphRecorder:
 
 
 class RecordedNamespace:
-    """`extern_kernels.mm(...)`, `aten.index_put_(...)`, `triton_poi_0.run(...)`: each call recorded by its name."""
+    """`extern_kernels.mm(...)`, `aten.index_put_(...)`: each call recorded by its name; a Triton kernel's
+    `triton_poi_fused_0.run(...)` by the kernel's name alone."""
 
-    def __init__(self, recorder, name, target):
-        self._recorder, self._name, self._target = recorder, name, target
+    def __init__(self, recorder, name, target, kernel=False):
+        self._recorder, self._name, self._target, self._kernel = recorder, name, target, kernel
 
     def __getattr__(self, attribute):
         value = getattr(self._target, attribute)
-        return self._recorder.kernel_call(f"{self._name}.{attribute}", value) if callable(value) else value
+        if not callable(value):
+            return value
+        return self._recorder.kernel_call(self._name if self._kernel and attribute == "run" else
+                                          f"{self._name}.{attribute}", value)
 
 
 class GraphCatalogue:
-    """Every graph Inductor compiles in this process while a cell is current: the compile function is
-    given an inner compile step that keeps each compiled graph, so its calls can be recorded later
-    without compiling again. Where the installed torch lacks these hooks, `unavailable` says why."""
+    """Inductor's graphs for a compiled cell's recorded runs: counts the graphs Inductor made or loaded
+    from a cache while the cell is current (CompiledFxGraph.post_compile, which a compile, an FX-graph
+    cache hit and an AOTAutograd cache hit all run), and makes the recorders. Where the installed torch
+    lacks that class, `unavailable` says why."""
 
     def __init__(self):
-        self.graphs, self.unavailable = [], ""
+        self.made, self.unavailable, self.graph_class = 0, "", None
         try:
-            import torch._inductor.compile_fx as compile_fx_module
-            original, inner = compile_fx_module.compile_fx, compile_fx_module.compile_fx_inner
+            from torch._inductor.output_code import CompiledFxGraph
+            original = CompiledFxGraph.post_compile
+            if "__call__" not in vars(CompiledFxGraph):
+                raise AttributeError("CompiledFxGraph defines no __call__")
         except (ImportError, AttributeError) as error:
-            self.unavailable = f"torch {torch.__version__} has no Inductor compile hook to record graphs ({error})"
+            self.unavailable = f"torch {torch.__version__} has no Inductor graph class to record graphs ({error})"
             return
+        self.graph_class = CompiledFxGraph
         catalogue = self
 
-        def keeping_inner(graph_module, example_inputs, *args, **kwargs):
-            compiled = inner(graph_module, example_inputs, *args, **kwargs)
-            backward = bool(kwargs.get("is_backward", False))
-            catalogue.graphs.append(CompiledGraph(len(catalogue.graphs), graph_module, compiled, backward))
-            return compiled
+        def post_compile(graph, *args, **kwargs):
+            catalogue.made += 1
+            return original(graph, *args, **kwargs)
 
-        def compile_fx(model, example_inputs, *args, **kwargs):
-            if not args and "inner_compile" not in kwargs:
-                kwargs["inner_compile"] = keeping_inner
-            return original(model, example_inputs, *args, **kwargs)
-
-        # torch.compile's Inductor backend looks the function up in its module when it compiles.
-        compile_fx_module.compile_fx = compile_fx
+        CompiledFxGraph.post_compile = post_compile
 
     def clear(self):
-        self.graphs = []
+        self.made = 0
 
     def recorder(self):
-        return GraphRecorder(self.graphs)
+        return GraphRecorder(self.graph_class)

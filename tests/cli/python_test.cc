@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <thread>
 #include <vector>
 #include <gtest/gtest.h>
@@ -20,17 +21,23 @@ using namespace testing_cli;
 
 const std::string kExample = std::string(test_paths::kSourceDir) + "/examples/py/train_step.py";
 const std::string kBad = std::string(test_paths::kSourceDir) + "/tests/cli/py/bad_callables.py";
+const std::string kWrappedGraphs = std::string(test_paths::kSourceDir) + "/tests/cli/py/wrapped_graphs.py";
+// A racing scatter's compiled origin: the graph, then the kernel its generated wrapper called.
+const std::string kCompiledOrigin =
+    "origin of divergence: #0 graph 0 (forward: full, mul, index_put_) > cpp_fused_index_put_mul_zeros_0 "
+    "(torch.compile)";
 
 class PythonCallable : public CliTest {
  protected:
   // The report's cells by key; skips the test where no Python with torch and xxhash is next to libtorch.
+  // An expected exit below 0 is not checked.
   std::map<std::string, nlohmann::json> audit(const std::string& arguments, int expected_exit,
                                               const std::string& prefix = "") {
     const auto result = run("py " + arguments + " --json " + path("report.json"), prefix);
     if (result.output.find("no Python found next to the libtorch") != std::string::npos ||
         result.output.find("cannot import torch and xxhash") != std::string::npos)
       return {};
-    EXPECT_EQ(result.exit_code, expected_exit) << result.output;
+    if (expected_exit >= 0) EXPECT_EQ(result.exit_code, expected_exit) << result.output;
     output_ = result.output;
     std::map<std::string, nlohmann::json> cells;
     const auto report = nlohmann::json::parse(slurp(path("report.json")));
@@ -42,6 +49,29 @@ class PythonCallable : public CliTest {
     for (const auto& output : cell.at("observations").at(0).at("runs").at(0).at("outputs"))
       names.push_back(output.at("name").get<std::string>());
     return names;
+  }
+  // Audits a racing step until its one cell is nondeterministic and names `origin` (at most 3 audits):
+  // the race needs the threads at once, which a loaded machine may not give them. Empty where skipped.
+  nlohmann::json audit_until_raced(const std::string& arguments, const std::string& origin) {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const auto cells = audit(arguments, -1);
+      if (cells.empty()) return {};
+      EXPECT_EQ(cells.size(), 1u) << output_;
+      const auto& cell = cells.begin()->second;
+      if (attempt == 2 || (cell.at("verdict") == "nondeterministic" && output_.find(origin) != std::string::npos))
+        return cell;
+    }
+    return {};
+  }
+  // The names each process's recorded runs hold, one set per process.
+  static std::vector<std::set<std::string>> recorded_names(const nlohmann::json& cell) {
+    std::vector<std::set<std::string>> found;
+    for (const auto& observation : cell.at("observations")) {
+      auto& names = found.emplace_back();
+      for (const auto& sequence : observation.value("op_sequences", nlohmann::json::array()))
+        for (const auto& op : sequence.at("ops")) names.insert(op.at("name").get<std::string>());
+    }
+    return found;
   }
   std::string output_;
 };
@@ -122,6 +152,50 @@ TEST_F(PythonCallable, FindsARacingScatterAndNamesItsOrigin) {
   const auto environment = nlohmann::json::parse(slurp(path("report.json"))).at("environment");
   EXPECT_FALSE(environment.value("python_torch", "").empty()) << environment.dump();
   EXPECT_NE(environment.value("python", "").find("python"), std::string::npos) << environment.dump();
+}
+
+// Graphs loaded from a shared compile cache (AOTAutograd's or Inductor's) never pass through Inductor's
+// compile step, yet are recorded as compiled ones are: a first audit fills the cache, then both
+// processes of the second load from it, and each records the graph and the kernel its wrapper called.
+TEST_F(PythonCallable, RecordsGraphsLoadedFromASharedCompileCache) {
+  const std::string arguments = kExample +
+                                ":scatter_sum --device cpu --no-cost --profile default --axis threads=4 "
+                                "--axis compile=default --compile-cache " +
+                                path("inductor");
+  if (audit(arguments + " --repeats 2 --processes 1", -1).empty())
+    GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  ASSERT_FALSE(fs::is_empty(path("inductor")));
+  const auto cell = audit_until_raced(arguments + " --repeats 4 --processes 2", kCompiledOrigin);
+  ASSERT_FALSE(cell.is_null()) << output_;
+  EXPECT_EQ(cell.at("verdict"), "nondeterministic") << output_;
+  EXPECT_NE(output_.find(kCompiledOrigin), std::string::npos) << output_;
+  const auto names = recorded_names(cell);
+  ASSERT_EQ(names.size(), 2u) << cell.dump();
+  for (const auto& observation : cell.at("observations"))
+    EXPECT_FALSE(observation.contains("per_op_unavailable")) << observation.at("per_op_unavailable");
+  for (const auto& process : names) {
+    EXPECT_TRUE(process.count("graph 0 (forward: full, mul, index_put_)")) << nlohmann::json(process).dump();
+    EXPECT_TRUE(process.count("cpp_fused_index_put_mul_zeros_0")) << nlohmann::json(process).dump();
+  }
+}
+
+// On CUDA inputs Inductor runs a graph's generated wrapper behind closures of its own
+// (align_inputs_from_check_idxs), whose globals are torch's: the fixture puts that closure around each
+// graph's callable on the CPU too, and the kernel behind it is still recorded and named.
+TEST_F(PythonCallable, RecordsTheKernelsOfAGraphBehindInductorsWrapper) {
+  const auto cell = audit_until_raced(kWrappedGraphs +
+                                          ":scatter_sum --device cpu --repeats 4 --processes 1 --no-cost "
+                                          "--profile default --axis threads=4 --axis compile=default",
+                                      kCompiledOrigin);
+  if (cell.is_null()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  const auto& observation = cell.at("observations").at(0);
+  EXPECT_NE(observation.at("warnings").dump().find("wrapped a graph's callable in align_inputs_from_check_idxs"),
+            std::string::npos)
+      << observation.dump();
+  EXPECT_EQ(cell.at("verdict"), "nondeterministic") << output_;
+  EXPECT_NE(output_.find(kCompiledOrigin), std::string::npos) << output_;
+  const auto names = recorded_names(cell).at(0);
+  EXPECT_TRUE(names.count("cpp_fused_index_put_mul_zeros_0")) << nlohmann::json(names).dump();
 }
 
 // The report records the interpreter that ran the py cells and its torch, so comparing audits of two
