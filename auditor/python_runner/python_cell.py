@@ -1,5 +1,5 @@
 """The runner's cells: determinism runs, per-op or per-graph runs, timing-only runs, and the protocol's
-main loop (concatenated last, after python_subject.py, see CMakeLists.txt)."""
+main loop (concatenated last, after python_kernels.py, see CMakeLists.txt)."""
 
 
 def synchronize(device):
@@ -16,16 +16,22 @@ class Cell:
     def __init__(self, cell):
         self.cell, self.spec, self.settings = cell, cell["model"], cell["settings"]
         self.device, self.seed = cell["device"], int(cell["settings"].get("seed", "0"))
-        self.observation = {"process": REQUEST.get("process", 0), "status": "ok", "runs": [], "warnings": [],
-                            "trace_unavailable": "the Python runner traces no kernels"}
+        self.observation = {"process": REQUEST.get("process", 0), "status": "ok", "runs": [], "warnings": []}
+        self.tracer = KernelTracer(self.device)
+        self.kernels = None  # the last run's kernel records, where it was traced
         self.copies = {}
         self.differences = {}
         self.began = time.perf_counter()
 
-    def run_once(self, subject, function, recorder=None):
+    def run_once(self, subject, function, recorder=None, traced=False):
+        """One run: its outputs and time. `traced` (the digested runs): its kernels in self.kernels, traced
+        around the timed region as the C++ worker traces its runs (a run that raises: run_cell ends it)."""
         subject.restore()
         torch.manual_seed(self.seed)
         synchronize(self.device)
+        self.kernels = None
+        if traced:
+            self.tracer.begin_run()
         began = time.perf_counter_ns()
         if recorder is None:
             result = function(*subject.arguments)
@@ -49,6 +55,8 @@ class Cell:
                     hook.remove()
         synchronize(self.device)
         elapsed = time.perf_counter_ns() - began
+        if traced:
+            self.kernels = self.tracer.end_run()
         outputs = named_tensors(result, "output", [])
         if not outputs:
             raise CellError(f"the callable returned no tensors (it returned {type(result).__name__}); return the "
@@ -57,10 +65,12 @@ class Cell:
             outputs += subject.parameters()
         return outputs, elapsed
 
-    def record(self, outputs, elapsed, warmup, run_index, recorder=None):
+    def record(self, outputs, elapsed, warmup, run_index, recorder=None, kernels=None):
         digests = [(name, digest(tensor)) for name, tensor in outputs]
         run = {"digest": combined(digests), "outputs": [{"name": n, "digest": d} for n, d in digests],
                "warmup": warmup, "time_ns": elapsed}
+        if kernels is not None:
+            run["kernel_digest"] = self.tracer.keep(kernels)
         if recorder is not None:
             sequence = recorder.sequence()
             run["op_digest"], run["per_op"] = sequence["digest"], True
@@ -112,6 +122,9 @@ class Cell:
             self.time_until_done(subject, function, rule)
             self.observation["timing_rounds"] = int(REQUEST["timing_round"])
             return
+        # The warm-up runs are not traced (the C++ worker's are): a step compiled with CUDA graphs
+        # (reduce-overhead, max-autotune) records its graphs in its first calls, whose kernels need not be
+        # the later runs', and would show as a kernel selection that varies.
         for index in range(warmup):
             outputs, elapsed = self.run_once(subject, function)
             self.record(outputs, elapsed, True, index)
@@ -119,8 +132,8 @@ class Cell:
             if share > 0 and index >= 3 and self.spent() >= share:
                 self.observation["budget_limited"] = True
                 break
-            outputs, elapsed = self.run_once(subject, function)
-            self.record(outputs, elapsed, False, index)
+            outputs, elapsed = self.run_once(subject, function, traced=True)
+            self.record(outputs, elapsed, False, index, kernels=self.kernels)
         self.recorded_runs(subject, function, repeats)
         if REQUEST.get("process", 0) > 0:  # one process's timing-only runs time the cell; the others add digests
             rule["budget_seconds"], rule["min_samples"] = 0, 0
@@ -224,6 +237,8 @@ def run_cell(cell):
                                  f"(at {os.path.basename(where.filename)}:{where.lineno})")
     finally:
         sys.stdout = sys.__stderr__
+        state.tracer.end_run()  # the profiler session of a run that raised
+    state.tracer.finish(state.observation)
     if printed.characters:
         state.observation["warnings"].append(
             f"the callable printed {printed.characters} characters to stdout (kept in the worker's log)")

@@ -1,7 +1,8 @@
 """repro-audit's runner for `py` cells: the user's Python callable, run by the user's interpreter.
 
-The runner is four files, concatenated in this order into one script (CMakeLists.txt): this one (the
-protocol and digests), python_recorders.py, python_subject.py and python_cell.py (which runs main()).
+The runner is five files, concatenated in this order into one script (CMakeLists.txt): this one (the
+protocol and digests), python_recorders.py, python_subject.py, python_kernels.py and python_cell.py
+(which runs main()).
 
 The C++ worker reads the supervisor's request, then replaces itself with this script (stdin holds the
 request, stdout the event pipe). It speaks the worker protocol (protocol/worker_protocol.h): a start

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
+#include "trace/tracer.h"
 
 namespace {
 
@@ -261,6 +262,10 @@ TEST_F(PythonCallable, GivesBadCallablesAClearVerdict) {
   EXPECT_EQ(cell("dies").at("verdict"), "crashed");
   EXPECT_EQ(cell("hangs").at("verdict"), "timeout");
   EXPECT_EQ(cell("fine").at("verdict"), "deterministic");
+  // Kernels are traced on CUDA only; a CPU cell says so (the test switch above is not set here).
+  EXPECT_NE(cell("fine").at("observations").at(0).value("trace_unavailable", "").find("on CUDA only"),
+            std::string::npos)
+      << cell("fine").dump();
   EXPECT_EQ(cell("prints").at("verdict"), "deterministic");
   EXPECT_NE(cell("prints").at("observations").at(0).at("warnings").dump().find("printed"), std::string::npos);
   const auto& missing = cells.at("py.no_such_module_here-step/call@cpu|threads=1");
@@ -301,6 +306,66 @@ TEST_F(PythonCallable, TheDigestTellsApartEveryPropertyAndTakesEveryLayout) {
   for (const auto& name : steady) EXPECT_EQ(cell(name).at("verdict"), "deterministic") << cell(name).dump();
   EXPECT_EQ(output_names(cell("sparse_layouts")),
             (std::vector<std::string>{"output.coo", "output.csr", "output.csc", "output.bsr", "output.bsc"}));
+}
+
+// The kernels of a py cell's digested runs, recorded as C++ cells record theirs (CUDA: torch.profiler's
+// kernels; here the test switch takes the profiler's CPU ATen ops for kernels, real events through the
+// same conversion): one sequence per distinct digest, each traced run's digest as the C++ tracer computes
+// it, none for warm-up and per-op runs; a step whose ops change between runs has kernels_varied, `show` lists the
+// ops, and `compare` of a step that swapped an op names the swap.
+TEST_F(PythonCallable, RecordsTheKernelsOfItsDigestedRunsAsCppCellsDo) {
+  const std::string paths = std::string(test_paths::kSourceDir) + "/tests/cli/py/kernel_paths.py";
+  const auto doubling = "models:\n  - callable: " + paths + ":doubles\n";
+  const std::string arguments = " --device cpu --repeats 2 --no-cost --profile default --axis threads=1";
+  const std::string switched = "env REPRO_AUDIT_TEST_CPU_OPS_AS_KERNELS=1";
+  const auto cells = audit("--config " + write("both.yaml", doubling + "  - callable: " + paths + ":alternates\n") +
+                               " --processes 2" + arguments,
+                           0, switched);
+  if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  const auto& doubles = cells.at("py.kernel_paths-doubles/call@cpu|threads=1");
+  const auto& alternates = cells.at("py.kernel_paths-alternates/call@cpu|threads=1");
+  const auto add = repro_audit::kernel_sequence_digest({{"aten::add", "", ""}});
+  const auto mul = repro_audit::kernel_sequence_digest({{"aten::mul", "", ""}});
+  EXPECT_EQ(doubles.at("verdict"), "deterministic");
+  EXPECT_FALSE(doubles.at("kernels_varied").get<bool>());
+  EXPECT_EQ(doubles.value("kernel_digest", ""), add) << doubles.dump();
+  for (const auto* cell : {&doubles, &alternates}) {
+    ASSERT_EQ(cell->at("observations").size(), 2u);
+    for (const auto& observation : cell->at("observations")) {
+      EXPECT_FALSE(observation.contains("trace_unavailable")) << observation.dump();
+      ASSERT_TRUE(observation.contains("kernel_sequences")) << observation.dump();
+      for (const auto& sequence : observation.at("kernel_sequences")) {
+        std::vector<repro_audit::KernelRecord> records;
+        for (const auto& kernel : sequence.at("kernels"))
+          records.push_back(
+              {kernel.at("name").get<std::string>(), kernel.value("grid", ""), kernel.value("block", "")});
+        EXPECT_EQ(sequence.at("digest"), repro_audit::kernel_sequence_digest(records)) << sequence.dump();
+      }
+      for (const auto& run : observation.at("runs"))
+        EXPECT_EQ(run.contains("kernel_digest"), !run.value("per_op", false) && !run.value("warmup", false))
+            << run.dump();
+    }
+  }
+  EXPECT_TRUE(alternates.at("kernels_varied").get<bool>()) << alternates.dump();
+  std::set<std::string> alternated;
+  for (const auto& run : alternates.at("observations").at(0).at("runs"))
+    if (run.contains("kernel_digest")) alternated.insert(run.at("kernel_digest"));
+  EXPECT_EQ(alternated, (std::set<std::string>{add, mul}));
+  const auto shown = run("show " + path("report.json") + " kernel_paths-doubles");
+  EXPECT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_NE(shown.output.find("kernels: the same in every run"), std::string::npos) << shown.output;
+  EXPECT_NE(shown.output.find("process 1, sequence " + add.substr(0, 12) + " (1 launches):\n      aten::add\n"),
+            std::string::npos)
+      << shown.output;
+  EXPECT_NE(run("show " + path("report.json") + " kernel_paths-alternates").output.find("SELECTION VARIED"),
+            std::string::npos);
+
+  std::filesystem::rename(path("report.json"), path("by_add.json"));
+  const auto swapped = audit("--config " + write("doubles.yaml", doubling) + " --processes 1" + arguments, 0,
+                             switched + " REPRO_AUDIT_TEST_DOUBLING=mul");
+  EXPECT_EQ(swapped.at("py.kernel_paths-doubles/call@cpu|threads=1").value("kernel_digest", ""), mul);
+  const auto compared = run("compare " + path("by_add.json") + " " + path("report.json"));
+  EXPECT_NE(compared.output.find("aten::add -> aten::mul"), std::string::npos) << compared.output;
 }
 
 // Is `pid` a process that still runs (a zombie, killed and waiting for init to reap it, does not)?

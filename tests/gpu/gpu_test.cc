@@ -2,11 +2,15 @@
 // with the reason where none is. Each test runs the real binary on CUDA and reads its JSON report.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "../cli/cli_tools.h"
 #include "report/json_io.h"
 #include "report/same_kernel_costs.h"
+#include "trace/tracer.h"
 
 namespace {
 
@@ -120,6 +124,51 @@ TEST_F(Gpu, FlagSetsThatRunTheSameKernelsCostTheSame) {
   for (const auto& pair : pairs)
     EXPECT_TRUE(pair.agree()) << pair.first << " " << repro_audit::cost_detail(pair.first_cost) << " against "
                               << pair.second << " " << repro_audit::cost_detail(pair.second_cost);
+}
+
+// A py cell on CUDA names the kernels its digested runs launched (torch.profiler's CUDA activity), as a C++
+// cell does: the eager step's elementwise and index_add kernels with their grids and blocks, the compiled
+// step's Triton kernels, each sequence digested as the C++ tracer digests it, each digested run with its
+// digest. index_add's atomic adds may diverge: exit 1 is an answer too.
+TEST_F(Gpu, PyCellsNameTheKernelsTheirDigestedRunsLaunched) {
+  const std::string step = std::string(test_paths::kSourceDir) + "/tests/gpu/py/cuda_step.py:make";
+  const auto result = run("py " + step +
+                          " --device cuda --repeats 2 --processes 2 --no-cost --profile default"
+                          " --axis compile=off,default --json " +
+                          path("py.json"));
+  ASSERT_TRUE(result.exit_code == 0 || result.exit_code == 1) << result.output;
+  const auto report = json::parse(slurp(path("py.json")));
+  expect_kernels_named(report);
+  const std::regex dimensions("[0-9]+,[0-9]+,[0-9]+");
+  const auto names_of = [&](const json& cell) {
+    std::vector<std::string> names;
+    for (const auto& observation : cell.at("observations")) {
+      for (const auto& run : observation.at("runs"))
+        EXPECT_EQ(run.contains("kernel_digest"), !run.value("per_op", false) && !run.value("warmup", false))
+            << run.dump();
+      for (const auto& sequence : observation.at("kernel_sequences")) {
+        std::vector<repro_audit::KernelRecord> records;
+        for (const auto& kernel : sequence.at("kernels")) {
+          records.push_back(
+              {kernel.at("name").get<std::string>(), kernel.value("grid", ""), kernel.value("block", "")});
+          EXPECT_TRUE(std::regex_match(records.back().grid, dimensions)) << kernel.dump();
+          EXPECT_TRUE(std::regex_match(records.back().block, dimensions)) << kernel.dump();
+          names.push_back(records.back().name);
+        }
+        EXPECT_EQ(sequence.at("digest"), repro_audit::kernel_sequence_digest(records)) << sequence.dump();
+      }
+    }
+    return names;
+  };
+  const auto any_name = [](const std::vector<std::string>& names, const std::string& part) {
+    return std::any_of(names.begin(), names.end(),
+                       [&](const auto& name) { return name.find(part) != std::string::npos; });
+  };
+  const auto eager = names_of(cell_of(report, "py.cuda_step-make/call@cuda:0"));
+  EXPECT_TRUE(any_name(eager, "index")) << json(eager).dump();
+  EXPECT_TRUE(any_name(eager, "elementwise")) << json(eager).dump();
+  const auto compiled = names_of(cell_of(report, "py.cuda_step-make/call@cuda:0|compile=default"));
+  EXPECT_TRUE(any_name(compiled, "triton")) << json(compiled).dump();
 }
 
 // The upstream bug the first GPU runs found: AdaptiveMaxPool3d's CUDA backward is documented

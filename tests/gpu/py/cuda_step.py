@@ -1,4 +1,4 @@
-"""A user's step on CUDA for the gpu tier: a matmul, relu, an index_add over colliding rows (atomic adds
+"""A user's step on CUDA for the gpu tier (tests/gpu/gpu_test.cc): a matmul, relu, an index_add over colliding rows (atomic adds
 on CUDA: nondeterministic by default) and a backward."""
 import torch
 
