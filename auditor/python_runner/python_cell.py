@@ -97,7 +97,16 @@ class Cell:
             GRAPHS = GraphCatalogue()
         GRAPHS.clear()
         torch._dynamo.reset()  # every cell compiles afresh; nothing is reused from the cell before
-        return torch.compile(step, mode=None if mode == "default" else mode)
+        options = inductor_options(self.settings)
+        if not options:
+            return torch.compile(step, mode=None if mode == "default" else mode)
+        # The switches also go to every compile as Inductor's config patches: a global flag alone does not
+        # hold (torch.use_deterministic_algorithms, which Dynamo calls again after each frame it converts,
+        # sets torch._inductor.config.deterministic back). `mode` and `options` cannot both be given.
+        import torch._inductor as inductor  # `import torch._inductor` would make `torch` local to this function
+        merged = dict(inductor.list_mode_options(mode)) if mode != "default" else {}
+        merged.update(options)
+        return torch.compile(step, options=merged)
 
     def spent(self):
         return time.perf_counter() - self.began
@@ -156,20 +165,17 @@ class Cell:
         if not self.spec.get("per_op", True):
             return
         compiled = function is not subject.step
-        if compiled:
-            if GRAPHS.unavailable:
-                self.observation["per_op_unavailable"] = (
-                    f"compiled code runs Inductor's kernels outside the dispatcher, and {GRAPHS.unavailable}; "
-                    "audit the step with compile=off to name the op where it diverges")
-                return
-            make = GRAPHS.recorder
-        else:
-            digests, why = device_digests(self.device)
-            if why:
-                self.observation["warnings"].append(why)
+        if compiled and GRAPHS.unavailable:
+            self.observation["per_op_unavailable"] = (
+                f"compiled code runs Inductor's kernels outside the dispatcher, and {GRAPHS.unavailable}; "
+                "audit the step with compile=off to name the op where it diverges")
+            return
+        digests, why = device_digests(self.device)
+        if why:
+            self.observation["warnings"].append(why)
 
-            def make():
-                return OpRecorder(subject.module_names, digests)
+        def make():
+            return GRAPHS.recorder(digests) if compiled else OpRecorder(subject.module_names, digests)
         runs, graph_calls, without_kernels = max(2, repeats // 2), 0, []
         for index in range(runs):
             recorder = make()

@@ -25,12 +25,10 @@ class OpRecorder(TorchDispatchMode):
         parts = []
         for value in tree_flatten(values)[0]:
             if isinstance(value, torch.Tensor):
-                deferred = self.device is not None and self.device.defers(value)
-                parts.append(self.device.token(value) if deferred else digest(value))
+                parts.append(tensor_part(self.device, value))
             else:
                 parts.append(repr(value).replace("\x01", "?"))  # never a token's first byte
-        text = "\n".join(parts)
-        return text if self.device is not None and "\x01" in text else digest_text(text)
+        return text_digest(self.device, "\n".join(parts))
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -49,14 +47,31 @@ class OpRecorder(TorchDispatchMode):
         return result
 
     def sequence(self):
-        if self.device is not None:  # the device's digests, read back once
-            self.device.resolve()
-            for op in self.ops:
-                for key in ("inputs", "outputs"):
-                    if "\x01" in op[key]:
-                        op[key] = digest_text(self.device.substitute(op[key]))
+        resolve_tokens(self.device, self.ops)
         text = "".join(f"{op['name']}\0{op['inputs']}\0{op['outputs']}\n" for op in self.ops)
         return {"digest": digest_text(text), "ops": self.ops, "truncated": self.truncated}
+
+
+def tensor_part(device, tensor):
+    """A tensor's part of a record's text: a token of the DeviceDigests where it defers the tensor, else the
+    host's digest."""
+    return device.token(tensor) if device is not None and device.defers(tensor) else digest(tensor)
+
+
+def text_digest(device, text):
+    """A record's digest: of its text, or the text itself while it holds tokens (resolve_tokens digests it)."""
+    return text if device is not None and "\x01" in text else digest_text(text)
+
+
+def resolve_tokens(device, ops):
+    """The device's digests read back once, when a run ends, and every record that held a token digested."""
+    if device is None:
+        return
+    device.resolve()
+    for op in ops:
+        for key in ("inputs", "outputs"):
+            if "\x01" in op[key]:
+                op[key] = digest_text(device.substitute(op[key]))
 
 
 # What a generated wrapper calls besides kernels it defines itself: ATen ops Inductor did not lower
@@ -136,8 +151,11 @@ class GraphRecorder:
     received or an earlier call of this graph run already saw (a weak reference keeps the storage's
     identity: while it lives, no other buffer can take its address)."""
 
-    def __init__(self, graph_class):
+    def __init__(self, graph_class, device=None):
         self.graph_class, self.ops, self.started, self.truncated = graph_class, [], 0, False
+        self.device = device  # DeviceDigests, as the OpRecorder's
+        if device is not None:
+            device.clear()
         self.seen = {}
         self.installed = []
         self.names, self.graphs = {}, []  # by id; the graphs held so their ids stay theirs
@@ -166,10 +184,11 @@ class GraphRecorder:
         parts = []
         for value in tree_flatten(values)[0]:
             if isinstance(value, torch.Tensor):
-                parts.append(digest(value) if not only_seen or self.was_seen(value) else f"new {tuple(value.shape)}")
+                seen = not only_seen or self.was_seen(value)
+                parts.append(tensor_part(self.device, value) if seen else f"new {tuple(value.shape)}")
             elif isinstance(value, (int, float, bool, str)) or value is None:
-                parts.append(repr(value))
-        return digest_text("\n".join(parts))
+                parts.append(repr(value).replace("\x01", "?"))
+        return text_digest(self.device, "\n".join(parts))
 
     def first_call(self, graph):
         """The graph's name, and its wrapper module's kernels wrapped, when this run first calls it."""
@@ -241,6 +260,7 @@ class GraphRecorder:
         self.installed = []
 
     def sequence(self):
+        resolve_tokens(self.device, self.ops)
         text = "".join(f"{op['name']}\0{op['inputs']}\0{op['outputs']}\n" for op in self.ops)
         return {"digest": digest_text(text), "ops": self.ops, "truncated": self.truncated}
 
@@ -288,5 +308,5 @@ class GraphCatalogue:
     def clear(self):
         self.made = 0
 
-    def recorder(self):
-        return GraphRecorder(self.graph_class)
+    def recorder(self, device=None):
+        return GraphRecorder(self.graph_class, device)

@@ -216,7 +216,7 @@ class DeviceDigests:
     def reduce(self, values, size, chunk, slot):
         """Adds the word sums of `values` (contiguous, `size` bytes) into chunk[slot], on its device."""
         if self.kernel is None:  # the host's reduction: the CPU's tests of this path
-            sums = host_word_sums(bytes(values.reshape(-1).view(torch.uint8).tolist()))
+            sums = host_word_sums(values)
             previous = chunk[slot].tolist()
             chunk[slot] = torch.tensor([to_int64((previous[k] + sums[k]) % 2 ** 64) for k in (0, 1)])
             return
@@ -265,24 +265,26 @@ def to_int64(value):
     return value - 2 ** 64 if value >= 2 ** 63 else value
 
 
-def host_word_sums(data):
-    """hash/word_sums.cc's reference, in Python: slow, for small tensors in tests only."""
-    mask, a, b = 2 ** 64 - 1, 0, 0
-    for index in range(0, (len(data) + 7) // 8):
-        word = int.from_bytes(data[8 * index:8 * index + 8], "little")
-        x = word ^ (((index + 1) * 0x9E3779B97F4A7C15) & mask)
-        x ^= x >> 30
-        x = (x * 0xBF58476D1CE4E5B9) & mask
-        x ^= x >> 27
-        x = (x * 0x94D049BB133111EB) & mask
-        a = (a + (x ^ (x >> 31))) & mask
-        x = (word + (index + 1) * 0xD6E8FEB86659FD93) & mask
-        x ^= x >> 33
-        x = (x * 0xFF51AFD7ED558CCD) & mask
-        x ^= x >> 33
-        x = (x * 0xC4CEB9FE1A85EC53) & mask
-        b = (b + (x ^ (x >> 33))) & mask
-    return a, b
+def host_word_sums(values):
+    """hash/word_sums.cc's reference in torch's int64 arithmetic on the CPU (it wraps modulo 2^64; `>>` is
+    arithmetic, so a logical shift is masked): for the CPU's tests of the device path only."""
+    data = values.reshape(-1).view(torch.uint8)
+    if data.numel() % 8:
+        data = torch.cat([data, data.new_zeros(8 - data.numel() % 8)])
+    words = data.view(torch.int64)
+    index = torch.arange(1, words.numel() + 1, dtype=torch.int64)
+
+    def shifted(x, bits):
+        return (x >> bits) & ((1 << (64 - bits)) - 1)
+
+    def mixed(x, shifts, factors):
+        for shift, factor in zip(shifts, factors):
+            x = (x ^ shifted(x, shift)) * to_int64(factor)
+        return x ^ shifted(x, shifts[-1])
+
+    a = mixed(words ^ (index * to_int64(0x9E3779B97F4A7C15)), (30, 27, 31), (0xBF58476D1CE4E5B9, 0x94D049BB133111EB))
+    b = mixed(words + index * to_int64(0xD6E8FEB86659FD93), (33, 33, 33), (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53))
+    return int(a.sum()) % 2 ** 64, int(b.sum()) % 2 ** 64
 
 
 def device_digests(device):

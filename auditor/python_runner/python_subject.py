@@ -50,6 +50,13 @@ def apply_inductor_switches(settings):
             setattr(inductor_config, flag, True if wanted else INDUCTOR_STARTED[flag])
 
 
+def inductor_options(settings):
+    """The Inductor flags a cell's switches turn on, for torch.compile(options=...): {flag: True}."""
+    import torch._inductor.config as inductor_config
+    return {flag: True for setting, flags in INDUCTOR_SWITCHES.items() if settings.get(setting, "off") == "on"
+            for flag in flags if hasattr(inductor_config, flag)}
+
+
 def median_interval_ranks(samples, confidence=0.95):
     """The 0-based ranks of the median's distribution-free interval, as timing/timing.cc computes them."""
     if samples < 6:

@@ -226,6 +226,7 @@ OpRecorder::~OpRecorder() {
 }
 
 void OpRecorder::begin_run(std::size_t keep_bytes, const RecordedRun* reference) {
+  at::DisableRecordFunctionGuard no_recording;  // the device digests' own ops (zeroing, reading back)
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->resolve_tokens();  // a run that ended by throwing: its tokens may still be in the cache
   state_->run = RecordedRun{};
@@ -244,6 +245,7 @@ void OpRecorder::begin_run(std::size_t keep_bytes, const RecordedRun* reference)
 }
 
 RecordedRun OpRecorder::end_run() {
+  at::DisableRecordFunctionGuard no_recording;
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->recording = false;
   state_->resolve_tokens();

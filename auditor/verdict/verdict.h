@@ -50,11 +50,8 @@ struct Verdict {
   std::optional<Origin> origin;
   std::string origin_note;
   std::vector<StepGrowth> steps;
-  Timing per_op_timing;  // model cells: the runs that digested every op (`timing` is of the others)
-  // The plain runs of the same processes taken among or right after those runs: what per_op_timing is
-  // compared with (the same process, the same stretch of time), unlike `timing`, which may come from
-  // other processes or rounds.
-  Timing per_op_plain_timing;
+  Timing per_op_timing;        // model cells: the runs that digested every op (`timing` is of the others)
+  Timing per_op_plain_timing;  // the plain runs among or after those, in the same processes
 };
 
 // 1 - 0.05^(1/(n-1)): with n identical runs, the per-run divergence rate is below this with 95%.

@@ -23,6 +23,7 @@ using namespace testing_cli;
 const std::string kExample = std::string(test_paths::kSourceDir) + "/examples/py/train_step.py";
 const std::string kBad = std::string(test_paths::kSourceDir) + "/tests/cli/py/bad_callables.py";
 const std::string kWrappedGraphs = std::string(test_paths::kSourceDir) + "/tests/cli/py/wrapped_graphs.py";
+const std::string kSwitches = std::string(test_paths::kSourceDir) + "/tests/cli/py/inductor_switches.py";
 // A racing scatter's compiled origin: the graph, then the kernel its generated wrapper called.
 const std::string kCompiledOrigin =
     "origin of divergence: #0 graph 0 (forward: full, mul, index_put_) > cpp_fused_index_put_mul_zeros_0 "
@@ -341,9 +342,13 @@ TEST_F(PythonCallable, RecordsTheKernelsOfItsDigestedRunsAsCppCellsDo) {
               {kernel.at("name").get<std::string>(), kernel.value("grid", ""), kernel.value("block", "")});
         EXPECT_EQ(sequence.at("digest"), repro_audit::kernel_sequence_digest(records)) << sequence.dump();
       }
-      for (const auto& run : observation.at("runs"))
-        EXPECT_EQ(run.contains("kernel_digest"), !run.value("per_op", false) && !run.value("warmup", false))
-            << run.dump();
+      // The digested runs are traced; neither the warm-up, nor the recorded runs, nor the plain runs
+      // between them (the recorded runs' cost peers) are.
+      bool recorded = false;
+      for (const auto& run : observation.at("runs")) {
+        recorded = recorded || run.value("per_op", false);
+        EXPECT_EQ(run.contains("kernel_digest"), !recorded && !run.value("warmup", false)) << run.dump();
+      }
     }
   }
   EXPECT_TRUE(alternates.at("kernels_varied").get<bool>()) << alternates.dump();
@@ -403,6 +408,58 @@ TEST_F(PythonCallable, WhatACallableStartsNeitherHoldsUpTheAuditNorOutlivesIt) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_FALSE(runs(child)) << "process " << child << " of the callable outlived the audit";
     if (runs(child)) ::kill(child, SIGKILL);
+  }
+}
+
+// inductor_deterministic=on holds for every graph of a step with a graph break, under the default
+// profile: torch.use_deterministic_algorithms(False), which Dynamo calls again after each frame it
+// converts, sets Inductor's global flag back, so the switch also goes to every compile as a config patch.
+TEST_F(PythonCallable, AnInductorSwitchHoldsForEveryGraphItCompiles) {
+  const auto cells = audit(kSwitches +
+                               ":broken --device cpu --repeats 2 --processes 1 --no-cost --per-op off "
+                               "--profile default --axis threads=1 --axis compile=default "
+                               "--axis inductor_deterministic=off,on",
+                           0);
+  if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  ASSERT_EQ(cells.size(), 2u) << output_;
+  for (const auto& [key, cell] : cells) {
+    const auto on = key.find("inductor_deterministic=on") != std::string::npos;
+    const auto warnings = cell.at("observations").at(0).value("warnings", nlohmann::json::array()).dump();
+    const std::string wanted = on ? "deterministic=True" : "deterministic=False";
+    const std::string unwanted = on ? "deterministic=False" : "deterministic=True";
+    EXPECT_NE(warnings.find(wanted), std::string::npos) << key << ": " << warnings;
+    EXPECT_EQ(warnings.find(unwanted), std::string::npos) << key << ": " << warnings;
+  }
+}
+
+// The runner's device digests (DeviceDigests: tokens while a run records, read back when it ends) on
+// the CPU, through the host's reduction (REPRO_AUDIT_TEST_HOST_WORD_SUMS, tests only): the eager origin
+// is the op it is with the host's digests, and the ops' digests are of the word-sums form.
+TEST_F(PythonCallable, DeviceDigestsNameTheSameOriginAsHostDigests) {
+  const std::string arguments = kExample +
+                                ":scatter_sum --device cpu --repeats 4 --processes 1 --no-cost "
+                                "--profile default --axis threads=4";
+  std::map<std::string, nlohmann::json> host, device;
+  for (int attempt = 0; attempt < 4 && (host.empty() || host.begin()->second.at("verdict") != "nondeterministic");
+       ++attempt)
+    host = audit(arguments, -1);
+  if (host.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  for (int attempt = 0; attempt < 4 && (device.empty() || device.begin()->second.at("verdict") != "nondeterministic");
+       ++attempt)
+    device = audit(arguments, -1, "REPRO_AUDIT_TEST_HOST_WORD_SUMS=1");
+  const auto& with_host = host.begin()->second;
+  const auto& with_device = device.begin()->second;
+  ASSERT_TRUE(with_host.contains("origin")) << with_host.dump();
+  ASSERT_TRUE(with_device.contains("origin")) << with_device.dump();
+  EXPECT_EQ(with_device.at("origin").at("op"), with_host.at("origin").at("op"));
+  EXPECT_EQ(with_device.at("origin").at("op"), "aten::index_put_");
+  // The same ops, each digested otherwise: the device's form, not the host's.
+  const auto& host_ops = with_host.at("observations").at(0).at("op_sequences").at(0).at("ops");
+  const auto& device_ops = with_device.at("observations").at(0).at("op_sequences").at(0).at("ops");
+  ASSERT_EQ(host_ops.size(), device_ops.size());
+  for (std::size_t i = 0; i < host_ops.size(); ++i) {
+    EXPECT_EQ(host_ops[i].at("name"), device_ops[i].at("name"));
+    if (host_ops[i].at("outputs") != "") EXPECT_NE(host_ops[i].at("outputs"), device_ops[i].at("outputs")) << i;
   }
 }
 

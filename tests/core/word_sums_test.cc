@@ -25,6 +25,15 @@ std::string digest_of(const std::vector<unsigned char>& bytes, const std::string
   return word_sums_digest(tag, sizes, bytes.size(), word_sums(bytes.data(), bytes.size()));
 }
 
+// The algorithm's bits are fixed: the float32 values 1, 2, 3 (12 bytes, a partial last word) have these
+// sums here, on the device, and in the Python runner's own reference (python_runner.py).
+TEST(WordSums, KnownValues) {
+  const float values[] = {1.0f, 2.0f, 3.0f};
+  const auto sums = word_sums(values, sizeof values);
+  EXPECT_EQ(sums.a, 16849888655138122822ULL);
+  EXPECT_EQ(sums.b, 17878053267960689354ULL);
+}
+
 // Every one of the 8 * 1,003 single-bit flips changes both sums: a difference in one word cannot cancel.
 TEST(WordSums, EveryOneBitFlipChangesBothSums) {
   auto bytes = random_bytes(1003, 1);

@@ -1,5 +1,5 @@
-"""A user's step on CUDA for the gpu tier (tests/gpu/gpu_test.cc): a matmul, relu, an index_add over colliding rows (atomic adds
-on CUDA: nondeterministic by default) and a backward."""
+"""A user's step on CUDA for the gpu tier (tests/gpu/gpu_test.cc): a matmul, relu, an index_add over
+colliding rows (atomic adds on CUDA: nondeterministic by default) and a backward."""
 import torch
 
 
