@@ -183,24 +183,31 @@ TEST_F(Gpu, AdaptiveMaxPool3dStillContradictsItsDocumentation) {
 }
 
 // Per-op digests of a user's CUDA step taken on the device (recording/tensor_digester.h, the runner's
-// DeviceDigests): the eager origin is the index_add, every recorded run's ops are digested, and the
-// report says what the per-op runs cost against plain runs of the same process (printed for the record).
-TEST_F(Gpu, PerOpDigestsOnTheDeviceNameTheEagerOrigin) {
+// DeviceDigests): the eager origin is the index_add, the compiled origin names the Triton kernel behind
+// Inductor's input-alignment wrapper, and the report says what the recorded runs cost against plain runs
+// of the same process (printed for the record: the ratios the next GPU lease measures).
+TEST_F(Gpu, PerOpDigestsOnTheDeviceNameTheEagerAndCompiledOrigins) {
   const auto step = std::string(test_paths::kSourceDir) + "/tests/gpu/py/cuda_step.py:make";
   const auto report_path = path("py.json");
-  const auto result =
-      run("py " + step + " --device cuda --repeats 8 --processes 1 --profile default --json " + report_path);
+  const auto result = run("py " + step +
+                          " --device cuda --repeats 8 --processes 1 --profile default --axis compile=off,default"
+                          " --json " +
+                          report_path);
   if (result.output.find("no Python found next to the libtorch") != std::string::npos)
     GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
   ASSERT_EQ(result.exit_code, 1) << result.output;
   std::printf("%s\n", result.output.c_str());
   const auto report = json::parse(slurp(report_path));
-  const auto& cell = report.at("cells").at(0);
-  EXPECT_EQ(cell.at("verdict"), "nondeterministic");
-  ASSERT_TRUE(cell.contains("origin")) << cell.dump();
-  EXPECT_EQ(cell.at("origin").at("op"), "aten::index_add") << cell.at("origin").dump();
-  for (const auto& sequence : cell.at("observations").at(0).at("op_sequences"))
+  const auto& eager = cell_of(report, "py.cuda_step-make/call@cuda:0");
+  EXPECT_EQ(eager.at("verdict"), "nondeterministic");
+  ASSERT_TRUE(eager.contains("origin")) << eager.dump();
+  EXPECT_EQ(eager.at("origin").at("op"), "aten::index_add") << eager.at("origin").dump();
+  for (const auto& sequence : eager.at("observations").at(0).at("op_sequences"))
     EXPECT_GE(sequence.at("ops").size(), 6u);
+  const auto& compiled = cell_of(report, "py.cuda_step-make/call@cuda:0|compile=default");
+  ASSERT_TRUE(compiled.contains("origin")) << compiled.dump();
+  EXPECT_EQ(compiled.at("origin").at("op").get<std::string>().rfind("triton_", 0), 0u)  // within its graph
+      << compiled.at("origin").dump();
   EXPECT_NE(result.output.find("per-op digests: a run took"), std::string::npos) << result.output;
 }
 
