@@ -39,14 +39,17 @@ constexpr SparseLayout kSparseLayouts[] = {{at::kSparse, "sparse_coo"},
                                            {at::kSparseBsr, "sparse_bsr"},
                                            {at::kSparseBsc, "sparse_bsc"}};
 
-// The same storage as `tensor` without its conjugate and negative view bits: the values as stored.
-at::Tensor stored(at::Tensor tensor) {
+}  // namespace
+
+at::Tensor stored_values(at::Tensor tensor) {
   if (tensor.is_conj()) tensor = tensor.conj();
   if (tensor.is_neg()) tensor = tensor._neg_view();
   return tensor;
 }
 
-}  // namespace
+std::string tensor_tag(const at::Tensor& tensor) {
+  return c10::toString(tensor.scalar_type()) + tensor_properties(tensor);
+}
 
 at::Tensor canonical_tensor(const at::Tensor& tensor) {
   auto cpu = tensor.detach();
@@ -54,16 +57,16 @@ at::Tensor canonical_tensor(const at::Tensor& tensor) {
   if (cpu.layout() != at::kStrided) return cpu.to(at::kCPU);
   // The stored values, copied with the view bits cleared (a copy would resolve them), then set again.
   const bool conj = cpu.is_conj(), neg = cpu.is_neg();
-  cpu = stored(cpu).to(at::kCPU).contiguous();
+  cpu = stored_values(cpu).to(at::kCPU).contiguous();
   if (neg) cpu = cpu._neg_view();
   return conj ? cpu.conj() : cpu;
 }
 
 std::string digest_tensor(const at::Tensor& tensor) {
   const auto cpu = canonical_tensor(tensor);
-  const auto tag = c10::toString(cpu.scalar_type()) + tensor_properties(cpu);
+  const auto tag = tensor_tag(cpu);
   if (cpu.layout() != at::kStrided) return digest_canonical(tag, cpu.sizes().vec(), nullptr, 0);
-  const auto values = stored(cpu);
+  const auto values = stored_values(cpu);
   return digest_canonical(tag, values.sizes().vec(), values.data_ptr(), values.nbytes());
 }
 

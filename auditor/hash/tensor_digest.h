@@ -21,6 +21,12 @@ std::string digest_tensor(const at::Tensor& tensor);
 // Throws std::invalid_argument for a layout with no canonical form (oneDNN, nested).
 std::string tensor_properties(const at::Tensor& tensor);
 
+// The dtype's name followed by tensor_properties(): what a digest hashes before the sizes.
+std::string tensor_tag(const at::Tensor& tensor);
+
+// The same storage without the conjugate and negative view bits (the tag names them): the values as stored.
+at::Tensor stored_values(at::Tensor tensor);
+
 // The tensor as the canonical form sees it, on the CPU: dense ones contiguous with their view bits and
 // quantization kept, sparse ones in their layout (never made dense).
 at::Tensor canonical_tensor(const at::Tensor& tensor);

@@ -10,16 +10,29 @@ import re  # noqa: E402
 import weakref  # noqa: E402
 
 
-class OpRecorder(TorchDispatchMode):
+class Records:
+    """A recorded run's op records, and the DeviceDigests whose tokens they hold until the run ends (a
+    CUDA tensor's digest is taken on the device and read back once, in sequence())."""
+
+    def __init__(self, device):
+        self.ops, self.started, self.truncated = [], 0, False
+        self.device = device
+        if device is not None:
+            device.clear()
+
+    def sequence(self):
+        resolve_tokens(self.device, self.ops)
+        text = "".join(f"{op['name']}\0{op['inputs']}\0{op['outputs']}\n" for op in self.ops)
+        return {"digest": digest_text(text), "ops": self.ops, "truncated": self.truncated}
+
+
+class OpRecorder(TorchDispatchMode, Records):
     """Per-op digests of an eager run: every dispatcher op's inputs as it begins, its outputs as it ends."""
 
     def __init__(self, module_names, device=None):
-        super().__init__()
-        self.ops, self.started, self.truncated = [], 0, False
+        TorchDispatchMode.__init__(self)
+        Records.__init__(self, device)
         self.module_names, self.modules = module_names, []
-        self.device = device  # DeviceDigests: a CUDA tensor's digest is a token until the run ends
-        if device is not None:
-            device.clear()
 
     def arguments_digest(self, values):
         parts = []
@@ -45,11 +58,6 @@ class OpRecorder(TorchDispatchMode):
         else:
             self.truncated = True
         return result
-
-    def sequence(self):
-        resolve_tokens(self.device, self.ops)
-        text = "".join(f"{op['name']}\0{op['inputs']}\0{op['outputs']}\n" for op in self.ops)
-        return {"digest": digest_text(text), "ops": self.ops, "truncated": self.truncated}
 
 
 def tensor_part(device, tensor):
@@ -139,7 +147,7 @@ def generated_module(function):
     return None
 
 
-class GraphRecorder:
+class GraphRecorder(Records):
     """Per-graph and per-kernel digests of a compiled run, in the OpRecorder's record form.
 
     While it is entered, every call of a CompiledFxGraph is recorded (its class's `__call__` is replaced,
@@ -152,10 +160,8 @@ class GraphRecorder:
     identity: while it lives, no other buffer can take its address)."""
 
     def __init__(self, graph_class, device=None):
-        self.graph_class, self.ops, self.started, self.truncated = graph_class, [], 0, False
-        self.device = device  # DeviceDigests, as the OpRecorder's
-        if device is not None:
-            device.clear()
+        super().__init__(device)
+        self.graph_class = graph_class
         self.seen = {}
         self.installed = []
         self.names, self.graphs = {}, []  # by id; the graphs held so their ids stay theirs
@@ -258,11 +264,6 @@ class GraphRecorder:
             else:
                 setattr(owner, name, value)
         self.installed = []
-
-    def sequence(self):
-        resolve_tokens(self.device, self.ops)
-        text = "".join(f"{op['name']}\0{op['inputs']}\0{op['outputs']}\n" for op in self.ops)
-        return {"digest": digest_text(text), "ops": self.ops, "truncated": self.truncated}
 
 
 class RecordedNamespace:

@@ -158,22 +158,34 @@ def properties(tensor):
     return text
 
 
+def tag_of(tensor):
+    """The dtype's name and the tensor's properties: what a digest hashes before the sizes."""
+    return DTYPE_TAGS.get(tensor.dtype, str(tensor.dtype)) + properties(tensor)
+
+
+def stored(tensor):
+    """The same storage without the conjugate and negative view bits (the tag names them)."""
+    tensor = tensor.conj() if tensor.is_conj() else tensor
+    return tensor._neg_view() if tensor.is_neg() else tensor
+
+
+def canonical_state(tag, sizes):
+    """An XXH3-128 state over the tag and a 0 byte, the rank and the sizes (little-endian 64-bit)."""
+    state = xxhash.xxh3_128()
+    state.update(tag.encode() + b"\0" + struct.pack("<Q", len(sizes)))
+    state.update(b"".join(struct.pack("<q", size) for size in sizes))
+    return state
+
+
 def digest(tensor):
     """XXH3-128 over the dtype tag and its properties and a 0 byte, rank and sizes (little-endian 64-bit),
     then the elements as stored (a conjugate or negative view's bits cleared, named in the properties);
     a sparse tensor's parts are digested each, in its properties, with no elements after them."""
     tensor = tensor.detach()
-    tag = DTYPE_TAGS.get(tensor.dtype, str(tensor.dtype)) + properties(tensor)
-    state = xxhash.xxh3_128()
-    state.update(tag.encode() + b"\0" + struct.pack("<Q", tensor.dim()))
-    state.update(b"".join(struct.pack("<q", size) for size in tensor.shape))
+    state = canonical_state(tag_of(tensor), tensor.shape)
     if tensor.layout != torch.strided:
         return state.hexdigest()
-    if tensor.is_conj():
-        tensor = tensor.conj()
-    if tensor.is_neg():
-        tensor = tensor._neg_view()
-    tensor = tensor.to("cpu").contiguous()
+    tensor = stored(tensor).to("cpu").contiguous()
     address, size = tensor.data_ptr(), tensor.numel() * tensor.element_size()
     for offset in range(0, size, DIGEST_CHUNK):
         state.update((ctypes.c_char * min(DIGEST_CHUNK, size - offset)).from_address(address + offset))
@@ -183,9 +195,7 @@ def digest(tensor):
 def word_sums_digest(tag, sizes, size, sums):
     """hash/word_sums.h's digest: XXH3-128 over the tag with the byte count, the rank and sizes, and the
     two sums (little-endian 64-bit); the form of a CUDA tensor's per-op digest."""
-    state = xxhash.xxh3_128()
-    state.update(f"{tag};word_sums=1;bytes={size}".encode() + b"\0" + struct.pack("<Q", len(sizes)))
-    state.update(b"".join(struct.pack("<q", value) for value in sizes))
+    state = canonical_state(f"{tag};word_sums=1;bytes={size}", sizes)
     state.update(struct.pack("<QQ", sums[0] & (2 ** 64 - 1), sums[1] & (2 ** 64 - 1)))
     return state.hexdigest()
 
@@ -230,13 +240,11 @@ class DeviceDigests:
         if index // self.SLOTS == len(self.chunks):
             self.chunks.append(torch.zeros((self.SLOTS, 2), dtype=torch.int64, device=tensor.device))
         tensor = tensor.detach()
-        tag = DTYPE_TAGS.get(tensor.dtype, str(tensor.dtype)) + properties(tensor)
-        values = tensor.conj() if tensor.is_conj() else tensor
-        values = (values._neg_view() if values.is_neg() else values).contiguous()
+        values = stored(tensor).contiguous()  # row-major; the view bits are in the tag
         size = values.numel() * values.element_size()
         if size:
             self.reduce(values, size, self.chunks[index // self.SLOTS], index % self.SLOTS)
-        self.slots.append((tag, tuple(tensor.shape), size))
+        self.slots.append((tag_of(tensor), tuple(tensor.shape), size))
         return f"\x01{index}\x02"
 
     def resolve(self):

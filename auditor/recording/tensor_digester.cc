@@ -19,12 +19,8 @@ std::string TensorDigester::enqueue(const at::Tensor& tensor) {
   const auto chunk = index / kSlotsPerChunk;
   if (chunk == static_cast<std::int64_t>(chunks_.size()))
     chunks_.push_back(at::zeros({kSlotsPerChunk, 2}, at::TensorOptions().dtype(at::kLong).device(device_)));
-  // The values as stored, without the view bits (they are in the tag), in row-major order.
-  auto values = tensor.detach();
-  if (values.is_conj()) values = values.conj();
-  if (values.is_neg()) values = values._neg_view();
-  values = values.contiguous();
-  Slot slot{c10::toString(tensor.scalar_type()) + tensor_properties(tensor), tensor.sizes().vec(), values.nbytes(), ""};
+  const auto values = stored_values(tensor.detach()).contiguous();  // row-major; the view bits are in the tag
+  Slot slot{tensor_tag(tensor), tensor.sizes().vec(), values.nbytes(), ""};
   auto* sums = reinterpret_cast<std::uint64_t*>(chunks_[chunk].data_ptr<std::int64_t>()) + 2 * (index % kSlotsPerChunk);
   if (slot.bytes > 0) reduce_(values.data_ptr(), slot.bytes, sums);
   slots_.push_back(std::move(slot));

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "recording/tensor_digester.h"
+
 namespace repro_audit {
 namespace {
 
@@ -76,6 +78,43 @@ TEST(OpRecorder, ALaterRunCopiesOnlyTheOutputsOfTheOpWhereItPartsFromTheReferenc
   module.attr("w").toTensor().sub_(1.0);
   const auto later = record(recorder, module, x, 1 << 20, &parted);
   for (std::size_t i = 0; i < later.kept.size(); ++i) EXPECT_EQ(later.kept[i].empty(), i != relu) << later.ops[i].name;
+}
+
+bool holds_token(const RecordedRun& run) {
+  return std::any_of(run.ops.begin(), run.ops.end(), [](const OpRecord& op) {
+    return TensorDigester::has_token(op.inputs) || TensorDigester::has_token(op.outputs);
+  });
+}
+
+// Deferred digests record what digests taken at once record: the same ops, equal where the state is
+// equal, different where a write changed an input, and equal to a run that compared as it recorded.
+TEST(OpRecorder, DeviceDigestsRecordWhatImmediateDigestsRecord) {
+  auto module = drifting_module();
+  const auto x = torch::arange(64, torch::kFloat).reshape({8, 8});
+  RecordedRun plain;
+  {
+    OpRecorder host(nullptr);
+    plain = record(host, module, x);
+  }
+  module.attr("w").toTensor().sub_(1.0);
+
+  OpRecorder recorder(nullptr, make_host_tensor_digester());
+  EXPECT_TRUE(recorder.digests_on_device());
+  const auto first = record(recorder, module, x);
+  const auto second = record(recorder, module, x);  // w was written: mm reads other bits
+  module.attr("w").toTensor().sub_(2.0);
+  const auto again = record(recorder, module, x);  // the first run's state, digests cached
+  module.attr("w").toTensor().sub_(1.0);
+  const auto compared = record(recorder, module, x, 0, &first);  // digests at once, against a reference
+
+  ASSERT_EQ(first.ops.size(), plain.ops.size());
+  for (std::size_t i = 0; i < plain.ops.size(); ++i) EXPECT_EQ(first.ops[i].name, plain.ops[i].name);
+  EXPECT_FALSE(holds_token(first) || holds_token(second) || holds_token(again) || holds_token(compared));
+  EXPECT_NE(op_sequence_digest(first.ops), op_sequence_digest(second.ops));
+  EXPECT_EQ(op_sequence_digest(first.ops), op_sequence_digest(again.ops));
+  EXPECT_EQ(op_sequence_digest(first.ops), op_sequence_digest(compared.ops));
+  // Other digests than the host's canonical ones: the device's form, not a copy of it.
+  EXPECT_NE(op_sequence_digest(first.ops), op_sequence_digest(plain.ops));
 }
 
 }  // namespace

@@ -5,9 +5,10 @@ torch._inductor.utils), so the callable's globals are torch's, not the generated
 CPU it does not: `scatter_sum` makes it do so, through the post-compile step every compiled or cached
 graph runs, and warns once per graph it wrapped (the warning lands in the cell's observation).
 """
+import importlib.util
+import os
 import warnings
 
-import torch
 from torch._inductor.output_code import CompiledFxGraph
 from torch._inductor.utils import align_inputs_from_check_idxs
 from torch.utils._ordered_set import OrderedSet
@@ -33,12 +34,13 @@ def scatter_sum(seed):
     if not INSTALLED:  # once a process
         CompiledFxGraph.post_compile = _wrapping(CompiledFxGraph.post_compile)
         INSTALLED.append(True)
-    generator = torch.Generator().manual_seed(seed)
-    values = torch.randn(1 << 20, generator=generator)
-    index = torch.randint(0, 64, (1 << 20,), generator=generator)
+    return _example().scatter_sum(seed)
 
-    def buckets(values, index):
-        total = torch.zeros(64)
-        return total.index_put_((index,), values * 1.5, accumulate=True)
 
-    return buckets, (values, index)
+def _example():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples", "py",
+                        "train_step.py")
+    spec = importlib.util.spec_from_file_location("train_step_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
