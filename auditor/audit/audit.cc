@@ -141,6 +141,8 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   supervisor.startup_allowance = options.startup_allowance;
   // Named members, not a structured binding: lambdas below capture the journal (C++20 clang rejects
   // capturing a structured binding).
+  std::error_code ignored;
+  const bool journal_existed = std::filesystem::exists(result.journal, ignored);
   auto opened = [&] {
     try {
       return open_journal(config, result.journal, options.resume, options);
@@ -219,7 +221,14 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
     }
   };
   int journaled = result.resumed_runs;
+  bool results_allowed = !options.before_results;
+  const auto allow_results = [&] {
+    if (results_allowed) return;
+    options.before_results();
+    results_allowed = true;
+  };
   supervisor.on_cell = [&](const Cell& cell, const ProcessObservation& observation) {
+    allow_results();
     record_in_journal(journal, cell, observation);
     ++journaled;
     if (options.on_cell) options.on_cell(cell, observation);
@@ -229,6 +238,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
     if (options.on_round) options.on_round(round, supervisor.timing.rounds, batch.cells);
   };
   supervisor.on_timing_round = [&](const Cell& cell, const ProcessObservation& observation) {
+    allow_results();
     record_in_journal(journal, cell, observation);  // replaces the first process's entry
     if (options.on_timing_round) options.on_timing_round(cell, observation);
   };
@@ -239,12 +249,23 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
       for (auto& observation : seen) observations[key].push_back(std::move(observation));
     if (!supervised.interrupted && supervisor.timing.rounds > 1)
       supervised.interrupted = !run_timing_rounds(batches, supervisor, observations);
+    if (!supervised.interrupted) allow_results();
   } catch (const EnvironmentError& error) {
     // The machine failed the audit, not a cell: what finished stays journaled for --resume.
     throw EnvironmentError(
         fmt::format("{}\nthe audit stopped; its {} finished cell run(s) are kept in the journal "
                     "{}: once that is fixed, --resume {} finishes it",
                     error.what(), journaled, result.journal, result.journal));
+  } catch (const UserError&) {
+    // Refused before any result was kept (before_results): a journal made for this audit goes too, so
+    // the same command runs again once the cause is fixed.
+    if (!results_allowed && !options.resume) {
+      if (journal_existed)
+        std::filesystem::remove(std::filesystem::path(result.journal) / "audit.json", ignored);
+      else
+        std::filesystem::remove_all(result.journal, ignored);
+    }
+    throw;
   }
   for (auto& [key, seen] : observations)
     std::sort(seen.begin(), seen.end(), [](const auto& a, const auto& b) { return a.process < b.process; });

@@ -27,6 +27,10 @@ struct AuditOptions {
   std::function<void(const Cell&, const ProcessObservation&)> on_timing_round;
   std::function<void(const std::string& warning)> on_warning;
   std::function<bool()> stop_requested = [] { return false; };
+  // Awaited before the first result is journaled, and once the runs end: what was started beside the
+  // audit's workers (a py cell's interpreter check) and may still refuse it. A UserError from it ends
+  // the audit with nothing kept: a journal this audit created is removed again.
+  std::function<void()> before_results;
   // Required: `auto`/`cuda` -> a concrete device, and the environment fingerprint used when no
   // worker reported one (every cell skipped).
   std::function<ResolvedDevice(const std::string& requested)> resolve_device;

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/output_options.h"
 #include "config/config.h"
+#include "repro/python_check.h"
 
 namespace repro_audit {
 
@@ -51,14 +52,17 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue);
 // and its models are checked as a catalogue would hold them (a UserError naming what is wrong).
 void finish_model_config(const RunArguments& arguments, Config& config);
 
-// The setup of the config's py models, checked before any cell runs and before a journal is written:
-// each interpreter (`python` from the command line, else the model's `python:` in `config_path`, else
-// the one next to libtorch) found by common/program_path.h's rule and asked to import torch and xxhash;
-// `compile_cache` a folder it can write. Throws UserError naming the option and the cause.
+// The setup of the config's py models, checked before any cell's result is kept: each interpreter
+// (`python` from the command line, else the model's `python:` in `config_path`, else the one next to
+// libtorch) found by common/program_path.h's rule and asked to import torch and xxhash; `compile_cache`
+// a folder it can write. Throws UserError naming the option and the cause. With `started`, the
+// interpreters' answers are left to come in there (run_audit_command awaits them) while the audit starts.
 void check_python_setup(Config& config, const std::string& python, const std::string& compile_cache,
-                        const std::string& config_path);
+                        const std::string& config_path, PythonChecks* started = nullptr);
 
-// Runs the audit, prints the matrix, writes the outputs; returns the exit code.
-int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue, const Config& config);
+// Runs the audit, prints the matrix, writes the outputs; returns the exit code. `checks`: interpreter
+// checks still running, awaited before the first result is kept (a refusal exits 2, nothing written).
+int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue, const Config& config,
+                      PythonChecks* checks = nullptr);
 
 }  // namespace repro_audit

@@ -28,7 +28,7 @@ struct PythonArguments {
   std::string compile_cache;
 };
 
-Config python_config(const PythonArguments& arguments, const Catalogue& catalogue) {
+Config python_config(const PythonArguments& arguments, const Catalogue& catalogue, PythonChecks& checks) {
   if (!arguments.audit.resume.empty()) {
     if (!arguments.callable.empty())
       throw UserError("--resume: the audit continues with the callables it started with; give no CALLABLE");
@@ -53,7 +53,7 @@ Config python_config(const PythonArguments& arguments, const Catalogue& catalogu
     if (arguments.parameters) model.parameters = true;
     if (!arguments.per_op.empty()) model.per_op = arguments.per_op != "off";
   }
-  check_python_setup(config, arguments.python, arguments.compile_cache, arguments.audit.config_path);
+  check_python_setup(config, arguments.python, arguments.compile_cache, arguments.audit.config_path, &checks);
   finish_model_config(arguments.audit, config);
   return config;
 }
@@ -63,7 +63,9 @@ Config python_config(const PythonArguments& arguments, const Catalogue& catalogu
 // A setup that cannot run the callable is the user's to fix (exit 2), never a cell's verdict: the
 // runner digests with xxhash, so it is imported with torch.
 void check_python_setup(Config& config, const std::string& python, const std::string& compile_cache,
-                        const std::string& config_path) {
+                        const std::string& config_path, PythonChecks* started) {
+  PythonChecks own;
+  auto& checks = started ? *started : own;
   const auto cache = compile_cache.empty() ? "" : checked_writable_folder("--compile-cache", compile_cache);
   std::map<std::string, std::string> checked;  // option and word -> the interpreter, each asked once
   for (auto& model : config.models) {
@@ -81,10 +83,11 @@ void check_python_setup(Config& config, const std::string& python, const std::st
             "no Python found next to the libtorch in use; name one with --python (it needs torch and xxhash)");
     }
     const auto key = option + "\n" + word;
-    if (!checked.count(key)) checked[key] = checked_python(option, word, temporary_folder(), {"xxhash"}).python;
+    if (!checked.count(key)) checked[key] = checks.start(option, word, temporary_folder(), {"xxhash"});
     model.python = checked.at(key);
     model.compile_cache = cache;
   }
+  if (!started) checks.wait();
 }
 
 Command add_python_command(CLI::App& app) {
@@ -112,8 +115,10 @@ Command add_python_command(CLI::App& app) {
   add_audit_options(py, arguments->audit);
   return {py, [arguments] {
             const auto registered = registered_catalogue();
-            const auto config = python_config(*arguments, registered);
-            return run_audit_command(arguments->audit, catalogue_with_models(registered, config.models), config);
+            PythonChecks checks;  // answered while the audit's first workers start
+            const auto config = python_config(*arguments, registered, checks);
+            return run_audit_command(arguments->audit, catalogue_with_models(registered, config.models), config,
+                                     &checks);
           }};
 }
 

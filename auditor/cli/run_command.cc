@@ -320,7 +320,8 @@ void add_audit_options(CLI::App* run, RunArguments& arguments) {
       ->check(input_file());
 }
 
-int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue, const Config& config) {
+int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue, const Config& config,
+                      PythonChecks* checks) {
   auto outputs = arguments.outputs.named();
   outputs.push_back({"--save-baseline", arguments.save_baseline});
   check_outputs(outputs, {{"--config", arguments.config_path}});
@@ -348,6 +349,7 @@ int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue,
   options.on_timing_round = [&](const Cell&, const ProcessObservation&) {
     if (progress) progress->round_cell_finished();
   };
+  if (checks) options.before_results = [checks] { checks->wait(); };
   install_stop_handlers();
   const auto result = run_audit(config, catalogue, options);
   if (progress) progress->finish();

@@ -8,7 +8,7 @@
 namespace repro_audit {
 namespace {
 
-std::string environment_section(const Comparison& comparison, const GateResult* gate) {
+std::string markdown_environment_section(const Comparison& comparison, const GateResult* gate) {
   std::string md = "## Environment\n\n";
   if (comparison.environment_changes.empty()) return md + "Unchanged.\n\n";
   md += markdown_text(gate ? platform_sentence(comparison) : comparison.platform_summary + ".") + "\n\n";
@@ -22,7 +22,7 @@ std::string environment_section(const Comparison& comparison, const GateResult* 
   return md + "\n";
 }
 
-std::string cells_section(const Comparison& comparison, const GateResult* gate) {
+std::string markdown_cells_section(const Comparison& comparison, const GateResult* gate) {
   std::string md = "## Cells\n\n| class | cells |\n| --- | ---: |\n";
   for (const auto& [change, count] : count_headlines(comparison))
     md += fmt::format("| {} | {} |\n", to_string(change), count);
@@ -53,7 +53,7 @@ std::string render_comparison_markdown(const Comparison& comparison, const GateR
   md += fmt::format("Before: {} · after: {}", markdown_code(comparison.before_source, false),
                     markdown_code(comparison.after_source, false));
   if (gate) md += fmt::format(" · policy: {}", markdown_text(gate->policy_source));
-  md += "\n\n" + environment_section(comparison, gate) + cells_section(comparison, gate);
+  md += "\n\n" + markdown_environment_section(comparison, gate) + markdown_cells_section(comparison, gate);
   return md;
 }
 

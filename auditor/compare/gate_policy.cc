@@ -14,7 +14,8 @@
 namespace repro_audit {
 namespace {
 
-const std::vector<std::string> kKeys = {"slower_threshold", "fail", "warn", "unchanged_platform", "changed_platform"};
+const std::vector<std::string> kPolicyKeys = {"slower_threshold", "fail", "warn", "unchanged_platform",
+                                              "changed_platform"};
 const std::vector<std::string> kRuleKeys = {"fail", "warn"};
 
 bool contains(const std::vector<Change>& list, Change change) {
@@ -114,7 +115,8 @@ GatePolicy parse_gate_policy(const std::string& text, const std::string& source)
   auto policy = default_gate_policy();
   policy.source = source;
   if (root.IsNull()) return policy;
-  if (!root.IsMap()) reader.fail(root, fmt::format("a gate policy must be a map of keys: {}", fmt::join(kKeys, ", ")));
+  if (!root.IsMap())
+    reader.fail(root, fmt::format("a gate policy must be a map of keys: {}", fmt::join(kPolicyKeys, ", ")));
   GateRules both;
   if (reader.rules(root, "", both, true)) policy.unchanged_platform = policy.changed_platform = both;
   for (const auto& entry : root) {
@@ -127,7 +129,7 @@ GatePolicy parse_gate_policy(const std::string& text, const std::string& source)
       reader.rules(value, key + ".", key == "changed_platform" ? policy.changed_platform : policy.unchanged_platform,
                    false);
     } else if (key != "fail" && key != "warn") {
-      reader.fail(entry.first, fmt::format("unknown key '{}'; valid keys: {}", key, fmt::join(kKeys, ", ")));
+      reader.fail(entry.first, fmt::format("unknown key '{}'; valid keys: {}", key, fmt::join(kPolicyKeys, ", ")));
     }
   }
   return policy;

@@ -22,8 +22,9 @@
 namespace repro_audit {
 namespace {
 
-const std::vector<std::string> kKeys = {"device", "probes",    "kind", "profiles",     "axes",    "matrix",  "repeats",
-                                        "warmup", "processes", "seed", "input_scheme", "timeout", "fail_on", "models"};
+const std::vector<std::string> kConfigKeys = {"device",       "probes",  "kind",    "profiles",  "axes",
+                                              "matrix",       "repeats", "warmup",  "processes", "seed",
+                                              "input_scheme", "timeout", "fail_on", "models"};
 
 class Reader : public YamlReader {
  public:
@@ -141,7 +142,7 @@ Config parse_config(const std::string& text, const std::string& source, const Ca
   const YAML::Node root = reader.load(text);
   if (root.IsNull()) return config;
   if (!root.IsMap())
-    reader.fail(root, "the config must be a map of keys: " + fmt::format("{}", fmt::join(kKeys, ", ")));
+    reader.fail(root, "the config must be a map of keys: " + fmt::format("{}", fmt::join(kConfigKeys, ", ")));
   bool has_profiles = false;
   // The repeats or processes value, for the "too few runs" message. Not a plain YAML::Node assigned
   // later: yaml-cpp's Node assignment rewrites the node it refers to (here the root being iterated).
@@ -203,7 +204,7 @@ Config parse_config(const std::string& text, const std::string& source, const Ca
       const auto folder = std::filesystem::path(source).parent_path().string();
       config.models = read_models(reader, value, folder);
     } else {
-      reader.fail(entry.first, fmt::format("unknown key '{}'; valid keys: {}", key, fmt::join(kKeys, ", ")));
+      reader.fail(entry.first, fmt::format("unknown key '{}'; valid keys: {}", key, fmt::join(kConfigKeys, ", ")));
     }
   }
   if (has_profiles && config.full_matrix) reader.fail(root, "give either profiles or matrix, not both");

@@ -123,7 +123,7 @@ CapturedOp capture(const at::RecordFunction& function) {
   return op;
 }
 
-std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& function) {
+std::unique_ptr<at::ObserverContext> on_capture_start(const at::RecordFunction& function) {
   auto* state = active.load();
   if (!state) return nullptr;
   at::DisableRecordFunctionGuard no_recording;  // the copies are not the model's ops
@@ -139,8 +139,10 @@ OriginCapture::OriginCapture(std::int64_t start) : state_(std::make_unique<State
   State* expected = nullptr;
   if (!active.compare_exchange_strong(expected, state_.get()))
     throw std::logic_error("only one origin capture may exist at a time");
-  state_->handle = at::addThreadLocalCallback(at::RecordFunctionCallback(&on_start).needsInputs(true).scopes(
-      {at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+  state_->handle =
+      at::addThreadLocalCallback(at::RecordFunctionCallback(&on_capture_start)
+                                     .needsInputs(true)
+                                     .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
 }
 
 OriginCapture::~OriginCapture() {

@@ -90,6 +90,23 @@ PythonCheck check_python(const std::string& python, const std::string& temporary
   return check;
 }
 
+std::string PythonChecks::start(const std::string& option, const std::string& word, const std::string& temporary_folder,
+                                const std::vector<std::string>& modules) {
+  auto python = program_path(option, word);
+  pending_.push_back(
+      {option, word,
+       std::async(std::launch::async, check_python, python, temporary_folder, python_check_limit(), modules)});
+  return python;
+}
+
+void PythonChecks::wait() {
+  for (auto& pending : pending_) {
+    if (!pending.answer.valid()) continue;
+    const auto check = pending.answer.get();
+    if (!check.problem.empty()) throw UserError(fmt::format("{} {}: {}", pending.option, pending.word, check.problem));
+  }
+}
+
 PythonCheck checked_python(const std::string& option, const std::string& word, const std::string& temporary_folder,
                            const std::vector<std::string>& modules) {
   auto check = check_python(program_path(option, word), temporary_folder, python_check_limit(), modules);

@@ -3,6 +3,7 @@
 // or `explain` start a cell: can PATH start, import torch (and what else it needs) and answer? Each way
 // it cannot is one clear sentence. The parity run shares it to say why its scripts stopped answering.
 #include <chrono>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,24 @@ PythonCheck check_python(const std::string& python, const std::string& temporary
 // check_python does; throws UserError "OPTION WORD: why" when it cannot answer.
 PythonCheck checked_python(const std::string& option, const std::string& word, const std::string& temporary_folder,
                            const std::vector<std::string>& modules = {});
+
+// Checks that run beside whatever the caller starts next: importing torch takes seconds, and an audit's
+// first workers spend the same seconds importing it, so waiting for the answer first would double the
+// time before the first cell runs. wait() throws the first refusal, as checked_python would.
+class PythonChecks {
+ public:
+  // Finds the interpreter now (a name that is no program throws here) and starts its check; returns it.
+  std::string start(const std::string& option, const std::string& word, const std::string& temporary_folder,
+                    const std::vector<std::string>& modules = {});
+  void wait();
+
+ private:
+  struct Pending {
+    std::string option, word;
+    std::future<PythonCheck> answer;
+  };
+  std::vector<Pending> pending_;
+};
 
 // The time an interpreter has to answer: 120 s, or REPRO_AUDIT_PYTHON_CHECK_SECONDS.
 std::chrono::seconds python_check_limit();

@@ -22,7 +22,7 @@
 namespace repro_audit {
 namespace {
 
-std::string error_text(const std::exception& error) {
+std::string export_error_text(const std::exception& error) {
   const auto* c10_error = dynamic_cast<const c10::Error*>(&error);
   return c10_error ? c10_error->what_without_backtrace() : error.what();
 }
@@ -108,7 +108,7 @@ nlohmann::json export_model_cell(const Cell& cell, InputScheme scheme, const std
   } catch (const WriteFailure& error) {
     answer["write_error"] = error.what();
   } catch (const std::exception& error) {
-    answer["error"] = error_text(error);
+    answer["error"] = export_error_text(error);
   }
   return answer;
 }
@@ -127,7 +127,7 @@ nlohmann::json export_probe_cell(const Cell& cell, InputScheme scheme, const std
     apply_cell_settings(cell.settings);
     probe->prepare(context);
   } catch (const std::exception& error) {
-    answer["error"] = error_text(error);
+    answer["error"] = export_error_text(error);
     return answer;
   }
   std::vector<at::Tensor> tensors;

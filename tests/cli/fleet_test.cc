@@ -9,14 +9,14 @@ namespace {
 using namespace testing_cli;
 using nlohmann::json;
 
-const std::string kAudit = "run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2";
+const std::string kFleetAudit = "run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2";
 
 class FleetCommand : public CliTest {
  protected:
   // The report of an audit, as host `name` would have written it.
   std::string host_report(const std::string& name, const std::string& prefix = "") {
     const auto file = path(name + ".json");
-    EXPECT_EQ(run(kAudit + " --json " + file, prefix).exit_code, 0);
+    EXPECT_EQ(run(kFleetAudit + " --json " + file, prefix).exit_code, 0);
     auto report = json::parse(slurp(file));
     report["host"] = name;
     std::ofstream(file) << report.dump();

@@ -1,7 +1,7 @@
-// The setup a py cell needs is checked before any cell runs: an option that names a program follows
+// The setup a py cell needs is checked before any cell's result is kept: an option that names a program follows
 // one rule (a bare word on PATH, never the current folder; a path must be an executable file), the
 // interpreter must import torch and xxhash, the compile cache must be a folder it can write. Each
-// failure is exit 2 naming the option, the word and why, with no journal written.
+// failure is exit 2 naming the option, the word and why, with no journal left.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,7 +26,16 @@ class PythonSetup : public CliTest {
                               binary() + " " + arguments);
     EXPECT_EQ(result.exit_code, 2) << arguments << "\n" << result.output;
     EXPECT_NE(result.output.find(why), std::string::npos) << arguments << "\n" << result.output;
-    EXPECT_FALSE(fs::exists(path("state"))) << "a journal was written: " << arguments;
+    EXPECT_EQ(files_under(path("state")), "") << "a journal was written: " << arguments;
+  }
+  // The files under `folder`, one a line: the interpreter is checked while the audit starts, so the
+  // journal's folder may have been made, but it must hold nothing once the audit is refused.
+  static std::string files_under(const std::string& folder) {
+    std::string files;
+    std::error_code ignored;
+    for (fs::recursive_directory_iterator it(folder, ignored), end; it != end; it.increment(ignored))
+      if (!it->is_directory()) files += it->path().string() + "\n";
+    return files;
   }
 };
 
@@ -64,6 +73,22 @@ TEST_F(PythonSetup, AnInterpreterThatCannotRunTheCallableIsRefusedBeforeAnyCell)
   const auto without_xxhash =
       program("python-without-xxhash", "PYTHONPATH=" + path("no-xxhash") + " exec " + test_paths::kPython + " \"$@\"");
   expect_refused(py + without_xxhash, "cannot import torch and xxhash: ImportError: no xxhash in this environment");
+}
+
+// The interpreter is asked while the audit's first worker starts: a refusal that comes in after the
+// journal was made takes the journal away again, so the same command runs once the interpreter is fixed.
+TEST_F(PythonSetup, ARefusalLeavesNoJournalInTheWayOfTheSameCommand) {
+  const auto journal = path("journal");
+  const auto audit = "py " + kExample + " --device cpu --repeats 2 --processes 1 --no-cost --journal " + journal;
+  const auto without_torch = program("python-without-torch", "exec python3 -S -I \"$@\"");
+  const auto refused = run(audit + " --python " + without_torch);
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("this Python cannot import torch and xxhash"), std::string::npos) << refused.output;
+  EXPECT_EQ(files_under(journal), "");
+  if (std::string(test_paths::kPython).empty()) GTEST_SKIP() << "no Python with torch next to libtorch";
+  const auto fixed = run(audit + " --python " + test_paths::kPython);
+  EXPECT_LE(fixed.exit_code, 1) << fixed.output;  // judged, whatever the verdict
+  EXPECT_TRUE(fs::exists(fs::path(journal) / "audit.json")) << fixed.output;
 }
 
 TEST_F(PythonSetup, ACompileCacheThatIsNoWritableFolderIsRefusedBeforeAnyCell) {

@@ -19,10 +19,10 @@ namespace {
 using namespace testing_cli;
 using nlohmann::json;
 
-std::string python() { return test_paths::kPython; }
+std::string test_python() { return test_paths::kPython; }
 
 bool python_has_torch() {
-  static const bool has = shell(python() + " -c 'import torch'").exit_code == 0;
+  static const bool has = shell(test_python() + " -c 'import torch'").exit_code == 0;
   return has;
 }
 
@@ -130,7 +130,7 @@ TEST_F(HostileReport, NamesThatBreakTheirGrammarAreRefusedByEveryReader) {
 }
 
 TEST_F(HostileReport, FreeTextReachesScriptsAndReadmesOnlyAsData) {
-  if (!python_has_torch()) GTEST_SKIP() << python() << " cannot import torch";
+  if (!python_has_torch()) GTEST_SKIP() << test_python() << " cannot import torch";
   const auto text = payload();
   const auto report = crafted("hostile.json", [&](json& r) {
     r["tool_version"] = text;
@@ -149,7 +149,7 @@ TEST_F(HostileReport, FreeTextReachesScriptsAndReadmesOnlyAsData) {
   const auto folder = path("out/sum_f32_cpu_deterministic_algorithms=on_threads=1");
   ASSERT_TRUE(fs::exists(folder + "/repro.py")) << exported.output;
   const auto ran =
-      shell("cd " + path("") + " && " + python() + " " + folder + "/repro.py --runs 2 --processes 1 --json");
+      shell("cd " + path("") + " && " + test_python() + " " + folder + "/repro.py --runs 2 --processes 1 --json");
   EXPECT_EQ(ran.output.find("SyntaxError"), std::string::npos) << ran.output;
   EXPECT_NE(ran.output.find("\"verdict\": \"deterministic\""), std::string::npos) << ran.output;
   EXPECT_FALSE(fs::exists(path("MARK"))) << "the report's text ran as code";
@@ -161,12 +161,12 @@ TEST_F(HostileReport, FreeTextReachesScriptsAndReadmesOnlyAsData) {
 
 // A model file whose name is code: the script loads that file and runs nothing else.
 TEST_F(HostileReport, AModelPathMadeOfCodeIsAFileNameInTheScript) {
-  if (!python_has_torch()) GTEST_SKIP() << python() << " cannot import torch";
+  if (!python_has_torch()) GTEST_SKIP() << test_python() << " cannot import torch";
   // No '/' in a file name: the mark is made in the folder the script runs in.
   const auto mark = path("MARK");
   const auto model = path("m\"\"\"; open(\"MARK\", \"w\"); \"\"\"; open(\"MARK\", \"w\") #.pt");
   write("make.py", "import sys, torch\ntorch.jit.script(torch.nn.Linear(8, 4)).save(sys.argv[1])\n");
-  ASSERT_EQ(shell(python() + " " + path("make.py") + " '" + model + "'").exit_code, 0);
+  ASSERT_EQ(shell(test_python() + " " + path("make.py") + " '" + model + "'").exit_code, 0);
   const auto report = path("model.json");
   const auto audit = run("model '" + model + "' --name m --input x:f32[4,8] --profile strict --axis threads=1 " +
                          "--repeats 2 --processes 1 --quiet --json " + report);
@@ -175,7 +175,7 @@ TEST_F(HostileReport, AModelPathMadeOfCodeIsAFileNameInTheScript) {
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   const auto folder = path("out/model.m_forward_cpu_deterministic_algorithms=on_threads=1");
   const auto ran =
-      shell("cd " + path("") + " && " + python() + " " + folder + "/repro.py --runs 2 --processes 1 --json");
+      shell("cd " + path("") + " && " + test_python() + " " + folder + "/repro.py --runs 2 --processes 1 --json");
   EXPECT_NE(ran.output.find("\"verdict\": \"deterministic\""), std::string::npos) << ran.output;
   EXPECT_FALSE(fs::exists(mark)) << "the model's path ran as code";
 }

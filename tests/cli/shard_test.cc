@@ -12,7 +12,7 @@ using namespace testing_cli;
 using nlohmann::json;
 
 // Two variants x two profiles x two thread counts: 8 deterministic cells on a CPU.
-const std::string kAudit =
+const std::string kShardedAudit =
     "--device cpu --probe sum/f32 --probe bincount/f32 --profile default --profile strict --axis threads=1,2 "
     "--repeats 2 --processes 1";
 const std::string kSlurm = "SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_COUNT=2 SLURM_ARRAY_TASK_ID=";
@@ -29,7 +29,7 @@ class Sharding : public CliTest {
 
 TEST_F(Sharding, SlurmArrayShardsMergeIntoTheWholeAudit) {
   for (const char* id : {"4", "5"}) {
-    const auto shard = run("run " + kAudit + " --json " + path(std::string("s") + id + ".json"), kSlurm + id);
+    const auto shard = run("run " + kShardedAudit + " --json " + path(std::string("s") + id + ".json"), kSlurm + id);
     ASSERT_EQ(shard.exit_code, 0) << shard.output;
     EXPECT_NE(shard.output.find(std::string("shard ") + (id[0] == '4' ? "1" : "2") + "/2 (from slurm"),
               std::string::npos)
@@ -48,7 +48,7 @@ TEST_F(Sharding, SlurmArrayShardsMergeIntoTheWholeAudit) {
   const auto merged = run("merge " + path("s4.json") + " " + path("s5.json") + " -o " + path("merged.json"));
   ASSERT_EQ(merged.exit_code, 0) << merged.output;
   EXPECT_NE(merged.output.find("merged 2 reports from 1 host into 8 cells"), std::string::npos) << merged.output;
-  ASSERT_EQ(run("run " + kAudit + " --shard-from none --json " + path("whole.json"), kSlurm + "5").exit_code, 0);
+  ASSERT_EQ(run("run " + kShardedAudit + " --shard-from none --json " + path("whole.json"), kSlurm + "5").exit_code, 0);
   const auto whole = report("whole.json");
   EXPECT_FALSE(whole.contains("shard"));
   const auto joined = report("merged.json");
@@ -78,8 +78,8 @@ TEST_F(Sharding, SlurmArrayShardsMergeIntoTheWholeAudit) {
 }
 
 TEST_F(Sharding, ShardsOfDifferentConfigsAreRefused) {
-  ASSERT_EQ(run("run " + kAudit + " --shard 1/2 --json " + path("a.json")).exit_code, 0);
-  auto other = kAudit;
+  ASSERT_EQ(run("run " + kShardedAudit + " --shard 1/2 --json " + path("a.json")).exit_code, 0);
+  auto other = kShardedAudit;
   other.replace(other.find("--repeats 2"), 11, "--repeats 3");
   ASSERT_EQ(run("run " + other + " --shard 2/2 --json " + path("b.json")).exit_code, 0);
   const auto merged = run("merge " + path("a.json") + " " + path("b.json") + " -o " + path("m.json"));
@@ -103,25 +103,26 @@ TEST_F(Sharding, BadShardsExitTwoWithTheReason) {
       {"--timings " + write("timings.json", "{}"), "", "balances shards"},
   };
   for (const auto& c : cases) {
-    const auto result = run("run " + kAudit + " " + c.arguments, c.prefix);
+    const auto result = run("run " + kShardedAudit + " " + c.arguments, c.prefix);
     EXPECT_EQ(result.exit_code, 2) << c.arguments << " " << c.prefix << "\n" << result.output;
     EXPECT_NE(result.output.find(c.expected), std::string::npos) << c.arguments << "\n" << result.output;
   }
   // An index from a Kubernetes Indexed Job with its count.
-  const auto indexed = run("run " + kAudit + " --shards 2 --json " + path("k.json"), "JOB_COMPLETION_INDEX=1");
+  const auto indexed = run("run " + kShardedAudit + " --shards 2 --json " + path("k.json"), "JOB_COMPLETION_INDEX=1");
   ASSERT_EQ(indexed.exit_code, 0) << indexed.output;
   EXPECT_EQ(report("k.json").at("shard").at("index"), 2);
   EXPECT_EQ(report("k.json").at("shard").at("source"), "kubernetes");
   // torchrun's variables only when asked.
-  ASSERT_EQ(run("run " + kAudit + " --json " + path("r.json"), "RANK=0 WORLD_SIZE=2").exit_code, 0);
+  ASSERT_EQ(run("run " + kShardedAudit + " --json " + path("r.json"), "RANK=0 WORLD_SIZE=2").exit_code, 0);
   EXPECT_FALSE(report("r.json").contains("shard"));
-  ASSERT_EQ(run("run " + kAudit + " --shard-from env --json " + path("r.json"), "RANK=0 WORLD_SIZE=2").exit_code, 0);
+  ASSERT_EQ(run("run " + kShardedAudit + " --shard-from env --json " + path("r.json"), "RANK=0 WORLD_SIZE=2").exit_code,
+            0);
   EXPECT_EQ(report("r.json").at("shard").at("source"), "env");
 }
 
 TEST_F(Sharding, AShardWithNoCellsComparedNothing) {
   // 8 cells in 9 shards: shard 9 holds none; it must not pass as an audit.
-  const auto empty = run("run " + kAudit + " --shard 9/9 --json " + path("e.json"));
+  const auto empty = run("run " + kShardedAudit + " --shard 9/9 --json " + path("e.json"));
   EXPECT_EQ(empty.exit_code, 1) << empty.output;
   EXPECT_NE(empty.output.find("shard 9/9 holds none of the plan's 8 cells"), std::string::npos) << empty.output;
 }

@@ -14,7 +14,7 @@ using namespace testing_cli;
 using nlohmann::json;
 
 // sum/f32 under default with one thread, one process: one cell, made once, and its baseline.
-const std::string& small_report() {
+const std::string& small_baselined_report() {
   static const std::string report = [] {
     const auto& folder = process_folder("repro-audit-untrusted-input");
     const auto file = (folder / "report.json").string();
@@ -28,12 +28,12 @@ const std::string& small_report() {
   return report;
 }
 
-std::string small_baseline() { return (fs::path(small_report()).parent_path() / "baseline.yaml").string(); }
+std::string small_baseline() { return (fs::path(small_baselined_report()).parent_path() / "baseline.yaml").string(); }
 
 class UntrustedInput : public CliTest {
  protected:
   std::string crafted(const std::string& name, const std::function<void(json&)>& change) {
-    auto report = json::parse(slurp(small_report()));
+    auto report = json::parse(slurp(small_baselined_report()));
     change(report);
     return write(name, report.dump(1));
   }
@@ -45,7 +45,7 @@ class UntrustedInput : public CliTest {
 };
 
 TEST_F(UntrustedInput, AReportThatDoesNotSayItsAuditFinishedPassesNoGate) {
-  ASSERT_EQ(run("gate --baseline " + small_baseline() + " --report " + small_report()).exit_code, 0);
+  ASSERT_EQ(run("gate --baseline " + small_baseline() + " --report " + small_baselined_report()).exit_code, 0);
   const auto report = crafted("no-complete.json", [](json& r) { r.erase("complete"); });
   const auto message = report + ": the report does not say its audit finished (no \"complete\" field)";
   expect_refused("gate --baseline " + small_baseline() + " --report " + report, message + "; a gate needs");
@@ -58,15 +58,15 @@ TEST_F(UntrustedInput, ANegativeOrNonFiniteTimeOrCountIsRefusedAtLoadNamingTheFi
   for (const auto& [field, value] : edits) {
     const auto report = crafted(field + ".json", [&](json& r) { r["cells"][0]["timing"][field] = value; });
     for (const auto& command : {"show " + report, "gate --baseline " + small_baseline() + " --report " + report,
-                                "compare " + small_report() + " " + report}) {
+                                "compare " + small_baselined_report() + " " + report}) {
       expect_refused(command, report + ": malformed report: cells[0]");
       expect_refused(command, "\"" + field + "\": must be a time or count of 0 or more, not " + value.dump());
     }
   }
   const auto runs = crafted("runs.json", [](json& r) { r["cells"][0]["runs"] = -10; });
   expect_refused("show " + runs, "\"runs\": must be a time or count of 0 or more, not -10");
-  const auto huge = write("huge.json", std::string(slurp(small_report()))
-                                           .replace(slurp(small_report()).find("\"duration_seconds\""), 18,
+  const auto huge = write("huge.json", std::string(slurp(small_baselined_report()))
+                                           .replace(slurp(small_baselined_report()).find("\"duration_seconds\""), 18,
                                                     "\"duration_seconds\": 1e999, \"x\""));
   // Past any double: refused by the parser, placed by line and column.
   expect_refused("show " + huge, "invalid JSON: [json.exception.out_of_range.406] number overflow parsing '1e999'");
@@ -80,7 +80,7 @@ TEST_F(UntrustedInput, ABaselineGivenForAReportIsNamedAndBrokenJsonIsPlaced) {
                                 ": a baseline (schema: repro-audit.baseline/2), not a report: give the "
                                 "JSON report that `run --json` writes");
   const auto broken = write("broken.json", "{\"schema\": \"repro-audit.report/2\",\n \"cells\": [}");
-  for (const auto& command : {"show " + broken, "gate --baseline " + broken + " --report " + small_report()})
+  for (const auto& command : {"show " + broken, "gate --baseline " + broken + " --report " + small_baselined_report()})
     expect_refused(command, broken + ":2:12: invalid JSON: syntax error while parsing value - unexpected '}'");
 }
 
@@ -96,9 +96,10 @@ TEST_F(UntrustedInput, AnInputThatIsNoRegularFileIsSaidWhatItIsWithoutWaiting) {
   for (const auto& [input, what] : inputs) {
     const auto started = std::chrono::steady_clock::now();
     for (const auto& command :
-         {"show " + input, "run --config " + input, "gate --baseline " + input + " --report " + small_report(),
-          "gate --baseline " + small_baseline() + " --policy " + input + " --report " + small_report(),
-          "compare " + small_report() + " " + input, "merge " + input + " -o " + path("m.json"),
+         {"show " + input, "run --config " + input,
+          "gate --baseline " + input + " --report " + small_baselined_report(),
+          "gate --baseline " + small_baseline() + " --policy " + input + " --report " + small_baselined_report(),
+          "compare " + small_baselined_report() + " " + input, "merge " + input + " -o " + path("m.json"),
           "model " + input + " --input x:f32[4]", "py " + input + ":step", "explain " + input,
           "baseline " + input + " -o " + path("b.yaml")}) {
       const auto result = run(command, "timeout 20");
@@ -116,7 +117,7 @@ TEST_F(UntrustedInput, AnInputThatIsNoRegularFileIsSaidWhatItIsWithoutWaiting) {
 // the tool's own messages or in CLI11's.
 TEST_F(UntrustedInput, EscapeCodesInArgumentsAndFilesArePrintedAsData) {
   const std::string escape = "\"$(printf '\\033[2J\\033]0;owned\\007')\"";
-  for (const auto& command : {"show " + small_report() + " --bogus" + escape, "frobnicate" + escape,
+  for (const auto& command : {"show " + small_baselined_report() + " --bogus" + escape, "frobnicate" + escape,
                               "run --device" + escape, "show " + path("x") + escape, "gate --baseline " + escape}) {
     const auto result = run(command);
     EXPECT_EQ(result.exit_code, 2) << command << ": " << result.output;

@@ -16,20 +16,13 @@
 namespace repro_audit {
 namespace {
 
+using testing::baseline_error;
+
 using testing::cell;
 using testing::report_of;
 
 const std::string kSchema = std::string("schema: ") + kBaselineSchema + "\n";
 const std::string kDigestA(32, 'a'), kDigestB(32, 'b');
-
-std::string error_of(const std::string& text) {
-  try {
-    parse_baseline(text, "base.yaml");
-  } catch (const UserError& error) {
-    return error.what();
-  }
-  return "no error";
-}
 
 std::size_t occurrences(const std::string& text, const std::string& part) {
   std::size_t count = 0;
@@ -107,28 +100,28 @@ TEST(BaselineKernels, ACellNamingAnAbsentSequenceHasNoNames) {
 
 TEST(BaselineKernels, MalformedSequencesNameFileLineColumn) {
   const auto cells = "cells: {}\n";
-  EXPECT_EQ(error_of(kSchema + cells + "kernels: [a]\n"),
+  EXPECT_EQ(baseline_error(kSchema + cells + "kernels: [a]\n"),
             "base.yaml:3:10: kernels must be a map of kernel digest: [kernel records]");
-  EXPECT_EQ(error_of(kSchema + cells + "kernels:\n  abc: [a]\n"),
+  EXPECT_EQ(baseline_error(kSchema + cells + "kernels:\n  abc: [a]\n"),
             "base.yaml:4:3: a kernel sequence digest 'abc' is not 32 lower-case hex digits");
-  EXPECT_EQ(error_of(kSchema + cells + "kernels:\n  " + kDigestA + ": aten::sum\n"),
+  EXPECT_EQ(baseline_error(kSchema + cells + "kernels:\n  " + kDigestA + ": aten::sum\n"),
             "base.yaml:4:37: kernel sequence " + kDigestA + " must be a list of kernel records");
-  EXPECT_EQ(error_of(kSchema + cells + "kernels:\n  " + kDigestA + ":\n    - {grid: 1}\n"),
+  EXPECT_EQ(baseline_error(kSchema + cells + "kernels:\n  " + kDigestA + ":\n    - {grid: 1}\n"),
             "base.yaml:5:7: a kernel record has no name");
-  EXPECT_EQ(error_of(kSchema + cells + "kernels:\n  " + kDigestA + ":\n    - {name: k, stream: 7}\n"),
+  EXPECT_EQ(baseline_error(kSchema + cells + "kernels:\n  " + kDigestA + ":\n    - {name: k, stream: 7}\n"),
             "base.yaml:5:17: unknown kernel record field 'stream'; valid fields: name, grid, block");
-  EXPECT_EQ(error_of(kSchema + cells + "kernels:\n  " + kDigestA + ":\n    - [a, b]\n"),
+  EXPECT_EQ(baseline_error(kSchema + cells + "kernels:\n  " + kDigestA + ":\n    - [a, b]\n"),
             "base.yaml:5:7: a kernel record must be a name or a map of: name, grid, block");
   EXPECT_EQ(
-      error_of(kSchema + cells + "kernels:\n  " + kDigestA + ":\n    - \"a\\x1b[31mb\"\n"),
+      baseline_error(kSchema + cells + "kernels:\n  " + kDigestA + ":\n    - \"a\\x1b[31mb\"\n"),
       "base.yaml:5:7: malformed kernel record in sequence " + kDigestA + ": a control character in a kernel record");
   const auto long_name = std::string(kMaxKernelNameBytes + 1, 'k');
   EXPECT_EQ(
-      error_of(kSchema + cells + "kernels:\n  " + kDigestA + ": [" + long_name + "]\n"),
+      baseline_error(kSchema + cells + "kernels:\n  " + kDigestA + ": [" + long_name + "]\n"),
       "base.yaml:4:38: malformed kernel record in sequence " + kDigestA + ": a kernel name longer than 16384 bytes");
   std::string many = "kernels:\n  " + kDigestA + ":\n";
   for (std::size_t i = 0; i <= kMaxBaselineKernelRecords; ++i) many += "    - k\n";
-  EXPECT_EQ(error_of(kSchema + cells + many),
+  EXPECT_EQ(baseline_error(kSchema + cells + many),
             fmt::format("base.yaml:5:5: kernel sequence {} has {} records; at most {} are read", kDigestA,
                         kMaxBaselineKernelRecords + 1, kMaxBaselineKernelRecords));
 }

@@ -18,14 +18,7 @@
 namespace repro_audit {
 namespace {
 
-std::string error_of(const std::string& text) {
-  try {
-    parse_baseline(text, "base.yaml");
-  } catch (const UserError& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using testing::baseline_error;
 
 // The current schema's line: the hostile inputs below hold whatever version is current.
 std::string schema_line() { return std::string("schema: ") + kBaselineSchema + "\n"; }
@@ -103,9 +96,10 @@ TEST(Baseline, KeepsTheInputSchemeAndReadsOlderBaselinesAsAtensGenerator) {
   EXPECT_EQ(parse_baseline(head + "cells: {}\n", "base.yaml").input_scheme, InputScheme::aten);
   EXPECT_EQ(parse_baseline(head + "input_scheme: 1\ncells: {}\n", "base.yaml").input_scheme, InputScheme::aten);
   for (const auto* bad : {"3", "02", "[2]", "two"})
-    EXPECT_NE(error_of(head + "input_scheme: " + bad + "\n").find("base.yaml:2:15: input_scheme"), std::string::npos)
-        << error_of(head + "input_scheme: " + bad + "\n");
-  EXPECT_NE(error_of(head + "input_scheme: 3\n").find("is not one of: 1 (ATen's generator), 2 (portable)"),
+    EXPECT_NE(baseline_error(head + "input_scheme: " + bad + "\n").find("base.yaml:2:15: input_scheme"),
+              std::string::npos)
+        << baseline_error(head + "input_scheme: " + bad + "\n");
+  EXPECT_NE(baseline_error(head + "input_scheme: 3\n").find("is not one of: 1 (ATen's generator), 2 (portable)"),
             std::string::npos);
 }
 
@@ -116,41 +110,42 @@ TEST(Baseline, EmptyReportGivesALoadableBaseline) {
 }
 
 TEST(Baseline, WrongOrMissingSchemaNamesFileLineColumn) {
-  EXPECT_NE(error_of("cells: {}\n")
+  EXPECT_NE(baseline_error("cells: {}\n")
                 .find("base.yaml:1:1: not a repro-audit baseline: missing 'schema: repro-audit.baseline/2'"),
             std::string::npos)
-      << error_of("cells: {}\n");
+      << baseline_error("cells: {}\n");
   EXPECT_NE(
-      error_of("tool_version: x\nschema: repro-audit.baseline/3\n")
+      baseline_error("tool_version: x\nschema: repro-audit.baseline/3\n")
           .find("base.yaml:2:9: schema 'repro-audit.baseline/3' is not supported; expected 'repro-audit.baseline/2' "
                 "(or 'repro-audit.baseline/1')"),
       std::string::npos);
-  EXPECT_NE(error_of("- a\n- b\n").find("base.yaml:1:1: not a repro-audit baseline"), std::string::npos);
-  EXPECT_NE(error_of("schema: [unclosed\n").find("base.yaml:2:"), std::string::npos) << error_of("schema: [unclosed\n");
+  EXPECT_NE(baseline_error("- a\n- b\n").find("base.yaml:1:1: not a repro-audit baseline"), std::string::npos);
+  EXPECT_NE(baseline_error("schema: [unclosed\n").find("base.yaml:2:"), std::string::npos)
+      << baseline_error("schema: [unclosed\n");
 }
 
 TEST(Baseline, UnknownKeysFieldsAndVerdictsNameTheValidChoices) {
   const std::string head = "schema: repro-audit.baseline/2\n";
   EXPECT_NE(
-      error_of(head + "cels: {}\n")
+      baseline_error(head + "cels: {}\n")
           .find(
               "base.yaml:2:1: unknown key 'cels'; valid keys: schema, tool_version, input_scheme, environment, cells"),
       std::string::npos);
   EXPECT_NE(
-      error_of(head + "cells:\n  a/b@cpu|x=1:\n    verdict: flaky\n")
+      baseline_error(head + "cells:\n  a/b@cpu|x=1:\n    verdict: flaky\n")
           .find("base.yaml:4:14: unknown verdict 'flaky'; valid verdicts: deterministic, nondeterministic, warns"),
       std::string::npos)
-      << error_of(head + "cells:\n  a/b@cpu|x=1:\n    verdict: flaky\n");
-  EXPECT_NE(error_of(head + "cells:\n  k:\n    verdict: deterministic\n    median: 3\n")
+      << baseline_error(head + "cells:\n  a/b@cpu|x=1:\n    verdict: flaky\n");
+  EXPECT_NE(baseline_error(head + "cells:\n  k:\n    verdict: deterministic\n    median: 3\n")
                 .find("base.yaml:5:5: unknown cell field 'median'; valid fields: verdict, digest, kernel_digest"),
             std::string::npos);
-  EXPECT_NE(error_of(head + "cells:\n  k:\n    verdict: deterministic\n    median_ns: fast\n")
+  EXPECT_NE(baseline_error(head + "cells:\n  k:\n    verdict: deterministic\n    median_ns: fast\n")
                 .find("base.yaml:5:16: median_ns must be a non-negative integer, not 'fast'"),
             std::string::npos);
-  EXPECT_NE(error_of(head + "cells:\n  k:\n    digest: 0123456789abcdef0123456789abcdef\n")
+  EXPECT_NE(baseline_error(head + "cells:\n  k:\n    digest: 0123456789abcdef0123456789abcdef\n")
                 .find("base.yaml:4:5: cell 'k' has no verdict"),
             std::string::npos);
-  EXPECT_NE(error_of(head + "cells:\n  k: {verdict: raises}\n  k: {verdict: raises}\n")
+  EXPECT_NE(baseline_error(head + "cells:\n  k: {verdict: raises}\n  k: {verdict: raises}\n")
                 .find("base.yaml:4:3: duplicate key 'k' (first at line 3)"),
             std::string::npos);
 }
@@ -159,33 +154,33 @@ TEST(Baseline, DigestsMustBeThirtyTwoLowerCaseHexDigits) {
   const std::string head = schema_line() + "cells:\n  sum/f32@cpu:\n    verdict: deterministic\n";
   for (const auto& bad :
        {std::string("0123456789ABCDEF0123456789ABCDEF"), std::string(31, 'a'), std::string(32, 'g')}) {
-    EXPECT_EQ(error_of(head + "    digest: " + bad + "\n"),
+    EXPECT_EQ(baseline_error(head + "    digest: " + bad + "\n"),
               "base.yaml:5:13: digest '" + bad + "' is not 32 lower-case hex digits");
-    EXPECT_EQ(error_of(head + "    kernel_digest: " + bad + "\n"),
+    EXPECT_EQ(baseline_error(head + "    kernel_digest: " + bad + "\n"),
               "base.yaml:5:20: kernel_digest '" + bad + "' is not 32 lower-case hex digits");
   }
-  EXPECT_EQ(error_of(head + "    digest: 0123456789abcdef0123456789abcdef\n"), "no error");
+  EXPECT_EQ(baseline_error(head + "    digest: 0123456789abcdef0123456789abcdef\n"), "no error");
 }
 
 TEST(Baseline, DuplicateKeysAreErrorsAtTheSecondOne) {
   const std::string head = schema_line();
-  EXPECT_EQ(error_of(head + schema_line()), "base.yaml:2:1: duplicate key 'schema' (first at line 1)");
-  EXPECT_EQ(error_of(head + "cells:\n  k:\n    verdict: raises\n    verdict: error\n"),
+  EXPECT_EQ(baseline_error(head + schema_line()), "base.yaml:2:1: duplicate key 'schema' (first at line 1)");
+  EXPECT_EQ(baseline_error(head + "cells:\n  k:\n    verdict: raises\n    verdict: error\n"),
             "base.yaml:5:5: duplicate key 'verdict' (first at line 4)");
-  EXPECT_EQ(error_of(head + "environment: {cuda: {driver: 1, driver: 2}}\n"),
+  EXPECT_EQ(baseline_error(head + "environment: {cuda: {driver: 1, driver: 2}}\n"),
             "base.yaml:2:33: duplicate key 'driver' (first at line 2)");
 }
 
 TEST(Baseline, ASecondDocumentIsAnError) {
   const std::string one = schema_line() + "cells: {}\n";
-  EXPECT_EQ(error_of(one + "---\n" + one),
+  EXPECT_EQ(baseline_error(one + "---\n" + one),
             "base.yaml:3:1: a second YAML document starts here; the file must hold one document");
 }
 
 TEST(Baseline, DeepNestingAndAliasBombsStopAtLoad) {
-  EXPECT_EQ(error_of(schema_line() + "environment: {a: " + testing::nested_lists(100000) + "}\n"),
+  EXPECT_EQ(baseline_error(schema_line() + "environment: {a: " + testing::nested_lists(100000) + "}\n"),
             "base.yaml:2:80: YAML nested deeper than 64 levels");
-  const auto bomb = error_of(schema_line() + "environment:\n" + testing::alias_bomb("  "));
+  const auto bomb = baseline_error(schema_line() + "environment:\n" + testing::alias_bomb("  "));
   EXPECT_NE(bomb.find("aliases expand to more than"), std::string::npos) << bomb;
   EXPECT_EQ(bomb.rfind("base.yaml:7:", 0), 0u) << bomb;
 }
@@ -205,9 +200,10 @@ TEST(Baseline, AliasesWithinBoundsReadAsWhatTheyName) {
 
 TEST(Baseline, MistakesBeforeTheSchemaWaitForIt) {
   // A file without a schema is not a baseline, whatever else is wrong in it; with one, the first mistake.
-  EXPECT_NE(error_of("cells:\n  k: {verdict: flaky}\n").find("base.yaml:1:1: not a repro-audit baseline: missing"),
-            std::string::npos);
-  EXPECT_EQ(error_of("cells:\n  k: {verdict: flaky}\ntools: 1\n" + schema_line())
+  EXPECT_NE(
+      baseline_error("cells:\n  k: {verdict: flaky}\n").find("base.yaml:1:1: not a repro-audit baseline: missing"),
+      std::string::npos);
+  EXPECT_EQ(baseline_error("cells:\n  k: {verdict: flaky}\ntools: 1\n" + schema_line())
                 .rfind("base.yaml:2:16: unknown verdict 'flaky'", 0),
             0u);
 }

@@ -13,8 +13,9 @@ namespace {
 using testing::cell;
 using testing::report_of;
 
-const std::string kA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", kB = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
-                  kC = "cccccccccccccccccccccccccccccccc";
+const std::string kFleetDigestA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                  kFleetDigestB = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+                  kFleetDigestC = "cccccccccccccccccccccccccccccccc";
 
 nlohmann::json gpu_environment(const std::string& gpu, int driver, const std::string& torch) {
   auto environment = testing::sample_environment();
@@ -32,11 +33,11 @@ nlohmann::json gpu_environment(const std::string& gpu, int driver, const std::st
 ReportFile host(const std::string& name, const nlohmann::json& environment, const std::string& matmul,
                 const std::string& conv, bool racy, const std::string& cumsum, bool with_pooling = true) {
   std::vector<CellReport> cells = {
-      cell("sum", "f32", "default threads=1", VerdictKind::deterministic, kA),
+      cell("sum", "f32", "default threads=1", VerdictKind::deterministic, kFleetDigestA),
       cell("matmul", "f32", "default threads=1", VerdictKind::deterministic, matmul),
       cell("conv", "f32", "default threads=1", VerdictKind::deterministic, conv),
       racy ? cell("index_add", "f32", "default threads=1", VerdictKind::nondeterministic)
-           : cell("index_add", "f32", "default threads=1", VerdictKind::deterministic, kA),
+           : cell("index_add", "f32", "default threads=1", VerdictKind::deterministic, kFleetDigestA),
       cell("cumsum", "f32", "default threads=1", VerdictKind::deterministic, cumsum),
   };
   if (with_pooling) cells.push_back(cell("pooling", "max2d-f32", "default threads=1", VerdictKind::unsupported));
@@ -50,8 +51,10 @@ std::vector<ReportFile> fleet_of_three_platforms() {
   const auto a = gpu_environment("NVIDIA A100-SXM4-80GB", 12080, "2.14.1");
   const auto b = gpu_environment("NVIDIA A100-SXM4-80GB", 13000, "2.14.1");
   const auto c = gpu_environment("NVIDIA H100 80GB HBM3", 13000, "2.15.0");
-  return {host("a1", a, kA, kA, false, kA), host("a2", a, kA, kA, true, kB), host("b1", b, kB, kA, false, kA),
-          host("c1", c, kB, kC, false, kA, false)};
+  return {host("a1", a, kFleetDigestA, kFleetDigestA, false, kFleetDigestA),
+          host("a2", a, kFleetDigestA, kFleetDigestA, true, kFleetDigestB),
+          host("b1", b, kFleetDigestB, kFleetDigestA, false, kFleetDigestA),
+          host("c1", c, kFleetDigestB, kFleetDigestC, false, kFleetDigestA, false)};
 }
 
 const FleetCell& row(const FleetMatrix& fleet, const std::string& key) {
@@ -99,9 +102,9 @@ TEST(Fleet, ASplitIsExplainedByTheFieldThatDiffersExactlyWhereTheBitsDo) {
 // and the scheme is what separates them.
 TEST(Fleet, TheInputSchemeSeparatesHostsLikeAPlatformField) {
   const auto environment = gpu_environment("NVIDIA A100-SXM4-80GB", 13000, "2.14.1");
-  auto older = host("old", environment, kB, kA, false, kA);
+  auto older = host("old", environment, kFleetDigestB, kFleetDigestA, false, kFleetDigestA);
   older.report.config["input_scheme"] = 1;
-  auto newer = host("new", environment, kA, kA, false, kA);
+  auto newer = host("new", environment, kFleetDigestA, kFleetDigestA, false, kFleetDigestA);
   newer.report.config["input_scheme"] = 2;
   const auto fleet = build_fleet({older, newer});
   EXPECT_EQ(fleet.platforms.size(), 2u);
@@ -123,7 +126,8 @@ TEST(Fleet, AFieldThatOnlyRefinesTheSplitIsSaidSo) {
   // and GPU models a, b, c all different, the GPU only refines the split.
   auto inputs = fleet_of_three_platforms();
   inputs.pop_back();
-  inputs.push_back(host("c1", gpu_environment("NVIDIA L4", 13000, "2.14.1"), kB, kA, false, kA));
+  inputs.push_back(
+      host("c1", gpu_environment("NVIDIA L4", 13000, "2.14.1"), kFleetDigestB, kFleetDigestA, false, kFleetDigestA));
   inputs[2].report.environment = gpu_environment("NVIDIA H100 80GB HBM3", 12080, "2.14.1");
   const auto fleet = build_fleet(inputs);
   const auto& matmul = row(fleet, "matmul/f32@cpu|threads=1");  // a1 a2 h100: A, L4: B
@@ -135,10 +139,11 @@ TEST(Fleet, AFieldThatOnlyRefinesTheSplitIsSaidSo) {
 TEST(Fleet, ASplitThatNeedsTwoFieldsIsNotBlamedOnOne) {
   // GPU and driver crossed, the bits follow neither alone: A100 on 12.8 and H100 on 13.0 agree.
   const auto a100 = "NVIDIA A100-SXM4-80GB", h100 = "NVIDIA H100 80GB HBM3";
-  const auto fleet = build_fleet({host("x", gpu_environment(a100, 12080, "2.14.1"), kA, kA, false, kA),
-                                  host("y", gpu_environment(a100, 13000, "2.14.1"), kB, kA, false, kA),
-                                  host("z", gpu_environment(h100, 12080, "2.14.1"), kB, kA, false, kA),
-                                  host("w", gpu_environment(h100, 13000, "2.14.1"), kA, kA, false, kA)});
+  const auto fleet = build_fleet(
+      {host("x", gpu_environment(a100, 12080, "2.14.1"), kFleetDigestA, kFleetDigestA, false, kFleetDigestA),
+       host("y", gpu_environment(a100, 13000, "2.14.1"), kFleetDigestB, kFleetDigestA, false, kFleetDigestA),
+       host("z", gpu_environment(h100, 12080, "2.14.1"), kFleetDigestB, kFleetDigestA, false, kFleetDigestA),
+       host("w", gpu_environment(h100, 13000, "2.14.1"), kFleetDigestA, kFleetDigestA, false, kFleetDigestA)});
   ASSERT_EQ(fleet.platforms.size(), 4u);
   const auto& matmul = row(fleet, "matmul/f32@cpu|threads=1");
   EXPECT_EQ(matmul.category, FleetCategory::split);
@@ -279,13 +284,16 @@ TEST(Fleet, AnotherAuditOfAHostOnItsPlatformIsThatHostAgain) {
   const auto a = gpu_environment("NVIDIA A100-SXM4-80GB", 12080, "2.14.1");
   const auto b = gpu_environment("NVIDIA A100-SXM4-80GB", 13000, "2.14.1");
   auto inputs = fleet_of_three_platforms();
-  auto again = host("a1", a, kB, kB, false, kB);  // another run of a1: other bits, not another host
+  auto again = host("a1", a, kFleetDigestB, kFleetDigestB, false,
+                    kFleetDigestB);  // another run of a1: other bits, not another host
   again.file = "a1-tuesday.json";
   inputs.push_back(again);
-  auto upgraded = host("a1", b, kB, kA, false, kA);  // a1 after a driver upgrade: another platform
+  auto upgraded =
+      host("a1", b, kFleetDigestB, kFleetDigestA, false, kFleetDigestA);  // a1 after a driver upgrade: another platform
   upgraded.file = "a1-upgraded.json";
   inputs.push_back(upgraded);
-  auto nameless = host("", a, kA, kA, false, kC);  // no host name: nothing says it is a1
+  auto nameless =
+      host("", a, kFleetDigestA, kFleetDigestA, false, kFleetDigestC);  // no host name: nothing says it is a1
   nameless.file = "unnamed.json";
   inputs.push_back(nameless);
   const auto fleet = build_fleet(inputs);
@@ -327,7 +335,7 @@ TEST(Fleet, JsonAndPagesCarryTheMatrix) {
   EXPECT_EQ(matmul.at("category"), "split");
   EXPECT_EQ(matmul.at("field"), "CUDA driver");
   EXPECT_EQ(matmul.at("groups").at(0).at("hosts"), nlohmann::json::array({"a1", "a2"}));
-  EXPECT_EQ(matmul.at("groups").at(1).at("digest"), kB);
+  EXPECT_EQ(matmul.at("groups").at(1).at("digest"), kFleetDigestB);
   EXPECT_EQ(matmul.at("hosts").at("b1"), "B");
   EXPECT_EQ(json.at("cells").at(3).at("hosts").at("a2"), "nondeterministic");
   const auto html = fleet_html(fleet);

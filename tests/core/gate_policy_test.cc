@@ -9,7 +9,7 @@
 namespace repro_audit {
 namespace {
 
-std::string error_of(const std::string& text) {
+std::string policy_error(const std::string& text) {
   try {
     parse_gate_policy(text, "gate.yaml");
   } catch (const UserError& error) {
@@ -54,39 +54,40 @@ changed_platform:
 }
 
 TEST(GatePolicy, ErrorsNameFileLineColumnAndChoices) {
-  EXPECT_NE(
-      error_of("fial: [DRIFT]\n").find("gate.yaml:1:1: unknown key 'fial'; valid keys: slower_threshold, fail, warn"),
-      std::string::npos);
-  const auto unknown_class = error_of("unchanged_platform:\n  fail: [BROKE, DRIFTED]\n");
+  EXPECT_NE(policy_error("fial: [DRIFT]\n")
+                .find("gate.yaml:1:1: unknown key 'fial'; valid keys: slower_threshold, fail, warn"),
+            std::string::npos);
+  const auto unknown_class = policy_error("unchanged_platform:\n  fail: [BROKE, DRIFTED]\n");
   EXPECT_NE(
       unknown_class.find("gate.yaml:2:17: unknown class 'DRIFTED' in unchanged_platform.fail; valid classes: MISSING, "
                          "NEW, BROKE, NEW-NONDETERMINISM, DRIFT, FIXED, KERNELS-CHANGED, SLOWER, FASTER, SAME"),
       std::string::npos)
       << unknown_class;
-  EXPECT_NE(error_of("changed_platform: {fail: [], block: []}\n")
+  EXPECT_NE(policy_error("changed_platform: {fail: [], block: []}\n")
                 .find("gate.yaml:1:30: unknown key 'block' in changed_platform."),
             std::string::npos)
-      << error_of("changed_platform: {fail: [], block: []}\n");
-  EXPECT_NE(error_of("fail: [DRIFT]\nwarn: [DRIFT]\n").find("class 'DRIFT' is listed under both fail and warn"),
+      << policy_error("changed_platform: {fail: [], block: []}\n");
+  EXPECT_NE(policy_error("fail: [DRIFT]\nwarn: [DRIFT]\n").find("class 'DRIFT' is listed under both fail and warn"),
             std::string::npos);
-  EXPECT_NE(error_of("slower_threshold: ten\n").find("gate.yaml:1:19: slower_threshold must be a number"),
+  EXPECT_NE(policy_error("slower_threshold: ten\n").find("gate.yaml:1:19: slower_threshold must be a number"),
             std::string::npos);
-  EXPECT_NE(error_of("changed_platform: [DRIFT]\n").find("gate.yaml:1:19: changed_platform must be a map"),
+  EXPECT_NE(policy_error("changed_platform: [DRIFT]\n").find("gate.yaml:1:19: changed_platform must be a map"),
             std::string::npos);
-  EXPECT_NE(error_of("[DRIFT]\n").find("gate.yaml:1:1: a gate policy must be a map"), std::string::npos);
+  EXPECT_NE(policy_error("[DRIFT]\n").find("gate.yaml:1:1: a gate policy must be a map"), std::string::npos);
 }
 
 TEST(GatePolicy, DuplicateKeysAndSecondDocumentsAreErrors) {
-  EXPECT_EQ(error_of("fail: [DRIFT]\nfail: [SLOWER]\n"), "gate.yaml:2:1: duplicate key 'fail' (first at line 1)");
-  EXPECT_EQ(error_of("unchanged_platform: {fail: [DRIFT], fail: [BROKE]}\n"),
+  EXPECT_EQ(policy_error("fail: [DRIFT]\nfail: [SLOWER]\n"), "gate.yaml:2:1: duplicate key 'fail' (first at line 1)");
+  EXPECT_EQ(policy_error("unchanged_platform: {fail: [DRIFT], fail: [BROKE]}\n"),
             "gate.yaml:1:37: duplicate key 'fail' (first at line 1)");
-  EXPECT_EQ(error_of("fail: [DRIFT]\n---\nwarn: [SLOWER]\n"),
+  EXPECT_EQ(policy_error("fail: [DRIFT]\n---\nwarn: [SLOWER]\n"),
             "gate.yaml:2:1: a second YAML document starts here; the file must hold one document");
 }
 
 TEST(GatePolicy, DeepNestingAndAliasBombsStopAtLoad) {
-  EXPECT_EQ(error_of("fail: " + testing::nested_lists(100000)), "gate.yaml:1:70: YAML nested deeper than 64 levels");
-  const auto bomb = error_of(testing::alias_bomb(""));
+  EXPECT_EQ(policy_error("fail: " + testing::nested_lists(100000)),
+            "gate.yaml:1:70: YAML nested deeper than 64 levels");
+  const auto bomb = policy_error(testing::alias_bomb(""));
   EXPECT_NE(bomb.find("aliases expand to more than"), std::string::npos) << bomb;
   EXPECT_EQ(bomb.rfind("gate.yaml:", 0), 0u) << bomb;
 }

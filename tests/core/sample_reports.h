@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "common/user_error.h"
+#include "compare/baseline.h"
 #include "report/report.h"
 
 namespace repro_audit::testing {
@@ -208,6 +210,16 @@ inline Report sample_report() {
                           "sum/f32: threads 1 vs 2 give different bits (each deterministic on its own)"});
   report.documentation = DocumentationSource{"2.14.1+cu130", "2.14", false};
   return report;
+}
+
+// What parsing `text` as a baseline file named base.yaml says is wrong with it ("no error" when nothing).
+inline std::string baseline_error(const std::string& text) {
+  try {
+    parse_baseline(text, "base.yaml");
+  } catch (const UserError& error) {
+    return error.what();
+  }
+  return "no error";
 }
 
 }  // namespace repro_audit::testing

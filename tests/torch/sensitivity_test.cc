@@ -35,12 +35,13 @@ ProbeBuilder test_probe(const std::string& name, const std::string& kind) {
       .prepare([kind](ProbeContext& context) { return index_add_of(context, kind); });
 }
 
-const bool registered = register_probe(test_probe("test.sensitive", "spread").accumulates("output", "source")) &&
-                        register_probe(test_probe("test.exact_sums", "integers").accumulates("output", "source")) &&
-                        register_probe(test_probe("test.one_each", "one_each").accumulates("output", "source")) &&
-                        register_probe(test_probe("test.wrong_operand", "spread").accumulates("output", "unused")) &&
-                        register_probe(test_probe("test.wrong_output", "spread").accumulates("result", "source")) &&
-                        register_probe(test_probe("test.no_such_input", "spread").accumulates("output", "nope"));
+const bool registered_test_probes =
+    register_probe(test_probe("test.sensitive", "spread").accumulates("output", "source")) &&
+    register_probe(test_probe("test.exact_sums", "integers").accumulates("output", "source")) &&
+    register_probe(test_probe("test.one_each", "one_each").accumulates("output", "source")) &&
+    register_probe(test_probe("test.wrong_operand", "spread").accumulates("output", "unused")) &&
+    register_probe(test_probe("test.wrong_output", "spread").accumulates("result", "source")) &&
+    register_probe(test_probe("test.no_such_input", "spread").accumulates("output", "nope"));
 
 Sensitivity measured(const std::string& probe) {
   const auto* definition = find_registered_probe(probe);

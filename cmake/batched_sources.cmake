@@ -1,0 +1,68 @@
+# Batched translation units: a target's C++ files compiled a few at a time, each batch one generated file
+# that includes them. Every file of a batch shares one parse of the headers they all include (libtorch's,
+# nlohmann-json's, fmt's, GoogleTest's) and one instantiation of the templates they all use, which is
+# most of what a file of this project costs to compile.
+#
+# CMake's own UNITY_BUILD writes each file's absolute path into the generated file, so a clone in another
+# folder would miss the compiler cache on every batch. Here a batch names its files relative to the
+# source root (on the include path, which ccache's base folder makes relative too): the same commit makes
+# the same batches in every clone.
+#
+# A file whose own properties (definitions, include folders, no precompiled header) differ from its
+# target's stays a translation unit of its own. REPRO_AUDIT_BATCH=OFF compiles every file alone, the
+# way to find which one a compile error belongs to when the batch's message is not enough.
+option(REPRO_AUDIT_BATCH "Compile each target's files a few at a time, one translation unit per batch" ON)
+
+function(repro_audit_batch target files_per_batch)
+  if(NOT REPRO_AUDIT_BATCH)
+    return()
+  endif()
+  get_target_property(sources ${target} SOURCES)
+  get_target_property(target_folder ${target} SOURCE_DIR)
+  set(batched "")
+  foreach(source IN LISTS sources)
+    if(NOT source MATCHES "\\.cc$" OR source MATCHES "^\\$<")
+      continue()
+    endif()
+    get_filename_component(absolute "${source}" ABSOLUTE BASE_DIR "${target_folder}")
+    file(RELATIVE_PATH relative "${CMAKE_SOURCE_DIR}" "${absolute}")
+    if(relative MATCHES "^\\.\\./")  # generated files: outside the source tree
+      continue()
+    endif()
+    set(own_properties "")
+    foreach(property COMPILE_DEFINITIONS COMPILE_OPTIONS INCLUDE_DIRECTORIES SKIP_PRECOMPILE_HEADERS)
+      get_source_file_property(value "${absolute}" ${property})
+      if(value)
+        set(own_properties "${property}")
+      endif()
+    endforeach()
+    if(own_properties)
+      continue()
+    endif()
+    list(APPEND batched "${relative}")
+  endforeach()
+  list(LENGTH batched count)
+  if(count LESS 2)
+    return()
+  endif()
+  set(folder "${CMAKE_BINARY_DIR}/batches/${target}")
+  set(batch_files "")
+  set(index 0)
+  while(index LESS count)
+    math(EXPR batch "${index} / ${files_per_batch}")
+    set(content "// Written by CMake (cmake/batched_sources.cmake): one translation unit for these files.\n")
+    set(in_batch 0)
+    while(index LESS count AND in_batch LESS files_per_batch)
+      list(GET batched ${index} relative)
+      string(APPEND content "#include \"${relative}\"\n")
+      set_source_files_properties("${CMAKE_SOURCE_DIR}/${relative}" TARGET_DIRECTORY ${target}
+                                  PROPERTIES HEADER_FILE_ONLY ON)
+      math(EXPR index "${index} + 1")
+      math(EXPR in_batch "${in_batch} + 1")
+    endwhile()
+    file(CONFIGURE OUTPUT "${folder}/batch_${batch}.cc" CONTENT "${content}")
+    list(APPEND batch_files "${folder}/batch_${batch}.cc")
+  endwhile()
+  target_sources(${target} PRIVATE ${batch_files})
+  target_include_directories(${target} PRIVATE "${CMAKE_SOURCE_DIR}")
+endfunction()
