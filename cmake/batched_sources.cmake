@@ -9,8 +9,11 @@
 # the same batches in every clone.
 #
 # A file whose own properties (definitions, include folders, no precompiled header) differ from its
-# target's stays a translation unit of its own. REPRO_AUDIT_BATCH=OFF compiles every file alone, the
-# way to find which one a compile error belongs to when the batch's message is not enough.
+# target's stays a translation unit of its own, as does one marked SKIP_UNITY_BUILD_INCLUSION.
+#
+# The files of a batch share one anonymous namespace: two that define the same file-local name fail to
+# compile ("redefinition of ... {anonymous}::NAME"); rename one. REPRO_AUDIT_BATCH=OFF compiles every
+# file alone, the way to find which file a compile error belongs to when the batch's message is not enough.
 option(REPRO_AUDIT_BATCH "Compile each target's files a few at a time, one translation unit per batch" ON)
 
 function(repro_audit_batch target files_per_batch)
@@ -30,7 +33,8 @@ function(repro_audit_batch target files_per_batch)
       continue()
     endif()
     set(own_properties "")
-    foreach(property COMPILE_DEFINITIONS COMPILE_OPTIONS INCLUDE_DIRECTORIES SKIP_PRECOMPILE_HEADERS)
+    foreach(property COMPILE_DEFINITIONS COMPILE_OPTIONS INCLUDE_DIRECTORIES SKIP_PRECOMPILE_HEADERS
+                     SKIP_UNITY_BUILD_INCLUSION)
       get_source_file_property(value "${absolute}" ${property})
       if(value)
         set(own_properties "${property}")

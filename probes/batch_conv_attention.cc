@@ -4,7 +4,7 @@
 
 #include "probe/invariance.h"
 
-namespace repro_audit {
+namespace repro_audit::batch_conv_attention_probe {
 namespace {
 
 // 3 -> 16 channels, 3 x 3 kernel, 32 x 32 images; one image alone and in batches.
@@ -108,4 +108,4 @@ const bool registered =
                        )"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::batch_conv_attention_probe

@@ -3,7 +3,7 @@
 // blocking by the number of rows, so a row's bits can depend on how many other rows share the call.
 #include "probe/invariance.h"
 
-namespace repro_audit {
+namespace repro_audit::batch_linear_probe {
 namespace {
 
 constexpr std::int64_t kWidth = 1024;  // K = N
@@ -97,4 +97,4 @@ const bool registered =
             .documented_as_cublas_product());
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::batch_linear_probe

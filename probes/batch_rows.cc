@@ -3,7 +3,7 @@
 // vectorisation or threading split depends on the batch is what this measures.
 #include "probe/invariance.h"
 
-namespace repro_audit {
+namespace repro_audit::batch_rows_probe {
 namespace {
 
 constexpr std::int64_t kColumns = 4096;
@@ -45,4 +45,4 @@ const bool registered =
     register_row_probe<row_mean>("batch.mean", "a row mean", "x[0].mean(-1)");
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::batch_rows_probe

@@ -2,7 +2,7 @@
 // and raises under deterministic algorithms; the CPU kernel is serial.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::bincount_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -24,4 +24,4 @@ const bool registered =
                        .python(R"(return {"output": torch.bincount(input, weights, minlength=1024)})"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::bincount_probe

@@ -8,7 +8,7 @@
 #include "probe/probe.h"
 #include "ranks/rank_group.h"
 
-namespace repro_audit {
+namespace repro_audit::collective_faults_probe {
 namespace {
 
 RunFunction rank_fault(ProbeContext& context) {
@@ -56,4 +56,4 @@ const bool registered =
                        .no_python("a fault control fails on purpose to test the auditor; it has no op to report"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::collective_faults_probe

@@ -9,7 +9,7 @@
 #include "probe/probe.h"
 #include "ranks/rank_group.h"
 
-namespace repro_audit {
+namespace repro_audit::collectives_probe {
 namespace {
 
 constexpr std::int64_t kContributions = 24;
@@ -185,4 +185,4 @@ const bool registered =
                        .no_python(kNoPython));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::collectives_probe

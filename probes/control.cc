@@ -3,7 +3,7 @@
 #include "kernels/control_ops.h"
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::control_probe {
 namespace {
 
 constexpr std::int64_t kSlots = 16;
@@ -55,4 +55,4 @@ const bool ordered = register_probe(
             R"(return {"output": torch.zeros(16, dtype=values.dtype, device=values.device).index_add_(0, index, values)})"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::control_probe

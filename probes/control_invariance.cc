@@ -4,7 +4,7 @@
 #include "kernels/control_ops.h"
 #include "probe/invariance.h"
 
-namespace repro_audit {
+namespace repro_audit::control_invariance_probe {
 namespace {
 
 template <at::Tensor (*op)(const at::Tensor&)>
@@ -52,4 +52,4 @@ const bool invariant = register_probe(ProbeBuilder("control.batch_invariant_row_
                                                           "same partial sums with torch ops, in another order"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::control_invariance_probe

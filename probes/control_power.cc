@@ -12,7 +12,7 @@
 #include "inputs/portable_values.h"
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::control_power_probe {
 namespace {
 
 std::uint64_t process_nonce() {
@@ -59,4 +59,4 @@ const bool registered = register_probe(
                    "would draw its own"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::control_power_probe

@@ -7,7 +7,7 @@
 #include "kernels/control_ops.h"
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::control_timing_probe {
 namespace {
 
 // About 2 ms of dependent integer work at 1x on a current CPU, about 1 ms on one GPU thread: far above
@@ -41,4 +41,4 @@ const bool registered = register_probe(
         .no_python("a timing control: a C++ busy loop that measures the timer, not an op of PyTorch"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::control_timing_probe

@@ -5,7 +5,7 @@
 
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::conv_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -41,4 +41,4 @@ const bool registered = register_probe(
         )"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::conv_probe

@@ -3,7 +3,7 @@
 // lengths) has been reported not to raise, which is what its own variant checks.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::ctc_loss_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -73,4 +73,4 @@ const bool registered = register_probe(
                        )"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::ctc_loss_probe

@@ -2,7 +2,7 @@
 // deterministic algorithms (recent releases; older ones raised). The CPU scan is serial.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::cumsum_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -28,4 +28,4 @@ const bool registered =
                        .python(R"(return {"output": input.cumsum(0)})"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::cumsum_probe

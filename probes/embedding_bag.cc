@@ -3,7 +3,7 @@
 // not listed (sorted segment reductions).
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::embedding_bag_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -46,4 +46,4 @@ const bool registered =
                        )"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::embedding_bag_probe

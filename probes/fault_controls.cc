@@ -11,7 +11,7 @@
 
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::fault_controls_probe {
 namespace {
 
 // One variant without typed parameters: these fail before any input is made.
@@ -78,4 +78,4 @@ const bool registered =
                                  alloc_storm));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::fault_controls_probe

@@ -5,7 +5,7 @@
 // under strict against default is that fill.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::fill_uninitialized_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -60,4 +60,4 @@ const bool registered = register_probe(
                        )"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::fill_uninitialized_probe

@@ -5,7 +5,7 @@
 // 2.15). The CPU kernel is serial per batch element.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::grid_sample_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -66,4 +66,4 @@ const bool registered = register_probe(
                        )"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::grid_sample_probe

@@ -4,7 +4,7 @@
 // input shape makes it race. The probe still shows what the device does and that strict raises.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::histc_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -32,4 +32,4 @@ const bool registered = register_probe(
         .python(R"(return {"output": torch.histc(input, 100, -3, 3)})"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::histc_probe

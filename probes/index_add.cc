@@ -3,7 +3,7 @@
 // The CPU kernel walks the index serially per slice, so it is deterministic.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::index_add_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -30,4 +30,4 @@ const bool registered =
                        .python(R"(return {"output": base.index_add(0, index, source)})"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::index_add_probe

@@ -6,7 +6,7 @@
 // torch.use_deterministic_algorithms of every release from 2.4 to 2.15.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::index_backward_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -85,4 +85,4 @@ const bool registered = register_probe(
                        )"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::index_backward_probe

@@ -5,7 +5,7 @@
 // https://pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::index_put_accumulate_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -37,4 +37,4 @@ const bool registered =
                        )"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::index_put_accumulate_probe

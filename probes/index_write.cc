@@ -5,7 +5,7 @@
 // device (torch.use_deterministic_algorithms, every release from 2.4 to 2.15).
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::index_write_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -53,4 +53,4 @@ const bool registered = register_probe(
                        )"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::index_write_probe

@@ -9,7 +9,7 @@
 
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::interpolate_probe {
 namespace {
 
 namespace F = torch::nn::functional;
@@ -163,4 +163,4 @@ const bool registered = register_probe(
                      "scale_factor=2.0, mode='trilinear', align_corners=False), (1, 1, 2, 4, 4))"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::interpolate_probe

@@ -3,7 +3,7 @@
 // softmax. Kernels take other paths for other strides; whether the bits follow is what this measures.
 #include "probe/invariance.h"
 
-namespace repro_audit {
+namespace repro_audit::layout_probe {
 namespace {
 
 RunFunction prepare_mm(ProbeContext& context) {
@@ -51,4 +51,4 @@ const bool registered =
                        .python("return layout_invariance(input, lambda x: torch.softmax(x, -1))"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::layout_probe

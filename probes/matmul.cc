@@ -3,7 +3,7 @@
 // make cuBLAS calls raise.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::matmul_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -26,4 +26,4 @@ const bool registered = register_probe(ProbeBuilder("matmul")
                                            .python(R"(return {"output": torch.matmul(a, b)})"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::matmul_probe

@@ -4,7 +4,7 @@
 // both the CPU and the CUDA kernels. The CPU kernel writes each plane serially; CUDA's threads race.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::max_unpool_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -59,4 +59,4 @@ const bool registered = register_probe(
                        )"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::max_unpool_probe

@@ -3,7 +3,7 @@
 // 2.9 deterministic algorithms made them raise on CUDA without one.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::mv_bmm_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -45,4 +45,4 @@ const bool registered =
                        .python(R"(return {"output": torch.mv(a, b) if operation == "mv" else torch.bmm(a, b)})"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::mv_bmm_probe

@@ -4,7 +4,7 @@
 // from 2.4 to 2.15). The CPU kernel sums in a fixed order.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::nll_loss2d_probe {
 
 namespace {
 
@@ -37,4 +37,4 @@ const bool registered = register_probe(
         .python(R"(return {"loss": F.nll_loss(input, target)})"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::nll_loss2d_probe

@@ -9,7 +9,7 @@
 // do. Every CPU kernel is deterministic.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::padding_probe {
 namespace {
 
 // The pad width on each side: a border element of the replication pad receives (width + 1)^dims
@@ -132,4 +132,4 @@ const bool registered = register_probe(
                      "mode='replicate'), (1, 1, 4), device='cuda')"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::padding_probe

@@ -4,7 +4,7 @@
 // others gather and are not listed. Every CPU kernel is deterministic.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::pooling_probe {
 namespace {
 
 // "8x16x16" -> {8, 16, 16}
@@ -140,4 +140,4 @@ const bool registered = register_probe(
                      "lambda x: F.max_pool3d(x, 3, 2, 1), (1, 1, 4, 4, 4), device='cuda')"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::pooling_probe

@@ -5,7 +5,7 @@
 // in torch.use_deterministic_algorithms of every release from 2.4 to 2.15.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::put_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -44,4 +44,4 @@ const bool overwriting = register_probe(
         .python(kPython));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::put_probe

@@ -4,7 +4,7 @@
 // release from 2.4 to 2.15; quantized_resize_cpu_ alerts).
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::resize_quantized_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -31,4 +31,4 @@ const bool registered =
                        )"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::resize_quantized_probe

@@ -3,7 +3,7 @@
 // reduces each output slice serially, so it is deterministic.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::scatter_add_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -34,4 +34,4 @@ const bool registered =
                                     "native_override('scatter_add')"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::scatter_add_probe

@@ -4,7 +4,7 @@
 // CPU kernel reduces each output slice serially.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::scatter_reduce_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -72,4 +72,4 @@ const bool extremes = register_probe(
         .python(kPython));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::scatter_reduce_probe

@@ -5,7 +5,7 @@
 // index. The CPU kernels are serial per row.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::selection_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -59,4 +59,4 @@ const bool kthvalue_registered = register_probe(
         .python(kPython));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::selection_probe

@@ -3,7 +3,7 @@
 // deterministic algorithms; the CPU kernel is deterministic.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::sparse_bmm_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -44,4 +44,4 @@ const bool registered =
                        )"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::sparse_bmm_probe

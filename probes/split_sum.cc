@@ -5,7 +5,7 @@
 
 #include "probe/invariance.h"
 
-namespace repro_audit {
+namespace repro_audit::split_sum_probe {
 namespace {
 
 std::int64_t next_power_of_two_above(std::int64_t k) {
@@ -64,4 +64,4 @@ ProbeBuilder split_probe() {
 const bool registered = register_probe(split_probe());
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::split_sum_probe

@@ -2,7 +2,7 @@
 // decides how the reduction is split, so 1 and 2 threads give different bits.
 #include "probe/probe.h"
 
-namespace repro_audit {
+namespace repro_audit::sum_probe {
 namespace {
 
 RunFunction prepare(ProbeContext& context) {
@@ -30,4 +30,4 @@ const bool registered = register_probe(
                      "native_override('sum.dim_IntList')"));
 
 }  // namespace
-}  // namespace repro_audit
+}  // namespace repro_audit::sum_probe
