@@ -16,11 +16,8 @@ class BadInput : public CliTest {
     EXPECT_EQ(result.exit_code, 2) << command << "\n" << result.output;
     EXPECT_NE(result.output.find(message), std::string::npos) << command << "\n" << result.output;
   }
-  std::string small_report() {
-    const auto report = path("small.json");
-    if (!fs::exists(report)) EXPECT_EQ(run("run " + kSmallAudit + " --json " + report).exit_code, 0);
-    return report;
-  }
+  // Made once for every test (cli_tools.h), read only.
+  static std::string small_report() { return shared_report("small", kSmallAudit); }
 };
 
 TEST_F(BadInput, AFileThatOpensButCannotBeReadIsNotTakenAsEmpty) {

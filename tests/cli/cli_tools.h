@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -121,6 +124,32 @@ inline const fs::path& process_folder(const std::string& prefix) {
     fs::create_directories(at->second);
   }
   return at->second;
+}
+
+// The report of `repro-audit run ARGUMENTS --json FILE`, made once for every test process of this build
+// that asks for it by `name` (CTest runs each test in a process of its own, so a process's static would
+// make it again in each): the first makes it under a lock, the others wait and read it. The folder is
+// keyed by the binary's modification time, so a rebuilt binary makes its reports again. Read only: a
+// test that changes one copies it first. "" (and a failure) where the audit failed.
+inline std::string shared_report(const std::string& name, const std::string& arguments) {
+  struct stat binary_status {};
+  ::stat(test_paths::kBinary, &binary_status);
+  const auto folder = fs::path(test_paths::kBinary).parent_path() / "tests" / "shared-reports" /
+                      std::to_string(binary_status.st_mtim.tv_sec);
+  std::error_code ignored;
+  fs::create_directories(folder, ignored);
+  const auto report = folder / (name + ".json");
+  const int lock = ::open((folder / (name + ".lock")).c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lock >= 0) ::flock(lock, LOCK_EX);
+  if (!fs::exists(report)) {
+    const auto partial = folder / (name + ".partial.json");
+    const auto made =
+        shell(std::string(test_paths::kBinary) + " run " + arguments + " --quiet --json " + partial.string());
+    EXPECT_EQ(made.exit_code, 0) << made.output;
+    if (made.exit_code == 0) fs::rename(partial, report, ignored);
+  }
+  if (lock >= 0) ::close(lock);
+  return fs::exists(report) ? report.string() : "";
 }
 
 // A scratch folder per test.

@@ -19,11 +19,8 @@ class HonestVerdicts : public CliTest {
         statuses.push_back(json::parse(slurp(file.path())).at("observation").at("status").get<std::string>());
     return statuses;
   }
-  std::string small_report() {
-    const auto report = path("small.json");
-    if (!fs::exists(report)) EXPECT_EQ(run("run " + kSmallAudit + " --json " + report).exit_code, 0);
-    return report;
-  }
+  // Made once for every test (cli_tools.h), read only.
+  static std::string small_report() { return shared_report("small", kSmallAudit); }
 };
 
 TEST_F(HonestVerdicts, CtrlCOnTheTerminalReachesNoWorkerAndNeverBecomesACrash) {

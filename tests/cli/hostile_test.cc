@@ -15,18 +15,11 @@ namespace {
 using namespace testing_cli;
 using nlohmann::json;
 
-// sum/f32 under strict with one thread: one cell, made once.
+// sum/f32 under strict with one thread: one cell, made once for every test.
 const std::string& small_report() {
-  static const std::string report = [] {
-    const auto& folder = process_folder("repro-audit-hostile-class");
-    const auto file = (folder / "report.json").string();
-    const auto audit =
-        run("run --device cpu --probe sum/f32 --profile strict --axis threads=1 --repeats 2 --processes 1 --no-cost "
-            "--quiet --json " +
-            file);
-    EXPECT_EQ(audit.exit_code, 0) << audit.output;
-    return file;
-  }();
+  static const std::string report = shared_report(
+      "sum-strict",
+      "--device cpu --probe sum/f32 --profile strict --axis threads=1 --repeats 2 --processes 1 --no-cost");
   return report;
 }
 
