@@ -29,26 +29,32 @@ void check_inputs(const at::Tensor& values, const at::Tensor& index) {
               "index must be a 1-d int64 tensor as long as values");
 }
 
-at::Tensor racy_accumulate_cuda(const at::Tensor& values_in, const at::Tensor& index_in, std::int64_t slots) {
+// Both accumulations: the inputs checked and made contiguous, `slots` zeroed sums, then `launch`ed on
+// the current stream with (values, index, n, output).
+template <typename Launch>
+at::Tensor accumulate_cuda(const at::Tensor& values_in, const at::Tensor& index_in, std::int64_t slots, Launch launch) {
   check_inputs(values_in, index_in);
   const c10::cuda::CUDAGuard guard(values_in.device());
   const auto values = values_in.contiguous();
   const auto index = index_in.contiguous();
   auto output = at::zeros({slots}, values.options());
-  check_launch(launch_racy_accumulate(values.data_ptr<float>(), index.data_ptr<std::int64_t>(), values.numel(),
-                                      output.data_ptr<float>(), current_stream()));
+  check_launch(
+      launch(values.data_ptr<float>(), index.data_ptr<std::int64_t>(), values.numel(), output.data_ptr<float>()));
   return output;
 }
 
-at::Tensor ordered_accumulate_cuda(const at::Tensor& values_in, const at::Tensor& index_in, std::int64_t slots) {
-  check_inputs(values_in, index_in);
-  const c10::cuda::CUDAGuard guard(values_in.device());
-  const auto values = values_in.contiguous();
-  const auto index = index_in.contiguous();
-  auto output = at::zeros({slots}, values.options());
-  check_launch(launch_ordered_accumulate(values.data_ptr<float>(), index.data_ptr<std::int64_t>(), values.numel(),
-                                         slots, output.data_ptr<float>(), current_stream()));
-  return output;
+at::Tensor racy_accumulate_cuda(const at::Tensor& values, const at::Tensor& index, std::int64_t slots) {
+  return accumulate_cuda(values, index, slots,
+                         [](const float* in, const std::int64_t* positions, std::int64_t n, float* out) {
+                           return launch_racy_accumulate(in, positions, n, out, current_stream());
+                         });
+}
+
+at::Tensor ordered_accumulate_cuda(const at::Tensor& values, const at::Tensor& index, std::int64_t slots) {
+  return accumulate_cuda(values, index, slots,
+                         [slots](const float* in, const std::int64_t* positions, std::int64_t n, float* out) {
+                           return launch_ordered_accumulate(in, positions, n, slots, out, current_stream());
+                         });
 }
 
 }  // namespace
