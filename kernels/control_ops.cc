@@ -1,5 +1,6 @@
 #include "control_ops.h"
 
+#include "accumulate.h"
 #include "busy_work.h"
 
 #include <ATen/ATen.h>
@@ -15,23 +16,6 @@ namespace {
 
 // More threads than this machine's cores, so the scheduler interleaves them differently each run.
 constexpr int kRacyThreads = 4;
-
-void check_inputs(const at::Tensor& values, const at::Tensor& index) {
-  TORCH_CHECK(values.dim() == 1 && values.scalar_type() == at::kFloat, "values must be a 1-d float32 tensor");
-  TORCH_CHECK(index.dim() == 1 && index.scalar_type() == at::kLong && index.numel() == values.numel(),
-              "index must be a 1-d int64 tensor as long as values");
-}
-
-// Checks the inputs, makes the output, and hands raw pointers to `add`, which does the summing.
-template <typename Add>
-at::Tensor accumulate(const at::Tensor& values_in, const at::Tensor& index_in, std::int64_t slots, Add add) {
-  check_inputs(values_in, index_in);
-  const auto values = values_in.contiguous();
-  const auto index = index_in.contiguous();
-  auto output = at::zeros({slots}, values.options());
-  add(output.data_ptr<float>(), values.data_ptr<float>(), index.data_ptr<std::int64_t>(), values.numel());
-  return output;
-}
 
 at::Tensor racy_accumulate_cpu(const at::Tensor& values, const at::Tensor& index, std::int64_t slots) {
   return accumulate(values, index, slots, [](float* out, const float* v, const std::int64_t* i, std::int64_t n) {

@@ -6,6 +6,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include "accumulate.h"
 #include "control_kernels.h"
 #include "control_ops.h"
 
@@ -23,38 +24,20 @@ at::Tensor busy_work_cuda(const at::Tensor& like, std::int64_t iterations, std::
   return output;
 }
 
-void check_inputs(const at::Tensor& values, const at::Tensor& index) {
-  TORCH_CHECK(values.dim() == 1 && values.scalar_type() == at::kFloat, "values must be a 1-d float32 tensor");
-  TORCH_CHECK(index.dim() == 1 && index.scalar_type() == at::kLong && index.numel() == values.numel(),
-              "index must be a 1-d int64 tensor as long as values");
-}
-
-// Both accumulations: the inputs checked and made contiguous, `slots` zeroed sums, then `launch`ed on
-// the current stream with (values, index, n, output).
-template <typename Launch>
-at::Tensor accumulate_cuda(const at::Tensor& values_in, const at::Tensor& index_in, std::int64_t slots, Launch launch) {
-  check_inputs(values_in, index_in);
-  const c10::cuda::CUDAGuard guard(values_in.device());
-  const auto values = values_in.contiguous();
-  const auto index = index_in.contiguous();
-  auto output = at::zeros({slots}, values.options());
-  check_launch(
-      launch(values.data_ptr<float>(), index.data_ptr<std::int64_t>(), values.numel(), output.data_ptr<float>()));
-  return output;
-}
-
 at::Tensor racy_accumulate_cuda(const at::Tensor& values, const at::Tensor& index, std::int64_t slots) {
-  return accumulate_cuda(values, index, slots,
-                         [](const float* in, const std::int64_t* positions, std::int64_t n, float* out) {
-                           return launch_racy_accumulate(in, positions, n, out, current_stream());
-                         });
+  const c10::cuda::CUDAGuard guard(values.device());
+  return accumulate(values, index, slots,
+                    [](float* out, const float* in, const std::int64_t* positions, std::int64_t n) {
+                      check_launch(launch_racy_accumulate(in, positions, n, out, current_stream()));
+                    });
 }
 
 at::Tensor ordered_accumulate_cuda(const at::Tensor& values, const at::Tensor& index, std::int64_t slots) {
-  return accumulate_cuda(values, index, slots,
-                         [slots](const float* in, const std::int64_t* positions, std::int64_t n, float* out) {
-                           return launch_ordered_accumulate(in, positions, n, slots, out, current_stream());
-                         });
+  const c10::cuda::CUDAGuard guard(values.device());
+  return accumulate(values, index, slots,
+                    [slots](float* out, const float* in, const std::int64_t* positions, std::int64_t n) {
+                      check_launch(launch_ordered_accumulate(in, positions, n, slots, out, current_stream()));
+                    });
 }
 
 }  // namespace
