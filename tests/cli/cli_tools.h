@@ -107,6 +107,19 @@ inline int count_files(const fs::path& folder, const std::string& prefix) {
   return count;
 }
 
+// Removes `folder` while a running audit may still make files in it, as a cleaner of temporary files
+// would: again until it is gone (one pass fails with "Directory not empty" when a file appears in it
+// meanwhile). False when it still exists after ten seconds.
+inline bool remove_while_in_use(const fs::path& folder) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::error_code error;
+  while (true) {
+    fs::remove_all(folder, error);
+    if (!fs::exists(folder, error)) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+  }
+}
+
 // A folder that lives as long as the test process: for a fixture made once and shared by its tests.
 // Removed as the process exits, so a run of thousands of test processes leaves nothing in /tmp.
 inline const fs::path& process_folder(const std::string& prefix) {

@@ -75,7 +75,7 @@ TEST_F(DataLoss, AnOutputFailingAfterTheAuditKeepsTheJournalTheMatrixAndTheOther
       },
       pid))
       << slurp(out);
-  fs::remove_all(folder_ / "gone");
+  EXPECT_TRUE(remove_while_in_use(folder_ / "gone"));
   EXPECT_EQ(wait_exit(pid), 2) << slurp(out);
   const auto output = slurp(out);
   EXPECT_NE(output.find("sum/f32"), std::string::npos) << "the matrix was not printed\n" << output;

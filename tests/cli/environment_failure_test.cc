@@ -63,7 +63,7 @@ TEST_F(EnvironmentFailure, ATemporaryFolderRemovedDuringACollectiveAuditEndsItWi
   const auto started = std::chrono::steady_clock::now();
   const pid_t audit = start_group(arguments, output, "TMPDIR=" + temporary.string());
   ASSERT_TRUE(wait_until([&] { return has_file(journal, "cell-"); }, audit)) << slurp(output);
-  fs::remove_all(temporary);
+  EXPECT_TRUE(remove_while_in_use(temporary));
   const int code = wait_exit(audit);
   const auto text = slurp(output);
   EXPECT_EQ(code, 2) << text;
@@ -113,7 +113,7 @@ TEST_F(EnvironmentFailure, ARendezvousFolderRemovedWhileTheRanksMeetEndsTheAudit
       },
       audit))
       << slurp(output);
-  fs::remove_all(rendezvous);
+  EXPECT_TRUE(remove_while_in_use(rendezvous));
   const int code = wait_exit(audit);
   const auto text = slurp(output);
   EXPECT_EQ(code, 2) << text;
