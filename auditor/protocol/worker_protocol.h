@@ -53,6 +53,14 @@ struct WorkerEvent {
   std::string message;             // environment_failure
 };
 
+// The environment variable naming the interpreter of a worker's py cells (supervisor/batch_runner.cc
+// sets it for a batch of them and removes it for any other): the worker becomes that interpreter before
+// its request comes (python_runner/python_worker.h).
+inline constexpr const char* kWorkerPython = "REPRO_AUDIT_WORKER_PYTHON";
+// And the Inductor cache every process of the batch's py cells shares (--compile-cache), which the
+// runner must set before it imports torch._dynamo; unset: each compiles afresh.
+inline constexpr const char* kWorkerCompileCache = "REPRO_AUDIT_COMPILE_CACHE";
+
 nlohmann::json environment_event(const nlohmann::json& environment);
 nlohmann::json start_event(const std::string& key);
 nlohmann::json cell_event(const std::string& key, const ProcessObservation& observation);

@@ -4,26 +4,37 @@ The runner is five files, concatenated in this order into one script (CMakeLists
 protocol and digests), python_recorders.py, python_subject.py, python_kernels.py and python_cell.py
 (which runs main()).
 
-The C++ worker reads the supervisor's request, then replaces itself with this script (stdin holds the
-request, stdout the event pipe). It speaks the worker protocol (protocol/worker_protocol.h): a start
+The C++ worker replaces itself with this script before the supervisor's request comes (stdin then
+holds the request, stdout the event pipe): the script imports torch first and says it has loaded with
+the worker's environment line, so a worker started ahead of its request (supervisor/worker_launcher.h)
+has paid for the import before any cell runs. It speaks the worker protocol (protocol/worker_protocol.h): a start
 event and a cell event per cell, then done. It runs only the callable a cell names by its module path;
 it never reads code or values from a report.
 """
-import errno
-import inspect
-import io
-import json
-import os
-import shutil
 import sys
-import tempfile
-import time
-import traceback
-import warnings
+
+# `python -c` puts the current folder first on sys.path: a json.py or xxhash.py where the user stands
+# would be imported in place of the runner's own. The callable's folder is put there by name
+# (python_subject.py, import_callable), never the current one by accident.
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
+
+import errno  # noqa: E402
+import inspect  # noqa: E402
+import io  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+import warnings  # noqa: E402
 
 EVENTS = os.fdopen(os.dup(1), "w")
 os.dup2(2, 1)  # anything written to fd 1 (C code, subprocesses) goes to the worker's log, not the pipe
-REQUEST = json.load(sys.stdin)
+# Set by the C++ worker before it replaced itself, whatever the environment held (python_worker.cc).
+LOADED_LINE = os.environ.pop("REPRO_AUDIT_WORKER_LOADED", "")
+WORD_SUMS_LIBRARY = os.environ.pop("REPRO_AUDIT_WORD_SUMS_LIBRARY", "")
 # The worker's TMPDIR is a folder of its own, removed when it ends however it ends
 # (supervisor/worker_folder.h); REPRO_AUDIT_TMPDIR holds the user's. The callable and torch get the
 # user's back: torch keeps caches there meant to outlive a process (Inductor's precompiled headers).
@@ -35,15 +46,19 @@ if "REPRO_AUDIT_TMPDIR" in os.environ:
     else:
         os.environ.pop("TMPDIR", None)
     tempfile.tempdir = None
+# Before torch._dynamo is imported, which fixes its cache's folder from Inductor's (below). The batch's
+# --compile-cache comes in the environment the supervisor gave the worker (supervisor/batch_runner.cc:
+# set, or removed), since the request is read only once torch is imported.
 CACHE = None
-if not any(cell.get("model", {}).get("compile_cache") for cell in REQUEST["cells"]):
+if not os.environ.get("REPRO_AUDIT_COMPILE_CACHE"):
     # A process compiles afresh: differences between two compiles are cross-process divergence. In
     # the worker's own folder: a callable that crashes or hangs leaves nothing behind.
     CACHE = tempfile.mkdtemp(prefix="repro-audit-inductor-", dir=OWN_FOLDER)
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = CACHE
     os.environ["TRITON_CACHE_DIR"] = os.path.join(CACHE, "triton")
 else:
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = REQUEST["cells"][0]["model"]["compile_cache"]
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.environ["REPRO_AUDIT_COMPILE_CACHE"]
+os.environ.pop("REPRO_AUDIT_COMPILE_CACHE", None)
 
 import ctypes  # noqa: E402
 import re  # noqa: E402
@@ -57,6 +72,17 @@ try:
     import xxhash
 except ImportError:
     xxhash = None
+try:
+    # Imported by every optimizer's constructor and by torch.compile (most of a second): here, while the
+    # worker loads beside the others started ahead, rather than inside the first cell.
+    import torch._dynamo  # noqa: E402,F401
+except Exception:  # a step that needs it meets the same error as its own, where it is reported
+    pass
+
+if LOADED_LINE:
+    EVENTS.write(LOADED_LINE + "\n")
+    EVENTS.flush()
+REQUEST = json.load(sys.stdin)
 
 MAX_OPS = 20000
 MAX_SEQUENCES = 4
@@ -302,7 +328,7 @@ def device_digests(device):
     with the host's reduction."""
     if device == "cpu" and os.environ.get("REPRO_AUDIT_TEST_HOST_WORD_SUMS") == "1":
         return DeviceDigests(device), ""
-    library = REQUEST.get("word_sums_library", "")
+    library = WORD_SUMS_LIBRARY
     if not device.startswith("cuda") or not library or not torch.cuda.is_available():
         return None, ""
     try:

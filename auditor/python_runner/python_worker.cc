@@ -34,21 +34,30 @@ std::string word_sums_library() {
 
 }  // namespace
 
-std::string exec_python_runner(const std::string& python, const nlohmann::json& request, int events_fd) {
+std::string exec_python_runner(const std::string& python, const std::optional<nlohmann::json>& request, int events_fd,
+                               const std::string& loaded_line) {
   // The command resolves the interpreter (common/program_path.h); a relative path here would be
   // looked up in whatever folder the worker runs in.
   if (python.empty() || python.front() != '/') return fmt::format("the interpreter {} is not an absolute path", python);
-  // The request through an anonymous file, not a pipe: a pipe's buffer could not hold a large batch
-  // before the interpreter starts reading it.
-  const int input = ::memfd_create("repro-audit-request", 0);
-  if (input < 0) return fmt::format("memfd_create failed: {}", std::strerror(errno));
-  auto full = request;
-  if (const auto library = word_sums_library(); !library.empty()) full["word_sums_library"] = library;
-  const auto text = full.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (::write(input, text.data(), text.size()) != static_cast<ssize_t>(text.size()) || ::lseek(input, 0, SEEK_SET) != 0)
-    return fmt::format("cannot write the request: {}", std::strerror(errno));
-  if (::dup2(input, STDIN_FILENO) < 0 || ::dup2(events_fd, STDOUT_FILENO) < 0)
-    return fmt::format("dup2 failed: {}", std::strerror(errno));
+  if (request) {
+    // The request through an anonymous file, not a pipe: a pipe's buffer could not hold a large batch
+    // before the interpreter starts reading it.
+    const int input = ::memfd_create("repro-audit-request", 0);
+    if (input < 0) return fmt::format("memfd_create failed: {}", std::strerror(errno));
+    const auto text = request->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (::write(input, text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
+        ::lseek(input, 0, SEEK_SET) != 0)
+      return fmt::format("cannot write the request: {}", std::strerror(errno));
+    if (::dup2(input, STDIN_FILENO) < 0) return fmt::format("dup2 failed: {}", std::strerror(errno));
+  }
+  if (::dup2(events_fd, STDOUT_FILENO) < 0) return fmt::format("dup2 failed: {}", std::strerror(errno));
+  // What the runner takes from its environment is set here, whatever the user's environment held.
+  const auto library = word_sums_library();
+  for (const auto& [name, value] : {std::pair<const char*, std::string>{"REPRO_AUDIT_WORD_SUMS_LIBRARY", library},
+                                    {"REPRO_AUDIT_WORKER_LOADED", loaded_line}})
+    if (value.empty() ? ::unsetenv(name) != 0 : ::setenv(name, value.c_str(), 1) != 0)
+      return fmt::format("cannot set {}: {}", name, std::strerror(errno));
+  ::unsetenv(kWorkerPython);
   // -u: unbuffered, so a line the runner emits reaches the supervisor at once; -c: the runner needs
   // no file on disk. The runner's name in tracebacks is its argv[0].
   const std::string flag_u = "-u", flag_c = "-c", name = "repro-audit-python-runner";

@@ -111,7 +111,7 @@ class BatchRunner {
     ++workers_started;
     const auto worker = options_.launcher->start(
         request_to_json(request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
-        worker_environment(batch_.process_settings));
+        batch_environment(batch_));
     const Cell* in_flight = nullptr;
     bool loaded = false;  // said anything (its environment first): it started
     int stopped_polls = 0;
@@ -230,6 +230,19 @@ std::map<std::string, std::string> worker_environment(const FlagSet& process_set
   auto environment = setting_environment(process_settings);  // e.g. CUBLAS_WORKSPACE_CONFIG
   // PyTorch's own default since 1.13; a C++ program must ask for it before CUDA loads.
   if (!std::getenv("CUDA_MODULE_LOADING")) environment["CUDA_MODULE_LOADING"] = "LAZY";
+  return environment;
+}
+
+std::map<std::string, std::string> batch_environment(const Batch& batch) {
+  auto environment = worker_environment(batch.process_settings);
+  environment[kWorkerPython] = "";
+  environment[kWorkerCompileCache] = "";
+  for (const auto& cell : batch.cells)
+    if (cell.model && is_python_model(*cell.model)) {
+      environment[kWorkerPython] = cell.model->python;
+      environment[kWorkerCompileCache] = cell.model->compile_cache;
+      break;
+    }
   return environment;
 }
 

@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "kind/cell_kind.h"
 #include "supervisor/batch_runner.h"
 #include "supervisor/worker_launcher.h"
 
@@ -63,15 +64,25 @@ bool has_work(const Batch& batch, int process, const SupervisorOptions& options)
   });
 }
 
-// Libtorch takes a worker ~0.5 s to load: the workers the audit will need are started together, up to
-// a few, and have loaded before the first cell runs (nothing is timed while they load).
+// Libtorch takes a worker ~0.5 s to load, and a py worker's `import torch` a second or more: the
+// workers the audit will need are started together, up to a few, and have loaded before the first cell
+// runs (nothing is timed while they load). Those of the later timing rounds too, where room is left: a
+// round takes the cells whose first round was short enough (timing_round_batches), which is only known
+// then, so a worker started for a round that takes none is ended unused.
 constexpr std::size_t kWorkersAhead = 8;
 
-void start_ahead(const std::vector<std::pair<const Batch*, int>>& units, const SupervisorOptions& options) {
+void start_ahead(const std::vector<std::pair<const Batch*, int>>& units, const std::vector<Batch>& batches,
+                 const SupervisorOptions& options) {
   std::vector<std::map<std::string, std::string>> environments;
   for (const auto& [batch, process] : units)
     if (environments.size() < kWorkersAhead && has_work(*batch, process, options))
-      environments.push_back(worker_environment(batch->process_settings));
+      environments.push_back(batch_environment(*batch));
+  for (int round = 2; round <= options.timing.rounds; ++round)
+    for (const auto& batch : batches)
+      if (environments.size() < kWorkersAhead &&
+          std::any_of(batch.cells.begin(), batch.cells.end(),
+                      [](const Cell& cell) { return kind_of(cell).has_timing_runs(); }))
+        environments.push_back(batch_environment(batch));
   if (!environments.empty()) options.launcher->prestart(environments, Clock::now() + options.startup_allowance);
 }
 
@@ -89,7 +100,7 @@ SupervisedRuns run_batches(const std::vector<Batch>& batches, const SupervisorOp
       units.emplace_back(&batch, process);
   for (const auto& group : groups)
     for (const auto& part : group.parts) units.emplace_back(&part, group.process);
-  start_ahead(units, options);
+  start_ahead(units, batches, options);
   if (options.jobs == 1 || options.processes < 2) {
     // Batch by batch, so an interrupted audit has whole cells (every process) to report.
     for (const auto& batch : batches)
@@ -152,7 +163,7 @@ bool run_timing_rounds(const std::vector<Batch>& batches, const SupervisorOption
     const auto round_batches = timing_round_batches(batches, observations, options.timing, round);
     std::vector<std::map<std::string, std::string>> environments;
     for (const auto& batch : round_batches)
-      if (environments.size() < kWorkersAhead) environments.push_back(worker_environment(batch.process_settings));
+      if (environments.size() < kWorkersAhead) environments.push_back(batch_environment(batch));
     if (!environments.empty()) options.launcher->prestart(environments, Clock::now() + options.startup_allowance);
     for (const auto& batch : round_batches) {
       if (options.on_round) options.on_round(round, batch);

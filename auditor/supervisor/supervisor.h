@@ -61,6 +61,9 @@ WorkerRequest batch_request(const Batch& batch, const std::vector<Cell>& cells, 
 
 // The worker's environment for a batch: CUBLAS_WORKSPACE_CONFIG set or removed.
 std::map<std::string, std::string> worker_environment(const FlagSet& process_settings);
+// The same, and the interpreter and compile cache of the batch's py cells (kWorkerPython,
+// kWorkerCompileCache), removed when it has none.
+std::map<std::string, std::string> batch_environment(const Batch& batch);
 
 struct SupervisedRuns {
   Observations observations;

@@ -267,7 +267,16 @@ void ProcessLauncher::prestart(const std::vector<std::map<std::string, std::stri
   std::vector<WorkerProcess*> started;
   {
     const std::lock_guard hold(lock_);
+    // A worker already waiting with the same environment counts for one of them (started ahead for a
+    // later timing round that needs it now).
+    std::vector<char> counted(waiting_.size(), 0);
     for (const auto& environment : environments) {
+      std::size_t same = 0;
+      while (same < counted.size() && (counted[same] || waiting_[same].environment != environment)) ++same;
+      if (same < counted.size()) {
+        counted[same] = 1;
+        continue;
+      }
       auto worker = std::make_unique<WorkerProcess>(std::vector<std::string>{executable_, subcommand_}, environment,
                                                     std::nullopt, temporary_folder_);
       started.push_back(worker.get());

@@ -58,8 +58,18 @@ int worker_main() {
   limit_memory();
   int events_fd = -1;
   const auto emit = event_stream(&events_fd);
+  const auto loaded = environment_event(environment_fingerprint());
+  // A worker of py cells becomes their interpreter at once, before the request: it says it has loaded
+  // once torch is imported there, so a worker started ahead of its request pays for both meanwhile.
+  if (const char* python = std::getenv(kWorkerPython); python && *python) {
+    std::cerr << "worker: "
+              << exec_python_runner(python, std::nullopt, events_fd,
+                                    loaded.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+              << "\n";
+    return 2;
+  }
   // Before the request: a worker started ahead of it says so that it has loaded.
-  emit(environment_event(environment_fingerprint()));
+  emit(loaded);
   nlohmann::json request_json;
   try {
     request_json = nlohmann::json::parse(std::cin);
