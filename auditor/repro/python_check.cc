@@ -18,9 +18,10 @@
 namespace repro_audit {
 namespace {
 
-// The one-line question: the versions, after importing torch and `modules`.
+// The question: the versions, after importing torch and `modules`. Not from the current folder, which
+// `python -c` puts first on sys.path (a json.py there would answer), as the runner does not either.
 std::string question(const std::vector<std::string>& modules) {
-  std::string imports = "import json, sys, torch";
+  std::string imports = "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\nimport json, torch";
   for (const auto& module : modules) imports += ", " + module;
   return imports + "; print(json.dumps({'torch': torch.__version__, 'python': sys.version.split()[0]}))";
 }

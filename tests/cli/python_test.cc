@@ -234,6 +234,30 @@ TEST_F(PythonCallable, RecordsTheInterpreterAndWhatItsTorchLacks) {
   EXPECT_NE(compared.output.find("2.11.0"), std::string::npos) << compared.output;
 }
 
+// `python -c` puts the current folder first on sys.path. Modules planted where the user stands, under
+// the names the runner and the interpreter check import (json, xxhash, struct, ctypes), are never
+// imported: no marker appears, and the real modules digest the outputs (a module form callable still
+// comes from the current folder, by name).
+TEST_F(PythonCallable, ModulesInTheCurrentFolderNeverStandInForTheRunnersOwn) {
+  const auto here = folder_ / "here";
+  fs::create_directories(here);
+  for (const std::string name : {"json", "xxhash", "struct", "ctypes", "inspect"})
+    write("here/" + name + ".py", "import pathlib\npathlib.Path('" + path("ran-" + name) + "').touch()\n");
+  write("here/mine.py", "import torch\ndef make(seed=0):\n    return torch.arange(8.0) * 3\n");
+  const auto step = write("step.py", "import torch\ndef make(seed=0):\n    return torch.arange(8.0) * 3\n");
+  const std::string common =
+      " --device cpu --repeats 2 --processes 1 --no-cost --per-op off --profile default --axis threads=1";
+  for (const auto& callable : {step + ":make", std::string("mine:make")}) {
+    const auto result = shell("cd " + here.string() + " && " + binary() + " py " + callable + common + " --json " +
+                              path("report.json"));
+    if (result.output.find("no Python found next to the libtorch") != std::string::npos) GTEST_SKIP() << result.output;
+    EXPECT_EQ(result.exit_code, 0) << callable << "\n" << result.output;
+    EXPECT_NE(result.output.find("1 deterministic"), std::string::npos) << result.output;
+    for (const std::string name : {"json", "xxhash", "struct", "ctypes", "inspect"})
+      EXPECT_FALSE(fs::exists(path("ran-" + name))) << name << ".py in the current folder ran: " << callable;
+  }
+}
+
 // Each way a callable can go wrong is its cell's verdict; the audit finishes the other cells, and the
 // workers that crashed or were killed leave nothing in the temporary folder (their Inductor caches).
 TEST_F(PythonCallable, GivesBadCallablesAClearVerdict) {
