@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "common/remove_tree.h"
 #include "common/user_error.h"
 
 namespace repro_audit {
@@ -108,8 +109,7 @@ WorkerFolder::WorkerFolder(const std::string& parent) {
 }
 
 WorkerFolder::~WorkerFolder() {
-  std::error_code ignored;
-  fs::remove_all(path_, ignored);
+  remove_tree(path_);
   ::close(lock_fd_);
 }
 
@@ -125,10 +125,8 @@ int remove_abandoned_worker_folders(const std::string& folder) {
     const int lock = lock_abandoned(folder_fd, name);
     if (lock < 0) continue;
     // The folder is the tool's own (its mark proves it, held locked): what its worker left inside goes
-    // with it; remove_all never follows a link out of it.
-    std::error_code removing;
-    fs::remove_all(entry.path(), removing);
-    if (!removing) ++removed;
+    // with it, never through a link out of it nor into a filesystem mounted inside.
+    if (remove_tree(entry.path().string())) ++removed;
     ::close(lock);
   }
   ::close(folder_fd);

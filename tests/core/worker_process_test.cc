@@ -1,6 +1,8 @@
 // A worker process's own temporary folder: made for it, its TMPDIR, and gone when it ends however it ends.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -135,6 +137,44 @@ TEST_F(WorkerFolders, ALinkNamedLikeAWorkersFolderIsLeftAlone) {
   EXPECT_EQ(remove_abandoned_worker_folders(folder_.string()), 0);
   EXPECT_TRUE(fs::is_symlink(link));
   EXPECT_TRUE(fs::exists(target / "data"));
+}
+
+// A filesystem mounted inside an abandoned worker folder (a bind mount of a user's folder) keeps its
+// files: the sweep removes what lies on the folder's own filesystem and never crosses into the mount.
+// The mount lives in a mount namespace of a child's own, so nothing outlives the test; skipped where
+// no namespace or bind mount can be made (no privilege).
+TEST_F(WorkerFolders, TheSweepNeverCrossesIntoAFilesystemMountedInside) {
+  const auto precious = folder_ / "precious";
+  fs::create_directories(precious);
+  std::ofstream(precious / "data") << "kept";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(77);
+    const pid_t owner = ::fork();  // makes a worker folder and is killed: the folder is abandoned
+    if (owner == 0) {
+      const auto* kept = new repro_audit::WorkerFolder(folder_.string());  // never destroyed
+      fs::create_directories(fs::path(kept->path()) / "cache" / "mounted");
+      std::ofstream(fs::path(kept->path()) / "cache" / "own") << "made";
+      ::raise(SIGKILL);
+    }
+    ::waitpid(owner, nullptr, 0);
+    fs::path abandoned;
+    for (const auto& entry : fs::directory_iterator(folder_))
+      if (entry.path().filename().string().rfind("repro-audit-worker-", 0) == 0) abandoned = entry.path();
+    const auto inside = abandoned / "cache" / "mounted";
+    if (abandoned.empty() || ::mount(precious.c_str(), inside.c_str(), nullptr, MS_BIND, nullptr) != 0) ::_exit(77);
+    const int removed = remove_abandoned_worker_folders(folder_.string());
+    const bool own_gone = !fs::exists(abandoned / "cache" / "own");
+    const bool kept = fs::exists(inside / "data");
+    ::umount2(inside.c_str(), MNT_DETACH);
+    ::_exit(removed == 0 && own_gone && kept ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 77) GTEST_SKIP() << "no mount namespace or bind mount here";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the sweep crossed into the mount, or left the folder's own files, or called it removed";
+  EXPECT_TRUE(fs::exists(precious / "data")) << "a file behind the bind mount was removed";
 }
 
 class WorkerProcesses : public WorkerFolders {
