@@ -56,15 +56,17 @@ void check_writable(const NamedPath& output) {
     fail(fmt::format("no space left in {}", folder.string()));
 }
 
-// Two paths name one file: the same inode when both exist, else the same normalised path.
+// Two paths name one file: the same inode when both exist, else the same normalised path of what each
+// finally names once its links are followed (a link that dangles names the file it would make, as the
+// writer follows it: common/output_target.h).
 bool same_file(const std::string& a, const std::string& b) {
   struct stat first {
   }, second{};
   if (::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0)
     return first.st_dev == second.st_dev && first.st_ino == second.st_ino;
   std::error_code error;
-  const auto left = fs::weakly_canonical(a, error);
-  const auto right = fs::weakly_canonical(b, error);
+  const auto left = fs::weakly_canonical(resolve_output(a).path, error);
+  const auto right = fs::weakly_canonical(resolve_output(b).path, error);
   return !error && left == right;
 }
 

@@ -186,13 +186,19 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   if (!failures.empty()) throw UserError(failures.front());
 }
 
+void write_own_file_atomically(const std::string& path, const std::string& content) {
+  const auto failures = write_files_atomically({{path, content, true}});
+  if (!failures.empty()) throw UserError(failures.front());
+}
+
 std::vector<std::string> write_files_atomically(const std::vector<FileContent>& files) {
   const DeferredSignals held;
   std::vector<std::string> failures;
   std::vector<std::pair<std::string, std::string>> written;  // temporary, the file it replaces
   std::vector<std::pair<OutputTarget, const FileContent*>> streams;
   for (const auto& file : files) try {
-      const auto target = resolve_output(file.path);
+      const auto target =
+          file.own ? OutputTarget{OutputTarget::Kind::replace, file.path, -1, ""} : resolve_output(file.path);
       if (target.kind == OutputTarget::Kind::refused) throw UserError(fmt::format("{}: {}", file.path, target.reason));
       if (target.kind == OutputTarget::Kind::replace)
         written.emplace_back(write_temporary(target.path, file.content), target.path);

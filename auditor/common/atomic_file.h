@@ -11,6 +11,8 @@ namespace repro_audit {
 // names replaced (the link stays); a character device, a FIFO or /dev/stdout is written through, never
 // replaced (common/output_target.h). Throws UserError on failure.
 void write_file_atomically(const std::string& path, const std::string& content);
+// The same for a file the tool owns (FileContent::own): a link at `path` is replaced, not followed.
+void write_own_file_atomically(const std::string& path, const std::string& content);
 
 // Why the writer could not create its temporary in `folder`, or "" when it can. The file made to prove
 // it is unnamed (O_TMPFILE) and never appears in the folder, so no moment of the check, a signal
@@ -21,6 +23,9 @@ std::string creation_problem(const std::string& folder);
 struct FileContent {
   std::string path;
   std::string content;
+  // A file the tool owns in a folder it owns (a journal's entries and header): whatever is at `path`, a
+  // link (dangling or not), a FIFO or a device, is replaced, never written through or followed.
+  bool own = false;
 };
 
 // While one lives, SIGINT, SIGTERM and SIGHUP are held: on leaving, the first one that arrived is

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,8 +48,18 @@ void prepare_folder(const std::string& folder, bool create) {
 // flock, not a lock file's existence: the lock ends with its holder, even after kill -9.
 int lock_folder(const std::string& folder) {
   const auto path = (fs::path(folder) / kLockFile).string();
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // The lock is the journal's own file: a link there (to a user's file, or in a shared folder to
+  // another user's) is refused, never followed and truncated; a FIFO or device opens without waiting.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ELOOP)
+    throw UserError(fmt::format("{}: is a link; a journal's lock is a file of its own: remove the link", path));
   if (fd < 0) throw UserError(fmt::format("{}: cannot lock the journal: {}", path, std::strerror(errno)));
+  struct stat status {};
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) || status.st_nlink != 1) {
+    ::close(fd);
+    throw UserError(fmt::format("{}: is not a file of the journal's own ({}); remove it", path,
+                                !S_ISREG(status.st_mode) ? "not a regular file" : "a file with other names too"));
+  }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int reason = errno;
     char holder[32] = {};
@@ -143,8 +154,8 @@ Journal Journal::create(const std::string& folder, const nlohmann::json& header)
   auto full = header;
   full["schema"] = kJournalSchema;
   try {
-    write_file_atomically((fs::path(folder) / kHeaderFile).string(),
-                          full.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    write_own_file_atomically((fs::path(folder) / kHeaderFile).string(),
+                              full.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   } catch (...) {
     ::close(lock);
     throw;
@@ -155,8 +166,8 @@ Journal Journal::create(const std::string& folder, const nlohmann::json& header)
 void Journal::set_header_field(const std::string& name, const nlohmann::json& value) {
   auto header = header_;
   header[name] = value;
-  write_file_atomically((fs::path(folder_) / kHeaderFile).string(),
-                        header.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  write_own_file_atomically((fs::path(folder_) / kHeaderFile).string(),
+                            header.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   header_ = std::move(header);
 }
 
@@ -186,8 +197,8 @@ void Journal::record(const Cell& cell, const ProcessObservation& observation) co
                                 {"process", observation.process},
                                 {"audit", audit_digest()},
                                 {"observation", observation}};
-  write_file_atomically((fs::path(folder_) / name).string(),
-                        entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  write_own_file_atomically((fs::path(folder_) / name).string(),
+                            entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 std::string Journal::audit_digest() const {
