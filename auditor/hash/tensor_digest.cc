@@ -67,7 +67,15 @@ std::string digest_tensor(const at::Tensor& tensor) {
   const auto tag = tensor_tag(cpu);
   if (cpu.layout() != at::kStrided) return digest_canonical(tag, cpu.sizes().vec(), nullptr, 0);
   const auto values = stored_values(cpu);
-  return digest_canonical(tag, values.sizes().vec(), values.data_ptr(), values.nbytes());
+  return digest_canonical(tag, values.sizes().vec(), values.data_ptr(), stored_bytes(values));
+}
+
+std::size_t stored_bytes(const at::Tensor& tensor) {
+  // quint4x2 and quint2x4 pack 2 and 4 elements into a byte: nbytes() (numel x 1) overstates them.
+  const auto numel = static_cast<std::size_t>(tensor.numel());
+  if (tensor.scalar_type() == at::kQUInt4x2) return (numel * 4 + 7) / 8;
+  if (tensor.scalar_type() == at::kQUInt2x4) return (numel * 2 + 7) / 8;
+  return tensor.nbytes();
 }
 
 std::string tensor_properties(const at::Tensor& tensor) {

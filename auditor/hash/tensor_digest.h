@@ -27,6 +27,10 @@ std::string tensor_tag(const at::Tensor& tensor);
 // The same storage without the conjugate and negative view bits (the tag names them): the values as stored.
 at::Tensor stored_values(at::Tensor tensor);
 
+// The bytes a contiguous tensor's elements take in its storage: nbytes(), but for the dtypes that pack
+// several elements into a byte (quint4x2, quint2x4), whose storage is smaller.
+std::size_t stored_bytes(const at::Tensor& tensor);
+
 // The tensor as the canonical form sees it, on the CPU: dense ones contiguous with their view bits and
 // quantization kept, sparse ones in their layout (never made dense).
 at::Tensor canonical_tensor(const at::Tensor& tensor);

@@ -81,6 +81,8 @@ class Cell:
         if warmup:
             return
         for (name, tensor), (_, value) in zip(outputs, digests):
+            # A quantized tensor is compared by its integers (a packed dtype has no copy kernel).
+            tensor = tensor.detach().int_repr() if tensor.is_quantized else tensor
             if name not in self.copies:
                 self.copies[name] = (value, tensor.detach().to("cpu", copy=True))
             elif self.copies[name][0] != value and name not in self.differences:

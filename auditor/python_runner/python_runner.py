@@ -203,16 +203,32 @@ def canonical_state(tag, sizes):
     return state
 
 
+# Quantized dtypes that pack several elements into a byte: their storage holds numel * bits / 8 bytes.
+PACKED_BITS = {torch.quint4x2: 4, torch.quint2x4: 2}
+
+
+def stored_bytes(tensor):
+    """The bytes a contiguous tensor's elements take in its storage (hash/tensor_digest.cc's stored_bytes)."""
+    if tensor.dtype in PACKED_BITS:
+        return (tensor.numel() * PACKED_BITS[tensor.dtype] + 7) // 8
+    return tensor.numel() * tensor.element_size()
+
+
 def digest(tensor):
     """XXH3-128 over the dtype tag and its properties and a 0 byte, rank and sizes (little-endian 64-bit),
     then the elements as stored (a conjugate or negative view's bits cleared, named in the properties);
-    a sparse tensor's parts are digested each, in its properties, with no elements after them."""
+    a sparse tensor's parts are digested each, in its properties, with no elements after them. A nested
+    tensor (an op's output in the per-op records; a result's are its components) is its components'."""
     tensor = tensor.detach()
+    if tensor.is_nested:
+        parts = [digest(part) for part in tensor.unbind()]
+        state = canonical_state(f"nested;parts={','.join(parts)}", ())
+        return state.hexdigest()
     state = canonical_state(tag_of(tensor), tensor.shape)
     if tensor.layout != torch.strided:
         return state.hexdigest()
     tensor = stored(tensor).to("cpu").contiguous()
-    address, size = tensor.data_ptr(), tensor.numel() * tensor.element_size()
+    address, size = tensor.data_ptr(), stored_bytes(tensor)
     for offset in range(0, size, DIGEST_CHUNK):
         state.update((ctypes.c_char * min(DIGEST_CHUNK, size - offset)).from_address(address + offset))
     return state.hexdigest()
@@ -343,19 +359,6 @@ def digest_text(text):
 
 def combined(outputs):
     return digest_text("".join(f"{name}\0{value}\n" for name, value in outputs))
-
-
-def named_tensors(value, name, found):
-    """The tensors of a nested result, named by their place: output, output.0, output.loss."""
-    if isinstance(value, torch.Tensor):
-        found.append((name, value))
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            named_tensors(item, f"{name}.{key}", found)
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            named_tensors(item, f"{name}.{index}", found)
-    return found
 
 
 def difference(reference, tensor):

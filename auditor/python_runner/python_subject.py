@@ -1,5 +1,5 @@
-"""The runner's cell setup: settings, the callable and the state each run starts from, and the timing rule
-(concatenated after python_recorders.py, see CMakeLists.txt)."""
+"""The runner's cell setup: settings, the callable and the state each run starts from, the timing rule, and
+the walk of a result for its tensors (concatenated after python_recorders.py, see CMakeLists.txt)."""
 import math  # noqa: E402
 
 # Inductor's switches, py cells only: each setting's `on` sets these torch._inductor.config flags (a
@@ -202,3 +202,56 @@ def restore(item, saved):
     else:
         item.load_state_dict(copy.deepcopy(saved))
 
+
+SCALARS = (str, bytes, int, float, complex, bool, type(None), torch.dtype, torch.device, torch.Size)
+
+
+def holds_tensor(value, depth=0, seen=None):
+    """Whether a value the digest does not walk holds a tensor anywhere within a few levels (its items,
+    its attributes): such an output would be left out of the digest without a word."""
+    seen = set() if seen is None else seen
+    if isinstance(value, torch.Tensor):
+        return True
+    if depth > 4 or isinstance(value, SCALARS) or id(value) in seen:
+        return False
+    seen.add(id(value))
+    if isinstance(value, dict):
+        items = list(value.values())
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        items = list(value)
+    else:
+        items = list(getattr(value, "__dict__", {}).values())
+        slots = getattr(type(value), "__slots__", ())
+        slots = (slots,) if isinstance(slots, str) else slots
+        items += [getattr(value, slot) for slot in slots if hasattr(value, slot)]
+    return any(holds_tensor(item, depth + 1, seen) for item in items)
+
+
+def named_tensors(value, name, found):
+    """The tensors of a nested result, named by their place: output, output.0, output.loss, output.field
+    (a dataclass's), output.0 of a nested tensor's components. A container with no order (a set) or an
+    object the digest cannot walk that holds tensors is an error naming it, never left out in silence."""
+    import dataclasses
+    if isinstance(value, torch.Tensor):
+        if value.is_nested:
+            for index, part in enumerate(value.unbind()):
+                found.append((f"{name}.{index}", part))
+        else:
+            found.append((name, value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            named_tensors(item, f"{name}.{key}", found)
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            named_tensors(item, f"{name}.{index}", found)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            named_tensors(getattr(value, field.name), f"{name}.{field.name}", found)
+    elif isinstance(value, (set, frozenset)):
+        if holds_tensor(value):
+            raise CellError(f"{name} is a {type(value).__name__} holding tensors, which has no order to digest them "
+                            "in: return them in a tuple, list or dict")
+    elif not isinstance(value, SCALARS) and holds_tensor(value):
+        raise CellError(f"{name} is a {type(value).__name__} holding tensors that the digest cannot walk: return "
+                        "them in a tuple, list, dict or dataclass")
+    return found

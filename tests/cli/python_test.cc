@@ -316,9 +316,11 @@ TEST_F(PythonCallable, TheDigestTellsApartEveryPropertyAndTakesEveryLayout) {
   const std::vector<std::string> alternating = {"alternates_conj",           "alternates_neg",
                                                 "alternates_scale",          "alternates_zero_point",
                                                 "alternates_channel_scales", "alternates_csr_value"};
-  const std::vector<std::string> steady = {"sparse_layouts", "huge_sparse", "two_gib"};
+  const std::vector<std::string> steady = {"sparse_layouts", "huge_sparse", "two_gib", "packed_quantized", "nested"};
+  // Where a step's changing bits hide: walked (a dataclass), or named as what the digest cannot walk.
+  const std::vector<std::string> hidden = {"in_a_dataclass", "in_a_set", "in_an_object"};
   std::string config = "models:\n";
-  for (const auto& list : {alternating, steady})
+  for (const auto& list : {alternating, steady, hidden})
     for (const auto& name : list) config += "  - callable: " + properties + ":" + name + "\n";
   const auto cells = audit("--config " + write("audit.yaml", config) +
                                " --device cpu --repeats 2 --processes 1 --no-cost --profile default --axis threads=1",
@@ -331,6 +333,16 @@ TEST_F(PythonCallable, TheDigestTellsApartEveryPropertyAndTakesEveryLayout) {
   for (const auto& name : steady) EXPECT_EQ(cell(name).at("verdict"), "deterministic") << cell(name).dump();
   EXPECT_EQ(output_names(cell("sparse_layouts")),
             (std::vector<std::string>{"output.coo", "output.csr", "output.csc", "output.bsr", "output.bsc"}));
+  EXPECT_EQ(output_names(cell("nested")), (std::vector<std::string>{"output.0", "output.1"}));
+  EXPECT_EQ(cell("in_a_dataclass").at("verdict"), "nondeterministic") << cell("in_a_dataclass").dump();
+  EXPECT_EQ(output_names(cell("in_a_dataclass")), (std::vector<std::string>{"output.loss", "output.extra.noise"}));
+  EXPECT_EQ(cell("in_a_set").at("verdict"), "error");
+  EXPECT_NE(cell("in_a_set").dump().find("output is a set holding tensors, which has no order"), std::string::npos)
+      << cell("in_a_set").dump();
+  EXPECT_EQ(cell("in_an_object").at("verdict"), "error");
+  EXPECT_NE(cell("in_an_object").dump().find("output.1 is a Holder holding tensors that the digest cannot walk"),
+            std::string::npos)
+      << cell("in_an_object").dump();
 }
 
 // The kernels of a py cell's digested runs, recorded as C++ cells record theirs (CUDA: torch.profiler's

@@ -49,6 +49,7 @@ std::map<std::string, at::Tensor> parity_tensors() {
           {"neg", at::imag(value.conj())},
           {"per_tensor", per_tensor(0.1, 3)},
           {"per_channel", per_channel(0.2)},
+          {"packed", at::quantize_per_tensor(at::arange(5, at::kFloat) * 0.1, 0.1, 0, at::kQUInt4x2)},
           {"coo", dense.to_sparse()},
           {"csr", dense.to_sparse_csr()},
           {"csc", dense.to_sparse_csc()},

@@ -1,6 +1,9 @@
 """Results that differ only in what lies beyond dtype, shape and values (tests/cli/python_test.cc,
 tests/torch/tensor_digest_test.cc): the py runner's digest tells them apart, agrees with the C++ one, and
 needs no dense copy of a sparse or huge result."""
+import dataclasses
+import os
+
 import torch
 
 CALLS = {"count": 0}
@@ -76,5 +79,44 @@ def parity():
             "per_channel": torch._make_per_channel_quantized_tensor(
                 torch.arange(8, dtype=torch.int8).reshape(2, 4), torch.tensor([0.1, 0.2], dtype=torch.float64),
                 torch.tensor([0, 1]), 0),
+            "packed": torch.quantize_per_tensor(torch.arange(5, dtype=torch.float32) * 0.1, 0.1, 0, torch.quint4x2),
             "coo": matrix.to_sparse(), "csr": matrix.to_sparse_csr(), "csc": matrix.to_sparse_csc(),
             "bsr": matrix.to_sparse_bsr((2, 2)), "bsc": matrix.to_sparse_bsc((2, 2))}
+
+
+# Outputs the digest walks, or names as what it cannot digest (tests/cli/python_test.cc).
+@dataclasses.dataclass
+class StepOutput:
+    loss: torch.Tensor
+    extra: dict
+
+
+def _fresh():
+    """Bits that change every run: the digest must see them wherever they are returned."""
+    return torch.frombuffer(bytearray(os.urandom(16)), dtype=torch.float32)
+
+
+def in_a_dataclass():
+    return StepOutput(loss=torch.ones(2), extra={"noise": _fresh()})
+
+
+def in_a_set():
+    return {_fresh(), 1}
+
+
+def in_an_object():
+    class Holder:
+        def __init__(self):
+            self.noise = _fresh()
+    return (torch.ones(2), Holder())
+
+
+def packed_quantized():
+    """quint4x2 and quint2x4 pack 2 and 4 elements into a byte: the digest reads only their storage."""
+    values = torch.arange(7, dtype=torch.float32) * 0.1
+    return (torch.quantize_per_tensor(values, 0.1, 0, torch.quint4x2),
+            torch.quantize_per_tensor(values, 0.1, 0, torch.quint2x4))
+
+
+def nested():
+    return torch.nested.nested_tensor([torch.arange(3.0), torch.arange(5.0)], layout=torch.strided)
