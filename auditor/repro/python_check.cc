@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -116,11 +117,14 @@ PythonCheck checked_python(const std::string& option, const std::string& word, c
 }
 
 // Loading torch from a cold disk (a network home, a fresh container) can take a minute; a Python that
-// has not answered in two is stuck. REPRO_AUDIT_PYTHON_CHECK_SECONDS changes it (the tests shorten it).
+// has not answered in two is stuck. REPRO_AUDIT_PYTHON_CHECK_SECONDS changes it (the tests shorten it),
+// up to a day: a larger value (10^10 s would overflow the clock's deadline into the past, an instant
+// refusal) waits a day.
 std::chrono::seconds python_check_limit() {
+  constexpr long kDay = 24 * 60 * 60;
   const char* text = std::getenv("REPRO_AUDIT_PYTHON_CHECK_SECONDS");
   const long seconds = text ? std::strtol(text, nullptr, 10) : 0;
-  return std::chrono::seconds(seconds > 0 ? seconds : 120);
+  return std::chrono::seconds(seconds > 0 ? std::min(seconds, kDay) : 120);
 }
 
 std::string checked_writable_folder(const std::string& option, const std::string& path) {

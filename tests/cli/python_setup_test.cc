@@ -58,6 +58,18 @@ TEST_F(PythonSetup, ABareWordIsLookedUpOnPathNeverInTheCurrentFolder) {
   EXPECT_TRUE(fs::exists(path("planted-ran")));
 }
 
+// A check limit too large for the clock (10^10 s) waits for the interpreter's answer (up to a day)
+// instead of overflowing into a deadline already passed, which refused a working interpreter at once.
+TEST_F(PythonSetup, AHugeCheckLimitWaitsForTheAnswerInsteadOfRefusingAtOnce) {
+  const auto result = run("py " + kExample +
+                              " --device cpu --repeats 2 --processes 1 --no-cost --per-op off --profile default "
+                              "--axis threads=1",
+                          "REPRO_AUDIT_PYTHON_CHECK_SECONDS=10000000000 XDG_STATE_HOME=" + path("state"));
+  if (result.output.find("no Python found next to the libtorch") != std::string::npos) GTEST_SKIP() << result.output;
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("1 deterministic"), std::string::npos) << result.output;
+}
+
 TEST_F(PythonSetup, AnInterpreterThatCannotRunTheCallableIsRefusedBeforeAnyCell) {
   fs::create_directories(path("a-folder"));
   const auto py = "py " + kExample + " --device cpu --python ";
