@@ -1,5 +1,6 @@
 """The runner's cell setup: settings, the callable and the state each run starts from, the timing rule, and
 the walk of a result for its tensors (concatenated after python_recorders.py, see CMakeLists.txt)."""
+import dataclasses  # noqa: E402
 import math  # noqa: E402
 
 # Inductor's switches, py cells only: each setting's `on` sets these torch._inductor.config flags (a
@@ -231,7 +232,6 @@ def named_tensors(value, name, found):
     """The tensors of a nested result, named by their place: output, output.0, output.loss, output.field
     (a dataclass's), output.0 of a nested tensor's components. A container with no order (a set) or an
     object the digest cannot walk that holds tensors is an error naming it, never left out in silence."""
-    import dataclasses
     if isinstance(value, torch.Tensor):
         if value.is_nested:
             for index, part in enumerate(value.unbind()):

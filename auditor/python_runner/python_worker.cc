@@ -3,7 +3,6 @@
 #include "repro/python_runner.h"
 
 #include <dlfcn.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <c10/core/DeviceType.h>
@@ -34,22 +33,10 @@ std::string word_sums_library() {
 
 }  // namespace
 
-std::string exec_python_runner(const std::string& python, const std::optional<nlohmann::json>& request, int events_fd,
-                               const std::string& loaded_line) {
+std::string exec_python_runner(const std::string& python, int events_fd, const std::string& loaded_line) {
   // The command resolves the interpreter (common/program_path.h); a relative path here would be
   // looked up in whatever folder the worker runs in.
   if (python.empty() || python.front() != '/') return fmt::format("the interpreter {} is not an absolute path", python);
-  if (request) {
-    // The request through an anonymous file, not a pipe: a pipe's buffer could not hold a large batch
-    // before the interpreter starts reading it.
-    const int input = ::memfd_create("repro-audit-request", 0);
-    if (input < 0) return fmt::format("memfd_create failed: {}", std::strerror(errno));
-    const auto text = request->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    if (::write(input, text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
-        ::lseek(input, 0, SEEK_SET) != 0)
-      return fmt::format("cannot write the request: {}", std::strerror(errno));
-    if (::dup2(input, STDIN_FILENO) < 0) return fmt::format("dup2 failed: {}", std::strerror(errno));
-  }
   if (::dup2(events_fd, STDOUT_FILENO) < 0) return fmt::format("dup2 failed: {}", std::strerror(errno));
   // What the runner takes from its environment is set here, whatever the user's environment held.
   const auto library = word_sums_library();

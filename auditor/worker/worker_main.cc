@@ -63,7 +63,7 @@ int worker_main() {
   // once torch is imported there, so a worker started ahead of its request pays for both meanwhile.
   if (const char* python = std::getenv(kWorkerPython); python && *python) {
     std::cerr << "worker: "
-              << exec_python_runner(python, std::nullopt, events_fd,
+              << exec_python_runner(python, events_fd,
                                     loaded.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
               << "\n";
     return 2;
@@ -84,8 +84,8 @@ int worker_main() {
     std::cerr << "worker: bad request: " << error.what() << "\n";
     return 2;
   }
-  if (const auto python = python_of_batch(request); !python.empty()) {
-    std::cerr << "worker: " << exec_python_runner(python, request_json, events_fd) << "\n";
+  if (!python_of_batch(request).empty()) {  // only a worker started as their interpreter runs py cells
+    std::cerr << "worker: py cells reached a worker started without " << kWorkerPython << "\n";
     return 2;
   }
   // MKL's first call in verbose mode measures the clock: a busy loop until time() ticks, 0.2-0.8 s of
