@@ -6,7 +6,7 @@ CUPTI's kernel records). Concatenated after python_subject.py, before python_cel
 MAX_KERNELS_PER_RUN = 1000  # trace/tracer.h's kMaxKernelsPerRun
 # A test switch, inert unless set to 1: a CPU cell's ATen ops, as the profiler's CPU activity records
 # them, stand in for kernels, so that the whole path from profiler events to the report's kernel records
-# runs where there is no GPU. Only tests/cli/python_test.cc sets it; an audit never should (a CPU cell's
+# runs where there is no GPU. Only tests/cli/python_digest_test.cc sets it; an audit never should (a CPU cell's
 # ops are what its per-op records name).
 CPU_OPS_AS_KERNELS = os.environ.get("REPRO_AUDIT_TEST_CPU_OPS_AS_KERNELS") == "1"
 

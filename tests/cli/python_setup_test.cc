@@ -1,5 +1,6 @@
 // The setup a py cell needs is checked before any cell's result is kept: an option that names a program follows
-// one rule (a bare word on PATH, never the current folder; a path must be an executable file), the
+// one rule (a bare word on PATH, never the current folder; a path must be an executable file), nothing the
+// runner or the check imports comes from the current folder, the
 // interpreter must import torch and xxhash, the compile cache must be a folder it can write. Each
 // failure is exit 2 naming the option, the word and why, with no journal left.
 #include <sys/stat.h>
@@ -56,6 +57,30 @@ TEST_F(PythonSetup, ABareWordIsLookedUpOnPathNeverInTheCurrentFolder) {
   // A slash makes it a path: the planted program is then what the user asked for, and it runs.
   expect_refused("py " + kExample + " --device cpu --python ./python3", "--python ./python3: ");
   EXPECT_TRUE(fs::exists(path("planted-ran")));
+}
+
+// `python -c` puts the current folder first on sys.path. Modules planted where the user stands, under
+// the names the runner and the interpreter check import (json, xxhash, struct, ctypes), are never
+// imported: no marker appears, and the real modules digest the outputs (a module form callable still
+// comes from the current folder, by name).
+TEST_F(PythonSetup, ModulesInTheCurrentFolderNeverStandInForTheRunnersOwn) {
+  const auto here = folder_ / "here";
+  fs::create_directories(here);
+  for (const std::string name : {"json", "xxhash", "struct", "ctypes", "inspect"})
+    write("here/" + name + ".py", "import pathlib\npathlib.Path('" + path("ran-" + name) + "').touch()\n");
+  write("here/mine.py", "import torch\ndef make(seed=0):\n    return torch.arange(8.0) * 3\n");
+  const auto step = write("step.py", "import torch\ndef make(seed=0):\n    return torch.arange(8.0) * 3\n");
+  const std::string common =
+      " --device cpu --repeats 2 --processes 1 --no-cost --per-op off --profile default --axis threads=1";
+  for (const auto& callable : {step + ":make", std::string("mine:make")}) {
+    const auto result = shell("cd " + here.string() + " && " + binary() + " py " + callable + common + " --json " +
+                              path("report.json"));
+    if (result.output.find("no Python found next to the libtorch") != std::string::npos) GTEST_SKIP() << result.output;
+    EXPECT_EQ(result.exit_code, 0) << callable << "\n" << result.output;
+    EXPECT_NE(result.output.find("1 deterministic"), std::string::npos) << result.output;
+    for (const std::string name : {"json", "xxhash", "struct", "ctypes", "inspect"})
+      EXPECT_FALSE(fs::exists(path("ran-" + name))) << name << ".py in the current folder ran: " << callable;
+  }
 }
 
 // A check limit too large for the clock (10^10 s) waits for the interpreter's answer (up to a day)

@@ -13,70 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_tools.h"
-#include "trace/tracer.h"
+#include "python_callable.h"
 
 namespace {
 
 using namespace testing_cli;
-
-const std::string kExample = std::string(test_paths::kSourceDir) + "/examples/py/train_step.py";
-const std::string kBad = std::string(test_paths::kSourceDir) + "/tests/cli/py/bad_callables.py";
-const std::string kWrappedGraphs = std::string(test_paths::kSourceDir) + "/tests/cli/py/wrapped_graphs.py";
-const std::string kSwitches = std::string(test_paths::kSourceDir) + "/tests/cli/py/inductor_switches.py";
-// A racing scatter's compiled origin: the graph, then the kernel its generated wrapper called.
-const std::string kCompiledOrigin =
-    "origin of divergence: #0 graph 0 (forward: full, mul, index_put_) > cpp_fused_index_put_mul_zeros_0 "
-    "(torch.compile)";
-
-class PythonCallable : public CliTest {
- protected:
-  // The report's cells by key; skips the test where no Python with torch and xxhash is next to libtorch.
-  // An expected exit below 0 is not checked.
-  std::map<std::string, nlohmann::json> audit(const std::string& arguments, int expected_exit,
-                                              const std::string& prefix = "") {
-    const auto result = run("py " + arguments + " --json " + path("report.json"), prefix);
-    if (result.output.find("no Python found next to the libtorch") != std::string::npos ||
-        result.output.find("cannot import torch and xxhash") != std::string::npos)
-      return {};
-    if (expected_exit >= 0) EXPECT_EQ(result.exit_code, expected_exit) << result.output;
-    output_ = result.output;
-    std::map<std::string, nlohmann::json> cells;
-    const auto report = nlohmann::json::parse(slurp(path("report.json")));
-    for (const auto& cell : report.at("cells")) cells[cell.at("key").get<std::string>()] = cell;
-    return cells;
-  }
-  static std::vector<std::string> output_names(const nlohmann::json& cell) {
-    std::vector<std::string> names;
-    for (const auto& output : cell.at("observations").at(0).at("runs").at(0).at("outputs"))
-      names.push_back(output.at("name").get<std::string>());
-    return names;
-  }
-  // Audits a racing step until its one cell is nondeterministic and names `origin` (at most 3 audits):
-  // the race needs the threads at once, which a loaded machine may not give them. Empty where skipped.
-  nlohmann::json audit_until_raced(const std::string& arguments, const std::string& origin) {
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      const auto cells = audit(arguments, -1);
-      if (cells.empty()) return {};
-      EXPECT_EQ(cells.size(), 1u) << output_;
-      const auto& cell = cells.begin()->second;
-      if (attempt == 2 || (cell.at("verdict") == "nondeterministic" && output_.find(origin) != std::string::npos))
-        return cell;
-    }
-    return {};
-  }
-  // The names each process's recorded runs hold, one set per process.
-  static std::vector<std::set<std::string>> recorded_names(const nlohmann::json& cell) {
-    std::vector<std::set<std::string>> found;
-    for (const auto& observation : cell.at("observations")) {
-      auto& names = found.emplace_back();
-      for (const auto& sequence : observation.value("op_sequences", nlohmann::json::array()))
-        for (const auto& op : sequence.at("ops")) names.insert(op.at("name").get<std::string>());
-    }
-    return found;
-  }
-  std::string output_;
-};
 
 // A real training step (MLP, SGD with momentum), eager and compiled by CPU Inductor, under strict, in
 // two processes: each process compiles afresh, and every cell is deterministic with its
@@ -234,30 +175,6 @@ TEST_F(PythonCallable, RecordsTheInterpreterAndWhatItsTorchLacks) {
   EXPECT_NE(compared.output.find("2.11.0"), std::string::npos) << compared.output;
 }
 
-// `python -c` puts the current folder first on sys.path. Modules planted where the user stands, under
-// the names the runner and the interpreter check import (json, xxhash, struct, ctypes), are never
-// imported: no marker appears, and the real modules digest the outputs (a module form callable still
-// comes from the current folder, by name).
-TEST_F(PythonCallable, ModulesInTheCurrentFolderNeverStandInForTheRunnersOwn) {
-  const auto here = folder_ / "here";
-  fs::create_directories(here);
-  for (const std::string name : {"json", "xxhash", "struct", "ctypes", "inspect"})
-    write("here/" + name + ".py", "import pathlib\npathlib.Path('" + path("ran-" + name) + "').touch()\n");
-  write("here/mine.py", "import torch\ndef make(seed=0):\n    return torch.arange(8.0) * 3\n");
-  const auto step = write("step.py", "import torch\ndef make(seed=0):\n    return torch.arange(8.0) * 3\n");
-  const std::string common =
-      " --device cpu --repeats 2 --processes 1 --no-cost --per-op off --profile default --axis threads=1";
-  for (const auto& callable : {step + ":make", std::string("mine:make")}) {
-    const auto result = shell("cd " + here.string() + " && " + binary() + " py " + callable + common + " --json " +
-                              path("report.json"));
-    if (result.output.find("no Python found next to the libtorch") != std::string::npos) GTEST_SKIP() << result.output;
-    EXPECT_EQ(result.exit_code, 0) << callable << "\n" << result.output;
-    EXPECT_NE(result.output.find("1 deterministic"), std::string::npos) << result.output;
-    for (const std::string name : {"json", "xxhash", "struct", "ctypes", "inspect"})
-      EXPECT_FALSE(fs::exists(path("ran-" + name))) << name << ".py in the current folder ran: " << callable;
-  }
-}
-
 // Each way a callable can go wrong is its cell's verdict; the audit finishes the other cells, and the
 // workers that crashed or were killed leave nothing in the temporary folder (their Inductor caches).
 TEST_F(PythonCallable, GivesBadCallablesAClearVerdict) {
@@ -305,108 +222,6 @@ TEST_F(PythonCallable, GivesBadCallablesAClearVerdict) {
   EXPECT_NE(ran.output.find("verdict here: deterministic; in the report: deterministic"), std::string::npos)
       << ran.output;
   EXPECT_NE(ran.output.find("1 of 1 digest(s) seen here were seen by the audit"), std::string::npos) << ran.output;
-}
-
-// The py runner's digest tells results apart by what lies beyond dtype, shape and values: a conjugate or
-// negative view, a quantized tensor's scale, zero point or per-channel scales, a sparse tensor's values.
-// Sparse results of every layout, one of 2^40 elements and a dense one over 2 GiB are digested as they
-// are, with no error blamed on the callable.
-TEST_F(PythonCallable, TheDigestTellsApartEveryPropertyAndTakesEveryLayout) {
-  const std::string properties = std::string(test_paths::kSourceDir) + "/tests/cli/py/digest_properties.py";
-  const std::vector<std::string> alternating = {"alternates_conj",           "alternates_neg",
-                                                "alternates_scale",          "alternates_zero_point",
-                                                "alternates_channel_scales", "alternates_csr_value"};
-  const std::vector<std::string> steady = {"sparse_layouts", "huge_sparse", "two_gib", "packed_quantized", "nested"};
-  // Where a step's changing bits hide: walked (a dataclass), or named as what the digest cannot walk.
-  const std::vector<std::string> hidden = {"in_a_dataclass", "in_a_set", "in_an_object"};
-  std::string config = "models:\n";
-  for (const auto& list : {alternating, steady, hidden})
-    for (const auto& name : list) config += "  - callable: " + properties + ":" + name + "\n";
-  const auto cells = audit("--config " + write("audit.yaml", config) +
-                               " --device cpu --repeats 2 --processes 1 --no-cost --profile default --axis threads=1",
-                           1);
-  if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
-  const auto cell = [&](const std::string& name) {
-    return cells.at("py.digest_properties-" + name + "/call@cpu|threads=1");
-  };
-  for (const auto& name : alternating) EXPECT_EQ(cell(name).at("verdict"), "nondeterministic") << cell(name).dump();
-  for (const auto& name : steady) EXPECT_EQ(cell(name).at("verdict"), "deterministic") << cell(name).dump();
-  EXPECT_EQ(output_names(cell("sparse_layouts")),
-            (std::vector<std::string>{"output.coo", "output.csr", "output.csc", "output.bsr", "output.bsc"}));
-  EXPECT_EQ(output_names(cell("nested")), (std::vector<std::string>{"output.0", "output.1"}));
-  EXPECT_EQ(cell("in_a_dataclass").at("verdict"), "nondeterministic") << cell("in_a_dataclass").dump();
-  EXPECT_EQ(output_names(cell("in_a_dataclass")), (std::vector<std::string>{"output.loss", "output.extra.noise"}));
-  EXPECT_EQ(cell("in_a_set").at("verdict"), "error");
-  EXPECT_NE(cell("in_a_set").dump().find("output is a set holding tensors, which has no order"), std::string::npos)
-      << cell("in_a_set").dump();
-  EXPECT_EQ(cell("in_an_object").at("verdict"), "error");
-  EXPECT_NE(cell("in_an_object").dump().find("output.1 is a Holder holding tensors that the digest cannot walk"),
-            std::string::npos)
-      << cell("in_an_object").dump();
-}
-
-// The kernels of a py cell's digested runs, recorded as C++ cells record theirs (CUDA: torch.profiler's
-// kernels; here the test switch takes the profiler's CPU ATen ops for kernels, real events through the
-// same conversion): one sequence per distinct digest, each traced run's digest as the C++ tracer computes
-// it, none for warm-up and per-op runs; a step whose ops change between runs has kernels_varied, `show` lists the
-// ops, and `compare` of a step that swapped an op names the swap.
-TEST_F(PythonCallable, RecordsTheKernelsOfItsDigestedRunsAsCppCellsDo) {
-  const std::string paths = std::string(test_paths::kSourceDir) + "/tests/cli/py/kernel_paths.py";
-  const auto doubling = "models:\n  - callable: " + paths + ":doubles\n";
-  const std::string arguments = " --device cpu --repeats 2 --no-cost --profile default --axis threads=1";
-  const std::string switched = "env REPRO_AUDIT_TEST_CPU_OPS_AS_KERNELS=1";
-  const auto cells = audit("--config " + write("both.yaml", doubling + "  - callable: " + paths + ":alternates\n") +
-                               " --processes 2" + arguments,
-                           0, switched);
-  if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
-  const auto& doubles = cells.at("py.kernel_paths-doubles/call@cpu|threads=1");
-  const auto& alternates = cells.at("py.kernel_paths-alternates/call@cpu|threads=1");
-  const auto add = repro_audit::kernel_sequence_digest({{"aten::add", "", ""}});
-  const auto mul = repro_audit::kernel_sequence_digest({{"aten::mul", "", ""}});
-  EXPECT_EQ(doubles.at("verdict"), "deterministic");
-  EXPECT_FALSE(doubles.at("kernels_varied").get<bool>());
-  EXPECT_EQ(doubles.value("kernel_digest", ""), add) << doubles.dump();
-  for (const auto* cell : {&doubles, &alternates}) {
-    ASSERT_EQ(cell->at("observations").size(), 2u);
-    for (const auto& observation : cell->at("observations")) {
-      EXPECT_FALSE(observation.contains("trace_unavailable")) << observation.dump();
-      ASSERT_TRUE(observation.contains("kernel_sequences")) << observation.dump();
-      for (const auto& sequence : observation.at("kernel_sequences")) {
-        std::vector<repro_audit::KernelRecord> records;
-        for (const auto& kernel : sequence.at("kernels"))
-          records.push_back(
-              {kernel.at("name").get<std::string>(), kernel.value("grid", ""), kernel.value("block", "")});
-        EXPECT_EQ(sequence.at("digest"), repro_audit::kernel_sequence_digest(records)) << sequence.dump();
-      }
-      // The digested runs are traced; neither the warm-up, nor the recorded runs, nor the plain runs
-      // between them (the recorded runs' cost peers) are.
-      bool recorded = false;
-      for (const auto& run : observation.at("runs")) {
-        recorded = recorded || run.value("per_op", false);
-        EXPECT_EQ(run.contains("kernel_digest"), !recorded && !run.value("warmup", false)) << run.dump();
-      }
-    }
-  }
-  EXPECT_TRUE(alternates.at("kernels_varied").get<bool>()) << alternates.dump();
-  std::set<std::string> alternated;
-  for (const auto& run : alternates.at("observations").at(0).at("runs"))
-    if (run.contains("kernel_digest")) alternated.insert(run.at("kernel_digest"));
-  EXPECT_EQ(alternated, (std::set<std::string>{add, mul}));
-  const auto shown = run("show " + path("report.json") + " kernel_paths-doubles");
-  EXPECT_EQ(shown.exit_code, 0) << shown.output;
-  EXPECT_NE(shown.output.find("kernels: the same in every run"), std::string::npos) << shown.output;
-  EXPECT_NE(shown.output.find("process 1, sequence " + add.substr(0, 12) + " (1 launches):\n      aten::add\n"),
-            std::string::npos)
-      << shown.output;
-  EXPECT_NE(run("show " + path("report.json") + " kernel_paths-alternates").output.find("SELECTION VARIED"),
-            std::string::npos);
-
-  std::filesystem::rename(path("report.json"), path("by_add.json"));
-  const auto swapped = audit("--config " + write("doubles.yaml", doubling) + " --processes 1" + arguments, 0,
-                             switched + " REPRO_AUDIT_TEST_DOUBLING=mul");
-  EXPECT_EQ(swapped.at("py.kernel_paths-doubles/call@cpu|threads=1").value("kernel_digest", ""), mul);
-  const auto compared = run("compare " + path("by_add.json") + " " + path("report.json"));
-  EXPECT_NE(compared.output.find("aten::add -> aten::mul"), std::string::npos) << compared.output;
 }
 
 // Is `pid` a process that still runs (a zombie, killed and waiting for init to reap it, does not)?
@@ -465,37 +280,6 @@ TEST_F(PythonCallable, AnInductorSwitchHoldsForEveryGraphItCompiles) {
     const std::string unwanted = on ? "deterministic=False" : "deterministic=True";
     EXPECT_NE(warnings.find(wanted), std::string::npos) << key << ": " << warnings;
     EXPECT_EQ(warnings.find(unwanted), std::string::npos) << key << ": " << warnings;
-  }
-}
-
-// The runner's device digests (DeviceDigests: tokens while a run records, read back when it ends) on
-// the CPU, through the host's reduction (REPRO_AUDIT_TEST_HOST_WORD_SUMS, tests only): the eager origin
-// is the op it is with the host's digests, and the ops' digests are of the word-sums form.
-TEST_F(PythonCallable, DeviceDigestsNameTheSameOriginAsHostDigests) {
-  const std::string arguments = kExample +
-                                ":scatter_sum --device cpu --repeats 4 --processes 1 --no-cost "
-                                "--profile default --axis threads=4";
-  std::map<std::string, nlohmann::json> host, device;
-  for (int attempt = 0; attempt < 4 && (host.empty() || host.begin()->second.at("verdict") != "nondeterministic");
-       ++attempt)
-    host = audit(arguments, -1);
-  if (host.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
-  for (int attempt = 0; attempt < 4 && (device.empty() || device.begin()->second.at("verdict") != "nondeterministic");
-       ++attempt)
-    device = audit(arguments, -1, "REPRO_AUDIT_TEST_HOST_WORD_SUMS=1");
-  const auto& with_host = host.begin()->second;
-  const auto& with_device = device.begin()->second;
-  ASSERT_TRUE(with_host.contains("origin")) << with_host.dump();
-  ASSERT_TRUE(with_device.contains("origin")) << with_device.dump();
-  EXPECT_EQ(with_device.at("origin").at("op"), with_host.at("origin").at("op"));
-  EXPECT_EQ(with_device.at("origin").at("op"), "aten::index_put_");
-  // The same ops, each digested otherwise: the device's form, not the host's.
-  const auto& host_ops = with_host.at("observations").at(0).at("op_sequences").at(0).at("ops");
-  const auto& device_ops = with_device.at("observations").at(0).at("op_sequences").at(0).at("ops");
-  ASSERT_EQ(host_ops.size(), device_ops.size());
-  for (std::size_t i = 0; i < host_ops.size(); ++i) {
-    EXPECT_EQ(host_ops[i].at("name"), device_ops[i].at("name"));
-    if (host_ops[i].at("outputs") != "") EXPECT_NE(host_ops[i].at("outputs"), device_ops[i].at("outputs")) << i;
   }
 }
 

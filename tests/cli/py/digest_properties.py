@@ -1,4 +1,4 @@
-"""Results that differ only in what lies beyond dtype, shape and values (tests/cli/python_test.cc,
+"""Results that differ only in what lies beyond dtype, shape and values (tests/cli/python_digest_test.cc,
 tests/torch/tensor_digest_test.cc): the py runner's digest tells them apart, agrees with the C++ one, and
 needs no dense copy of a sparse or huge result."""
 import dataclasses
@@ -84,7 +84,7 @@ def parity():
             "bsr": matrix.to_sparse_bsr((2, 2)), "bsc": matrix.to_sparse_bsc((2, 2))}
 
 
-# Outputs the digest walks, or names as what it cannot digest (tests/cli/python_test.cc).
+# Outputs the digest walks, or names as what it cannot digest (tests/cli/python_digest_test.cc).
 @dataclasses.dataclass
 class StepOutput:
     loss: torch.Tensor

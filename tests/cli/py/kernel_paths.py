@@ -1,4 +1,4 @@
-"""Callables whose ATen ops are known, for the kernel records of py cells (tests/cli/python_test.cc): with
+"""Callables whose ATen ops are known, for the kernel records of py cells (tests/cli/python_digest_test.cc): with
 REPRO_AUDIT_TEST_CPU_OPS_AS_KERNELS=1 the runner records a CPU cell's ATen ops as its kernels."""
 import os
 
