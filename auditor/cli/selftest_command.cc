@@ -31,6 +31,7 @@
 #include "report/json_io.h"
 #include "repro/parity.h"
 #include "repro/python_check.h"
+#include "worker/device.h"
 
 namespace repro_audit {
 namespace {
@@ -92,12 +93,16 @@ bool race_controls_again(Config config, const Catalogue& catalogue, const AuditO
   return true;
 }
 
-// Every probe with a Python form, on the CPU under strict with one thread: its repro.py run with
-// `python` (checked: it starts and imports torch) must give the C++ probe's digests (or verdict, where
-// it declares why not).
-int python_parity(const PythonCheck& python) {
+// Every probe with a Python form, on `device` (the selftest's: auto is CUDA where there is one) under
+// strict with one thread: its repro.py run with `python` (checked: it starts and imports torch) must give
+// the C++ probe's digests (or verdict, where it declares why not).
+int python_parity(const PythonCheck& python, const std::string& device) {
+  const auto resolved = resolve_device(device);
+  if (!resolved.unavailable.empty())
+    throw EnvironmentError(
+        fmt::format("--device {}: {}; the Python twins cannot be checked there", device, resolved.unavailable));
   Config config;
-  config.device = "cpu";
+  config.device = resolved.device;
   config.profiles = {"strict"};
   config.axes = {{"threads", {"1"}}};
   config.repeats = 2;
@@ -110,8 +115,9 @@ int python_parity(const PythonCheck& python) {
   options.timing = decide_run_policy({.no_cost = true}, options.timing).timing;
   options.stop_requested = stop_requested;
   std::cout << fmt::format(
-      "\nPython parity: {} probes on the CPU under strict, 1 thread, against {} (Python {}, torch {})\n",
-      config.probes.size(), python.python, python.python_version, python.torch_version);
+      "\nPython parity: {} probes on {} under strict, 1 thread, against {} (Python {}, torch {})\n",
+      config.probes.size(), config.device == "cpu" ? "the CPU" : config.device, python.python, python.python_version,
+      python.torch_version);
   auto result = run_audit(config, catalogue, options);
   if (!result.report.complete) return 130;
   remove_finished_journal(result);
@@ -119,7 +125,7 @@ int python_parity(const PythonCheck& python) {
   ScriptsFolder folder;
   ParityOptions parity{python.python,
                        folder.path(),
-                       worker_executable("cpu"),
+                       worker_executable(config.device),
                        temporary_folder(),
                        2,
                        std::max(1u, std::thread::hardware_concurrency())};
@@ -232,8 +238,9 @@ Command add_selftest_command(CLI::App& app) {
               interpreter = checked_python("--python", *python, temporary_folder());
             }
             if (*python_only) {
+              validate_device(*device, "--device");
               install_stop_handlers();
-              return python_parity(interpreter);
+              return python_parity(interpreter, *device);
             }
             Config config;
             config.device = *device;
@@ -288,7 +295,7 @@ Command add_selftest_command(CLI::App& app) {
             const auto power = check_power(*device);
             if (stop_requested()) return 130;
             std::cout << "\n" << power_check_text(power);
-            const int parity = python->empty() ? 0 : python_parity(interpreter);
+            const int parity = python->empty() ? 0 : python_parity(interpreter, *device);
             if (parity == 130) return 130;
             if (failures == 0 && insensitive == 0 && power.passed() && parity == 0) {
               std::cout << fmt::format(

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <regex>
 #include <string>
 #include <vector>
@@ -33,6 +34,20 @@ class Gpu : public CliTest {
   void SetUp() override {
     if (const auto reason = no_gpu_reason(); !reason.empty()) GTEST_SKIP() << reason;
     CliTest::SetUp();
+  }
+  // REPRO_AUDIT_GPU_KEEP_REPORTS=DIR: every report a test wrote is copied there as TEST-NAME.json (a lease's
+  // script keeps them as fixtures; the folder must exist).
+  void TearDown() override {
+    if (const char* keep = std::getenv("REPRO_AUDIT_GPU_KEEP_REPORTS"); keep && *keep && fs::is_directory(folder_)) {
+      const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+      for (const auto& entry : fs::directory_iterator(folder_))
+        if (entry.path().extension() == ".json") {
+          std::error_code ignored;
+          fs::copy_file(entry.path(), fs::path(keep) / (test + "-" + entry.path().filename().string()),
+                        fs::copy_options::overwrite_existing, ignored);
+        }
+    }
+    CliTest::TearDown();
   }
   json audit(const std::string& arguments, int expected_exit, std::string* output = nullptr) {
     const auto report_path = path("report.json");
@@ -114,11 +129,19 @@ TEST_F(Gpu, TheTimingControlsCostIsSeenOnTheGpu) {
 // Flag sets that ran the same kernels cost the same: every pair the default CUDA audit holds (found
 // from the report, not a fixed list), timed over three rounds in fresh workers, has overlapping
 // cost intervals (an H100's later rounds once timed launch-bound runs: sum/f32 0.99x against 0.48x).
+// REPRO_AUDIT_GPU_DEFAULT_REPORT names the report of that audit where a script already ran it with this
+// binary on this machine (tools/gpu-proof times it once); without it the test runs the audit itself.
 TEST_F(Gpu, FlagSetsThatRunTheSameKernelsCostTheSame) {
-  const auto report_path = path("default.json");
-  const auto result = run("run --device cuda --json " + report_path);
-  ASSERT_NE(result.exit_code, 2) << result.output;
+  auto report_path = path("default.json");
+  if (const char* made = std::getenv("REPRO_AUDIT_GPU_DEFAULT_REPORT"); made && *made) {
+    report_path = made;
+  } else {
+    const auto result = run("run --device cuda --json " + report_path);
+    ASSERT_NE(result.exit_code, 2) << result.output;
+  }
   const auto report = repro_audit::load_report_file(report_path);
+  ASSERT_EQ(report.device.rfind("cuda", 0), 0u) << report_path << " is no CUDA audit";
+  ASSERT_TRUE(report.config.value("probes", json::array()).empty()) << report_path << " is no default audit";
   const auto pairs = repro_audit::same_kernel_pairs(report);
   EXPECT_GE(pairs.size(), 20u) << "strict and strict-warn share most ops' kernels";
   for (const auto& pair : pairs)
@@ -171,6 +194,19 @@ TEST_F(Gpu, PyCellsNameTheKernelsTheirDigestedRunsLaunched) {
   EXPECT_TRUE(any_name(eager, "elementwise")) << json(eager).dump();
   const auto compiled = names_of(cell_of(report, "py.cuda_step-make/call@cuda:0|compile=default"));
   EXPECT_TRUE(any_name(compiled, "triton")) << json(compiled).dump();
+}
+
+// Every probe's Python twin run on the GPU under strict gives the C++ worker's bits, output for output
+// (selftest --python on CUDA; the CLI tier checks the same on the CPU). Printed for the record.
+TEST_F(Gpu, EveryProbeMatchesItsPythonTwinOnTheGpu) {
+  const std::string python = test_paths::kPython;
+  if (python.empty() || shell(python + " -c 'import torch, xxhash'").exit_code != 0)
+    GTEST_SKIP() << "no Python with torch and xxhash at " << python;
+  const auto result = run("selftest --device cuda --python " + python + " --python-only");
+  std::printf("%s\n", result.output.c_str());
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find(" probes on cuda:0 under strict"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("Python parity passed"), std::string::npos) << result.output;
 }
 
 // The upstream bug the first GPU runs found: AdaptiveMaxPool3d's CUDA backward is documented
