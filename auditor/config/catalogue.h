@@ -117,6 +117,8 @@ struct PythonForm {
   std::string code;            // empty: no Python form
   std::string none_reason;     // why there is none
   std::string differs_reason;  // why its bits can differ from the probe's: parity compares verdicts only
+  // Why, on CUDA, neither its bits nor its verdict can be the probe's: parity does not compare it there.
+  std::string cuda_differs_reason;
   std::vector<PythonPath> paths;
 };
 

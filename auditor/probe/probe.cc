@@ -176,6 +176,11 @@ ProbeBuilder& ProbeBuilder::python_differs(std::string reason) {
   return *this;
 }
 
+ProbeBuilder& ProbeBuilder::python_differs_on_cuda(std::string reason) {
+  definition_.info.python.cuda_differs_reason = std::move(reason);
+  return *this;
+}
+
 ProbeBuilder& ProbeBuilder::python_path(std::string note, std::string check) {
   definition_.info.python.paths.push_back({std::move(note), std::move(check)});
   return *this;

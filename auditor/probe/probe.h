@@ -100,6 +100,7 @@ class ProbeBuilder {
   ProbeBuilder& no_python(std::string reason);
   // The Python form cannot give the probe's bits, and why: parity compares its verdict only.
   ProbeBuilder& python_differs(std::string reason);
+  ProbeBuilder& python_differs_on_cuda(std::string reason);
   // A path Python users take that this probe does not, with its check (catalogue.h, PythonPath).
   ProbeBuilder& python_path(std::string note, std::string check);
 

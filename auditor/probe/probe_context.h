@@ -68,7 +68,10 @@ class ProbeContext {
 
   const std::string& variant() const { return variant_.name; }
   const at::Device& device() const { return device_; }
-  bool on_cuda() const { return device_.is_cuda(); }
+  // Whether the probe takes its CUDA shapes: on a CUDA device, or where the inputs of a CUDA cell are made
+  // on the CPU (shapes_as_on: `repro`'s and parity's exports).
+  bool on_cuda() const { return cuda_shapes_ || device_.is_cuda(); }
+  void shapes_as_on(const at::Device& device) { cuda_shapes_ = device.is_cuda(); }
 
   // The variant's typed parameters, as declared with Variant: its dtype (as torch's) and named values.
   // Asking for one the variant does not declare throws std::invalid_argument naming what it has.
@@ -117,6 +120,7 @@ class ProbeContext {
   std::vector<std::pair<std::string, std::string>> inputs_;
   std::vector<std::pair<std::string, at::Tensor>> named_;
   at::Device device_;
+  bool cuda_shapes_ = false;
   VariantInfo variant_;
   at::Generator generator_;
   RankGroup* group_ = nullptr;

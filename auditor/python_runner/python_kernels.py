@@ -61,6 +61,46 @@ def kernel_records(events, counts):
     return records
 
 
+def shape_text(value):
+    """A Chrome trace's [x, y, z] as "x,y,z"; "" where it is not one."""
+    if isinstance(value, (list, tuple)) and len(value) == 3 and all(isinstance(v, int) for v in value):
+        return ",".join(str(v) for v in value)
+    return ""
+
+
+def trace_kernel_records(result):
+    """The kernels of a profiler session from its Chrome trace: torch before 2.14 gives a device event
+    neither its kind nor its grid (Kineto's device events reach Python without their metadata; seen on
+    torch 2.11 on an H200: every kernel was left out), while the trace it saves holds both
+    ("cat": "kernel", "args": grid, block, correlation). In launch order, as kernel_records."""
+    handle, path = tempfile.mkstemp(prefix="repro-audit-trace-", suffix=".json")
+    os.close(handle)
+    try:
+        result.save(path)
+        with open(path, encoding="utf-8") as file:
+            trace = json.load(file)
+    finally:
+        os.unlink(path)
+    events = trace.get("traceEvents", []) if isinstance(trace, dict) else []
+    kernels = [event for event in events if isinstance(event, dict) and event.get("ph") == "X"
+               and str(event.get("cat", "")).lower() == "kernel"]
+
+    def order(event):
+        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        correlation = args.get("correlation", 0)
+        return (correlation if isinstance(correlation, int) else 0, event.get("ts", 0))
+
+    records = []
+    for event in sorted(kernels, key=order)[:MAX_KERNELS_PER_RUN]:
+        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        record = {"name": str(event.get("name", ""))}
+        grid, block = shape_text(args.get("grid")), shape_text(args.get("block"))
+        if grid and block:
+            record["grid"], record["block"] = grid, block
+        records.append(record)
+    return records
+
+
 def kernel_sequence_digest(kernels):
     """trace/kernel_sequence.cc's digest: names, grids and blocks in order, so that runs of py cells and
     C++ cells compare alike."""
@@ -73,7 +113,7 @@ class KernelTracer:
     timing-only and per-op runs are not traced. `unavailable` says why nothing is traced, as trace_unavailable."""
 
     def __init__(self, device):
-        self.unavailable, self.tracing, self.sequences = "", False, []
+        self.unavailable, self.tracing, self.sequences, self.from_trace = "", False, [], False
         if CPU_OPS_AS_KERNELS and device == "cpu":
             activity, self.counts = "CPU", is_aten_op
         elif not device.startswith("cuda"):
@@ -82,6 +122,8 @@ class KernelTracer:
             return
         else:
             activity, self.counts = "CUDA", is_device_kernel
+        # Where the profiler's events carry no kernel metadata, the session's trace is read instead.
+        self.from_trace = activity == "CUDA" and not hasattr(torch._C._autograd._KinetoEvent, "typed_metadata")
         try:
             from torch._C._profiler import ProfilerActivity, ProfilerConfig, ProfilerState, _ExperimentalConfig
             from torch.autograd import _disable_profiler, _enable_profiler, _prepare_profiler
@@ -128,8 +170,10 @@ class KernelTracer:
             return None
         self.tracing = False
         try:
-            events = self.disable().events()
-            return kernel_records(events, self.counts)
+            result = self.disable()
+            if self.from_trace:
+                return trace_kernel_records(result)
+            return kernel_records(result.events(), self.counts)
         except Exception as error:  # noqa: BLE001
             self.fail(error)
             return None

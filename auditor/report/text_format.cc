@@ -145,7 +145,7 @@ std::vector<LegendEntry> verdict_legend(bool with_cost) {
   };
   if (with_cost) {
     legend.push_back({"Nx", "cost against the default profile", ""});
-    legend.push_back({"~1.0x", "no measurable cost: the 95% interval of the ratio contains 1", ""});
+    legend.push_back({"~1.0x", "no measurable cost: the 95% interval of the ratio reaches within 1% of 1", ""});
   }
   return legend;
 }

@@ -177,6 +177,11 @@ int ParityResult::not_run() const {
 
 ParityCell compare_with_script(const CellReport& cell, const ProbeInfo& probe, const std::string& script_output) {
   ParityCell result{cell.cell.key, probe.name, "mismatch", ""};
+  if (!probe.python.cuda_differs_reason.empty() && cell.cell.device.starts_with("cuda")) {
+    result.status = "skipped";
+    result.detail = "on CUDA its twin cannot give its bits or its verdict: " + probe.python.cuda_differs_reason;
+    return result;
+  }
   nlohmann::json script;
   try {
     script = nlohmann::json::parse(script_output);

@@ -121,9 +121,11 @@ nlohmann::json export_probe_cell(const Cell& cell, InputScheme scheme, const std
     answer["error"] = "this build has no probe variant " + cell.probe + "/" + cell.variant;
     return answer;
   }
-  // Made on the CPU, as every probe makes them before moving them: the same inputs for every device.
+  // Made on the CPU, as every probe makes them before moving them: the same inputs for every device, in
+  // the shapes the probe takes on the cell's device (a probe may give CUDA more rows to race on).
   ProbeContext context(at::Device(at::kCPU), std::stoull(cell.settings.at("seed")), *variant, nullptr, scheme);
   try {
+    context.shapes_as_on(at::Device(cell.device));
     apply_cell_settings(cell.settings);
     probe->prepare(context);
   } catch (const std::exception& error) {

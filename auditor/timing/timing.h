@@ -79,17 +79,22 @@ TimeInterval interval_of(const Timing& timing);
 // quotient of the two medians' intervals, [low / reference high, high / reference low]. None when
 // either has no samples, or when both were timed on a GPU at different SM clocks: the quotient
 // would measure the clock, not the switch.
+// A ratio whose interval reaches within this of 1 is no cost, however tightly it was timed: two fresh
+// GPU workers running the same kernels differ by tenths of a percent (an H200 timed a control without
+// a cost at 1.0013x, 95% interval 1.0012-1.0013x), which says nothing about the switch.
+constexpr double kNegligibleCost = 0.01;
+
 struct CostRatio {
   double value = 1;
   double low = 1;
   double high = 1;
-  // The interval excludes 1: a cost (or a saving) the timer can tell from noise.
-  bool measurable() const { return low > 1.0 || high < 1.0; }
+  // The interval lies wholly beyond 1% of 1: a cost (or a saving) the timer can tell from noise.
+  bool measurable() const { return low > 1.0 + kNegligibleCost || high < 1.0 - kNegligibleCost; }
   bool operator==(const CostRatio&) const = default;
 };
 std::optional<CostRatio> cost_ratio(const Timing& timing, const Timing& reference);
 
-// "1.3x", or "~1.0x" when the interval contains 1 (no measurable cost).
+// "1.3x", or "~1.0x" when the interval reaches within 1% of 1 (no measurable cost).
 std::string cost_text(const CostRatio& ratio);
 // "1.30x (95% interval 1.26-1.34x)", or "~1.0x (1.03x, 95% interval 0.97-1.09x: no measurable cost)".
 std::string cost_detail(const CostRatio& ratio);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 #include <tuple>
@@ -22,6 +23,7 @@
 #include "runners/cell_runner.h"
 #include "verdict/verdict.h"
 #include "worker/environment.h"
+#include "worker/phase_log.h"
 
 namespace repro_audit {
 namespace {
@@ -85,9 +87,16 @@ void time_until_done(const RunFunction& run, const TimingRule& rule, const at::D
                      Tracer& tracer, RunTimer& timer, ProcessObservation& observation, bool later_round = false) {
   struct Paused {  // no tracing while timing-only runs run, however they end
     Tracer& tracer;
-    explicit Paused(Tracer& t) : tracer(t) { tracer.pause(); }
-    ~Paused() { tracer.resume(); }
+    explicit Paused(Tracer& t) : tracer(t) {
+      const PhaseScope phase(Phase::pause);
+      tracer.pause();
+    }
+    ~Paused() {
+      const PhaseScope phase(Phase::resume);
+      tracer.resume();
+    }
   } paused(tracer);
+  const PhaseScope timing_phase(Phase::timing);
   std::vector<std::int64_t> samples;
   double determinism_seconds = later_round ? HUGE_VAL : 0;
   for (const auto& done : observation.runs) determinism_seconds += static_cast<double>(done.time_ns) / 1e9;
@@ -135,7 +144,10 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
   const auto seed = setup.seed;
   const auto& kind = kind_of(cell);
   const auto runner = make_cell_runner(cell);
-  const auto run = runner->prepare(cell, setup, observation);
+  const auto run = [&] {
+    const PhaseScope phase(Phase::prepare);
+    return runner->prepare(cell, setup, observation);
+  }();
   std::vector<at::Tensor> reference;
   // A cell documented as possibly diverging runs on while its runs agree (verdict/verdict.h's kQuietRuns
   // over every process), unless a budget shares the time out.
@@ -201,16 +213,28 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
     ran.index = index;
     at::manual_seed(seed);  // ops that draw random numbers (fractional pooling) draw the same ones
     synchronize(device);
-    tracer.begin_run();
-    runner->begin_run(index, index >= determinism_runs, observation);
+    {
+      const PhaseScope phase(Phase::begin_run);
+      tracer.begin_run();
+      runner->begin_run(index, index >= determinism_runs, observation);
+    }
     timer.start();
+    std::optional<PhaseScope> run_phase(std::in_place, Phase::run);
     const auto outputs = run();
+    run_phase.reset();
     // The previous run's digest while this one executes; the digest may stop the runs after this one.
-    if (pipeline.depth() > 0 && pipeline.has_pending() && std::apply(account, pipeline.collect())) stop = true;
+    if (pipeline.depth() > 0 && pipeline.has_pending()) {
+      const PhaseScope phase(Phase::collect);
+      if (std::apply(account, pipeline.collect())) stop = true;
+    }
     ran.elapsed_ns = timer.stop_ns();
-    ran.extras = runner->end_run();
-    synchronize(device);
-    ran.kernels = tracer.end_run();
+    {
+      const PhaseScope phase(Phase::end_run);
+      ran.extras = runner->end_run();
+      synchronize(device);
+      ran.kernels = tracer.end_run();
+    }
+    const PhaseScope phase(Phase::submit);
     pipeline.submit(outputs, std::move(ran));
     while (pipeline.over_depth())
       if (std::apply(account, pipeline.collect())) stop = true;
@@ -237,13 +261,22 @@ void time_round(const Cell& cell, const WorkerRequest& request, Tracer& tracer, 
   const CellSetup setup{at::Device(request.device), static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed"))),
                         request.input_scheme, &tracer, inputs};
   const auto runner = make_cell_runner(cell);  // alive while its run is (a collective's ranks)
-  const auto run = runner->prepare(cell, setup, observation);
-  tracer.pause();  // a later round traces nothing
+  const auto run = [&] {
+    const PhaseScope phase(Phase::prepare);
+    return runner->prepare(cell, setup, observation);
+  }();
+  {
+    const PhaseScope phase(Phase::pause);
+    tracer.pause();  // a later round traces nothing
+  }
   // Its warm-up runs as round 1's determinism runs do, without holding the stream: a fresh process's
   // first runs load the op's kernels and make its libraries' handles, which wait for the GPU, and
   // behind a hold they waited it out, so that the cell was timed without one (launch-bound times, 2-6x
   // the kernels' own on an H100). At least one such run, whatever the warm-up.
-  for (int i = 0; i < std::max(1, request.warmup); ++i) untimed_run(run, setup.device, setup.seed);
+  {
+    const PhaseScope phase(Phase::warmup);
+    for (int i = 0; i < std::max(1, request.warmup); ++i) untimed_run(run, setup.device, setup.seed);
+  }
   auto rule = request.timing;
   rule.budget_seconds = rule.round_budget();
   rule.min_samples = rule.round_min_samples;
@@ -270,6 +303,7 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
   WarningCollector collector;
   c10::WarningUtils::WarningHandlerGuard guard(&collector);
   timer.begin_cell();
+  std::optional<PhaseScope> cell_phase(std::in_place, Phase::cell);
   try {
     apply_cell_settings(cell.settings);
     if (request.timing_round > 1)
@@ -291,6 +325,8 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
   for (auto& warning : observation.warnings)
     if (std::find(warnings.begin(), warnings.end(), warning) == warnings.end()) warnings.push_back(std::move(warning));
   observation.warnings = std::move(warnings);
+  cell_phase.reset();
+  flush_phase_log(cell.key, std::max(1, request.timing_round));
   return observation;
 }
 

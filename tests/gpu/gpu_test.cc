@@ -11,6 +11,7 @@
 #include "../cli/cli_tools.h"
 #include "report/json_io.h"
 #include "report/same_kernel_costs.h"
+#include "timing/timing.h"
 #include "trace/tracer.h"
 
 namespace {
@@ -122,8 +123,8 @@ TEST_F(Gpu, TheTimingControlsCostIsSeenOnTheGpu) {
   EXPECT_GT(costly.at("cost_ratio_interval").at(0).get<double>(), 1.0);
   const auto& even = cell_of(report, "control.timed_cost/cost-1.0x@cuda:0" + kStrict);
   ASSERT_TRUE(even.contains("cost_ratio")) << even.dump();
-  EXPECT_LE(even.at("cost_ratio_interval").at(0).get<double>(), 1.0);
-  EXPECT_GE(even.at("cost_ratio_interval").at(1).get<double>(), 1.0);
+  EXPECT_LE(even.at("cost_ratio_interval").at(0).get<double>(), 1.0 + repro_audit::kNegligibleCost);
+  EXPECT_GE(even.at("cost_ratio_interval").at(1).get<double>(), 1.0 - repro_audit::kNegligibleCost);
 }
 
 // Flag sets that ran the same kernels cost the same: every pair the default CUDA audit holds (found
