@@ -97,7 +97,7 @@ at::Tensor ProbeContext::portable(const std::string& kind, at::IntArrayRef sizes
 const at::Tensor& ProbeContext::input(const std::string& name, const at::Tensor& tensor) {
   for (const auto& [known, _] : named_)
     if (known == name) throw std::invalid_argument(fmt::format("input '{}' is named twice", name));
-  named_.emplace_back(name, tensor.detach().to(at::kCPU));
+  named_.emplace_back(name, tensor.detach());
   return tensor;
 }
 

@@ -98,7 +98,9 @@ class ProbeContext {
   RankGroup* group() const { return group_; }
   void set_group(RankGroup* group) { group_ = group; }
   // Names a tensor the op reads, for the Python form of the probe (`repro` saves it, on the CPU, as
-  // inputs.pt): every tensor the Python code uses must be named here. Returns `tensor`.
+  // inputs.pt): every tensor the Python code uses must be named here. Returns `tensor`. Kept as it is,
+  // on the context's device and sharing its storage (the sensitivity check changes it in place): a
+  // worker's CUDA cell copies none of its inputs back to the CPU.
   const at::Tensor& input(const std::string& name, const at::Tensor& tensor);
   const std::vector<std::pair<std::string, at::Tensor>>& named_inputs() const { return named_; }
   // Digest of every input made through the methods above, in order. Under the aten scheme ATen's

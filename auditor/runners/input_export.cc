@@ -135,8 +135,8 @@ nlohmann::json export_probe_cell(const Cell& cell, InputScheme scheme, const std
   std::vector<at::Tensor> tensors;
   answer["inputs"] = nlohmann::json::array();
   for (const auto& [name, tensor] : context.named_inputs()) {
-    tensors.push_back(tensor);
-    answer["inputs"].push_back(described(name, tensor));
+    tensors.push_back(tensor.to(at::kCPU));
+    answer["inputs"].push_back(described(name, tensors.back()));
   }
   try {
     save_tensors(tensors, std::filesystem::path(directory) / "inputs.pt");

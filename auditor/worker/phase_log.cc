@@ -34,7 +34,7 @@ void add_phase_time(Phase phase, std::int64_t ns) { sums()[static_cast<std::size
 
 void flush_phase_log(const std::string& key, int round) {
   if (!log_path()) return;
-  nlohmann::json line = {{"cell", key}, {"round", round}, {"pid", ::getpid()}};
+  nlohmann::json line = {{"key", key}, {"round", round}, {"pid", ::getpid()}};
   for (std::size_t i = 0; i < kNames.size(); ++i) line[kNames[i]] = static_cast<double>(sums()[i]) / 1e9;
   sums().fill(0);
   const auto text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
