@@ -232,19 +232,18 @@ Command add_selftest_command(CLI::App& app) {
       ->excludes(json_option);
   return {selftest, [device, json_path, python, python_only] {
             const auto catalogue = registered_catalogue();
+            validate_device(*device, "--device");  // before the interpreter's check, which can take minutes
             PythonCheck interpreter;
             if (!python->empty()) {
               // Checked first: the control audit takes minutes, a script per probe more.
               interpreter = checked_python("--python", *python, temporary_folder());
             }
             if (*python_only) {
-              validate_device(*device, "--device");
               install_stop_handlers();
               return python_parity(interpreter, *device);
             }
             Config config;
             config.device = *device;
-            validate_device(config.device, "--device");
             config.profiles = {"default", "strict"};
             config.axes = {{"threads", {"2"}}};
             for (const auto& probe : catalogue)

@@ -11,6 +11,13 @@ MAX_KERNELS_PER_RUN = 1000  # trace/tracer.h's kMaxKernelsPerRun
 CPU_OPS_AS_KERNELS = os.environ.get("REPRO_AUDIT_TEST_CPU_OPS_AS_KERNELS") == "1"
 
 
+def shape_text(value):
+    """Kineto's [x, y, z] (metadata or Chrome trace) as "x,y,z"; "" where it is not one."""
+    if isinstance(value, (list, tuple)) and len(value) == 3 and all(isinstance(v, int) for v in value):
+        return ",".join(str(v) for v in value)
+    return ""
+
+
 def launch_shape(event, key):
     """A kernel event's "grid" or "block" as "x,y,z" (CUPTI's dimensions, as the C++ tracer writes them);
     "" where the event has none (a CPU op). Kineto gives them in the event's metadata, a JSON fragment
@@ -25,15 +32,14 @@ def launch_shape(event, key):
             value = None
     if value is None and hasattr(event, "typed_metadata"):
         value = (event.typed_metadata() or {}).get(key)
-    if isinstance(value, (list, tuple)) and len(value) == 3 and all(isinstance(v, int) for v in value):
-        return ",".join(str(v) for v in value)
-    return ""
+    return shape_text(value)
 
 
 def is_device_kernel(event):
     """A kernel the GPU ran: not a copy, a fill or a synchronization, which CUPTI records beside kernels
-    and the C++ tracer leaves out. torch 2.14 names the activity; torch 2.11 does not, and there only
-    kernels carry a grid."""
+    and the C++ tracer leaves out. torch 2.14 names the activity; a torch that does not but gives events
+    their metadata has a grid on kernels only. (A torch whose events carry no metadata, as 2.11's, is
+    read from its trace instead: trace_kernel_records.)"""
     if event.device_type() != torch._C._autograd.DeviceType.CUDA:
         return False
     if hasattr(event, "activity_type") and event.activity_type() == "kernel":
@@ -59,13 +65,6 @@ def kernel_records(events, counts):
             record["grid"], record["block"] = grid, block
         records.append(record)
     return records
-
-
-def shape_text(value):
-    """A Chrome trace's [x, y, z] as "x,y,z"; "" where it is not one."""
-    if isinstance(value, (list, tuple)) and len(value) == 3 and all(isinstance(v, int) for v in value):
-        return ",".join(str(v) for v in value)
-    return ""
 
 
 def trace_kernel_records(result):

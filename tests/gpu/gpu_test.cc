@@ -145,9 +145,13 @@ TEST_F(Gpu, FlagSetsThatRunTheSameKernelsCostTheSame) {
   ASSERT_TRUE(report.config.value("probes", json::array()).empty()) << report_path << " is no default audit";
   const auto pairs = repro_audit::same_kernel_pairs(report);
   EXPECT_GE(pairs.size(), 20u) << "strict and strict-warn share most ops' kernels";
-  for (const auto& pair : pairs)
+  for (const auto& pair : pairs) {
+    std::printf("same-kernel pair %s: %s  %s  against %s  %s\n", pair.agree() ? "agrees" : "DISAGREES",
+                pair.first.c_str(), repro_audit::cost_detail(pair.first_cost).c_str(), pair.second.c_str(),
+                repro_audit::cost_detail(pair.second_cost).c_str());
     EXPECT_TRUE(pair.agree()) << pair.first << " " << repro_audit::cost_detail(pair.first_cost) << " against "
                               << pair.second << " " << repro_audit::cost_detail(pair.second_cost);
+  }
 }
 
 // A py cell on CUDA names the kernels its digested runs launched (torch.profiler's CUDA activity), as a C++
