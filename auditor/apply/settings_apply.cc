@@ -62,6 +62,9 @@ const std::vector<SettingHandler>& handlers() {
       {"ranks", nullptr, nullptr},
       // The runner calls torch.manual_seed before building inputs and before every run (worker.cc).
       {"seed", nullptr, nullptr},
+      // py cells only: the Python runner seeds NumPy's and Python's global generators (python_randomness.py).
+      {"seed_numpy", nullptr, nullptr},
+      {"seed_random", nullptr, nullptr},
       {"threads", [](const std::string& value) { at::set_num_threads(std::stoi(value)); },
        [] { return std::to_string(at::get_num_threads()); }},
   };

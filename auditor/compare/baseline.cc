@@ -2,11 +2,13 @@
 // Reading baseline YAML is in baseline_reader.cc.
 #include "compare/baseline.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
-#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "common/atomic_file.h"
@@ -57,7 +59,8 @@ void emit_cell(YAML::Emitter& out, const SnapshotCell& cell) {
   out << YAML::Key << "verdict" << YAML::Value << to_string(cell.verdict);
   for (const auto& [name, value] : {std::pair{"digest", &cell.digest},
                                     {"kernel_digest", &cell.kernel_digest},
-                                    {"input_digest", &cell.input_digest}})
+                                    {"input_digest", &cell.input_digest},
+                                    {"random_sources", &cell.random_sources}})
     if (!value->empty()) {
       out << YAML::Key << name << YAML::Value;
       emit_string(out, *value);
@@ -152,6 +155,19 @@ std::string kernel_record_problem(const KernelRecord& record) {
   return "";
 }
 
+std::string random_sources_summary(const std::vector<RandomSourceVerdict>& sources) {
+  std::vector<std::string> parts;
+  for (const auto& source : sources) {
+    const auto seeded = source.seeded == "alike"     ? "seeded alike"
+                        : source.seeded == "differs" ? "not seeded alike"
+                        : source.seeded == "runner"  ? "seeded by repro-audit"
+                                                     : "seeding not known";
+    parts.push_back(fmt::format("{} {}", source.name, seeded));
+  }
+  std::sort(parts.begin(), parts.end());
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 Baseline baseline_from_report(const Report& report, const std::string& source) {
   Baseline baseline;
   baseline.source = source;
@@ -163,7 +179,8 @@ Baseline baseline_from_report(const Report& report, const std::string& source) {
     const auto& verdict = cell.verdict;
     baseline.cells.push_back({cell.cell.key, verdict.kind, verdict.digest, verdict.kernel_digest,
                               verdict.kernels_varied, verdict.timing, verdict.message,
-                              agreed_kernels(cell, kernel_copies), first_input_digest(cell)});
+                              agreed_kernels(cell, kernel_copies), first_input_digest(cell),
+                              random_sources_summary(verdict.random_sources)});
     kind_of(cell.cell).add_to_baseline(cell, baseline);
   }
   return baseline;

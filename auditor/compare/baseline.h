@@ -34,6 +34,9 @@ struct SnapshotCell {
   // The digest of the inputs the probe made (the first process's); empty when not recorded (files
   // written before baselines kept it). Equal inputs on both sides: other bits come from the op.
   std::string input_digest;
+  // py cells: each random source the step drew from and how it was seeded ("numpy.random not seeded
+  // alike, torch (cpu) seeded by repro-audit"); empty when none was drawn or not recorded.
+  std::string random_sources;
 };
 
 // What a baseline keeps of kernel records. A tracer keeps at most 1000 records per run
@@ -59,6 +62,9 @@ struct Snapshot {
 using Baseline = Snapshot;
 
 Baseline baseline_from_report(const Report& report, const std::string& source = "");
+
+// A cell's random sources in one line, for a baseline and `compare`: "" when none was drawn.
+std::string random_sources_summary(const std::vector<RandomSourceVerdict>& sources);
 
 std::string baseline_to_yaml(const Baseline& baseline);
 // Writes atomically; throws UserError when the file cannot be written.

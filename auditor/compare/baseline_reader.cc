@@ -24,7 +24,7 @@ const std::vector<std::string> kTopKeys = {"schema", "tool_version", "input_sche
 const std::vector<std::string> kKernelRecordKeys = {"name", "grid", "block"};
 const std::vector<std::string> kCellKeys = {"verdict",        "digest",    "kernel_digest", "input_digest",
                                             "kernels_varied", "median_ns", "p10_ns",        "p90_ns",
-                                            "samples",        "ci_low_ns", "ci_high_ns"};
+                                            "samples",        "ci_low_ns", "ci_high_ns",    "random_sources"};
 
 // A YAML node as the baseline reader holds it, built from events: one top-level value or one cell at
 // a time, never the whole file (yaml-cpp's own tree takes about 30 times the text).
@@ -94,6 +94,8 @@ class BaselineReader {
         cell.kernel_digest = digest(value, name);
       else if (name == "input_digest")
         cell.input_digest = digest(value, name);
+      else if (name == "random_sources")
+        cell.random_sources = scalar(value, name);
       else if (name == "kernels_varied")
         cell.kernels_varied = boolean(value, name);
       else if (name == "median_ns")

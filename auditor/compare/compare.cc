@@ -67,6 +67,12 @@ void classify_verdict(const SnapshotCell& before, const SnapshotCell& after, Cel
     // E.g. deterministic -> raises, or -> unsupported: no class of its own, but worth reading.
     notes.push_back(verdict_change);
   }
+  // py cells: a source drawn or seeded otherwise (a snapshot written before they were kept has none).
+  if (before.random_sources != after.random_sources &&
+      (!before.random_sources.empty() || after.random_sources.find("not seeded") != std::string::npos))
+    notes.push_back(fmt::format("random sources: {} -> {}",
+                                before.random_sources.empty() ? "none" : before.random_sources,
+                                after.random_sources.empty() ? "none" : after.random_sources));
 }
 
 // The files the snapshots came from, to say which side kept no kernel names.

@@ -39,7 +39,8 @@ const std::vector<SettingSpec>& setting_specs() {
        .help = "Inductor's autotuning (max_autotune, max_autotune_pointwise, max_autotune_gemm, "
                "coordinate_descent_tuning) for a py cell's compiled callable (py cells only)",
        .python = [](const std::string& v) { return "pass  # autotune: " + v + " (py cells)"; },
-       .py_cells_only = true},
+       .py_cells_only = true,
+       .compiled_only = true},
       // ATen picks its CPU kernels once, when it first dispatches: only a fresh process can change it.
       // "inherit" leaves the user's ATEN_CPU_CAPABILITY as it is (that is how a user reproduces an older
       // host's bits); "native" removes it, so ATen takes the best level this CPU runs.
@@ -133,7 +134,8 @@ const std::vector<SettingSpec>& setting_specs() {
        .on_cuda = true,
        .help = "torch._inductor.config.batch_invariant for a py cell's compiled callable (py cells only)",
        .python = [](const std::string& v) { return "pass  # inductor_batch_invariant: " + v + " (py cells)"; },
-       .py_cells_only = true},
+       .py_cells_only = true,
+       .compiled_only = true},
       // Inductor's deterministic mode (torch 2.8 and later): no atomics in its scatter lowerings, no
       // autotuning by timing; `py` cells only, where the installed torch has it.
       {.name = "inductor_deterministic",
@@ -149,7 +151,8 @@ const std::vector<SettingSpec>& setting_specs() {
          if (v != "on") return "pass  # inductor_deterministic: off";
          return "__import__(\"torch._inductor.config\"); torch._inductor.config.deterministic = True";
        },
-       .py_cells_only = true},
+       .py_cells_only = true,
+       .compiled_only = true},
       // MKL reads MKL_CBWR when it starts. COMPATIBLE gives the same bits on every x86 CPU MKL runs on;
       // a branch the CPU lacks makes MKL fall back, so the sweeps use unset and COMPATIBLE only.
       {.name = "mkl_cbwr",
@@ -230,6 +233,18 @@ const std::vector<SettingSpec>& setting_specs() {
        .help = "ONEDNN_MAX_CPU_ISA: the newest instruction set oneDNN's JIT may generate code for",
        .environment_variable = "ONEDNN_MAX_CPU_ISA",
        .portability = PortabilityRole::isa},
+      // `py` cells only: the string hash seed of the workers' interpreters, which fixes the order of sets and
+      // dicts of strings. "inherit" keeps the user's PYTHONHASHSEED (unset: each process draws its own).
+      {.name = "python_hash_seed",
+       .values = {kInherit, "0", "random"},
+       .default_value = kInherit,
+       .scope = S::process,
+       .on_cpu = true,
+       .on_cuda = true,
+       .help = "PYTHONHASHSEED of a py cell's interpreter: 0 fixes the order of sets of strings in every process "
+               "(py cells only)",
+       .environment_variable = "PYTHONHASHSEED",
+       .py_cells_only = true},
       // A collective probe's cells run with this many cooperating processes (2 or more); every other
       // probe runs alone (1). Not a thing a script can set: a collective has no Python form.
       {.name = "ranks",
@@ -242,6 +257,27 @@ const std::vector<SettingSpec>& setting_specs() {
        .portability = PortabilityRole::ranks,
        .minimum = 1,
        .maximum = 24},
+      // `py` cells only: the randomness half of PyTorch's reproducibility recipe, each line a setting. The
+      // runner seeds the global generator with the cell's seed before the factory runs; off leaves what the
+      // user's code does.
+      {.name = "seed_numpy",
+       .values = {"off", "on"},
+       .default_value = "off",
+       .scope = S::in_process,
+       .on_cpu = true,
+       .on_cuda = true,
+       .help = "np.random.seed(seed) before a py cell's factory runs (py cells only)",
+       .python = [](const std::string& v) { return "pass  # seed_numpy: " + v + " (py cells)"; },
+       .py_cells_only = true},
+      {.name = "seed_random",
+       .values = {"off", "on"},
+       .default_value = "off",
+       .scope = S::in_process,
+       .on_cpu = true,
+       .on_cuda = true,
+       .help = "random.seed(seed) before a py cell's factory runs (py cells only)",
+       .python = [](const std::string& v) { return "pass  # seed_random: " + v + " (py cells)"; },
+       .py_cells_only = true},
       {.name = "seed",
        .values = {},
        .default_value = "0",

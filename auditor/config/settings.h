@@ -55,6 +55,8 @@ struct SettingSpec {
   // torch.compile's and Inductor's switches: they reach a py cell's callable only, set by the runner in
   // the user's interpreter; no other cell has their columns (plan) or tries them (explain).
   bool py_cells_only = false;
+  // Inductor's switches: they change nothing of an eager run, so a plan has no eager cell with them.
+  bool compiled_only = false;
 };
 
 inline constexpr const char* kUnset = "unset";

@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.h"
 #include "kinds/model_kind.h"
+#include "kinds/python_randomness.h"
 #include "plan/cell_grammar.h"
 #include "report/escape.h"
 #include "report/report.h"
@@ -114,10 +115,13 @@ class PythonKind : public CellKind {
           "compiles, which may have chosen different kernels";
       verdict.origin_note = verdict.origin_note.empty() ? note : verdict.origin_note + "; " + note;
     }
+    judge_randomness(observations, verdict);
   }
   Documented documented(const Cell&, const ProbeInfo*) const override { return Documented::unknown; }
   std::vector<std::string> detail_lines(const Verdict& verdict) const override {
-    return model_kind().detail_lines(verdict);
+    auto lines = randomness_lines(verdict);  // a cause comes before any origin
+    for (auto& line : model_kind().detail_lines(verdict)) lines.push_back(std::move(line));
+    return lines;
   }
   void add_to_baseline(const CellReport& cell, Snapshot& baseline) const override {
     model_kind().add_to_baseline(cell, baseline);

@@ -98,14 +98,13 @@ bool compiles(const FlagSet& flags) {
   return false;
 }
 
-// Inductor's switches (every py-only setting but `compile` itself) change nothing of an eager run.
+// Inductor's switches change nothing of an eager run.
 bool inductor_switch_without_compile(const FlagSet& flags) {
   const auto compile = flags.find("compile");
   if (compile != flags.end() && compile->second != "off" && compile->second != kNotApplicable) return false;
   for (const auto& [name, value] : flags) {
     const auto* spec = find_setting(name);
-    if (spec && spec->py_cells_only && name != "compile" && value != spec->default_value && value != kNotApplicable)
-      return true;
+    if (spec && spec->compiled_only && value != spec->default_value && value != kNotApplicable) return true;
   }
   return false;
 }

@@ -1,6 +1,7 @@
 #include "protocol/observation_json.h"
 
 #include <algorithm>
+#include <set>
 
 #include "common/json_number.h"
 
@@ -71,6 +72,27 @@ void from_json(const json& j, Sensitivity& value) {
   value.floor = floor >= 0 && floor <= 1 ? floor : 0.1;
 }
 
+void to_json(json& j, const RandomSource& value) {
+  j = {{"name", value.name},
+       {"kind", value.kind},
+       {"where", value.where},
+       {"state", value.state},
+       {"drawn_in_factory", value.drawn_in_factory},
+       {"drawn_in_runs", value.drawn_in_runs}};
+  if (value.seeded_by_runner) j["seeded_by_runner"] = true;
+  if (!value.recipe.empty()) j["recipe"] = value.recipe;
+}
+void from_json(const json& j, RandomSource& value) {
+  value.name = j.at("name").get<std::string>();
+  value.kind = j.value("kind", "");
+  value.where = j.value("where", "");
+  value.state = j.value("state", "");
+  value.drawn_in_factory = j.value("drawn_in_factory", false);
+  value.drawn_in_runs = j.value("drawn_in_runs", false);
+  value.seeded_by_runner = j.value("seeded_by_runner", false);
+  value.recipe = j.value("recipe", "");
+}
+
 void to_json(json& j, const ProcessObservation& value) {
   j = {{"process", value.process}, {"status", to_string(value.status)}, {"runs", value.runs}};
   if (!value.host.empty()) j["host"] = value.host;
@@ -96,6 +118,9 @@ void to_json(json& j, const ProcessObservation& value) {
   if (value.stopped_early) j["stopped_early"] = true;
   if (value.budget_limited) j["budget_limited"] = true;
   if (value.untimed) j["untimed"] = true;
+  if (!value.random_sources.empty()) j["random_sources"] = value.random_sources;
+  if (!value.hash_seed.empty()) j["hash_seed"] = value.hash_seed;
+  if (!value.hash_probe.empty()) j["hash_probe"] = value.hash_probe;
 }
 void from_json(const json& j, ProcessObservation& value) {
   value.process = json_integer_or(j, "process", 0);
@@ -137,6 +162,12 @@ void from_json(const json& j, ProcessObservation& value) {
   value.stopped_early = j.value("stopped_early", false);
   value.budget_limited = j.value("budget_limited", false);
   value.untimed = j.value("untimed", false);
+  value.random_sources = j.value("random_sources", std::vector<RandomSource>{});
+  if (value.random_sources.size() > kMaxRandomSources)
+    throw json::out_of_range::create(
+        406, "\"random_sources\": at most " + std::to_string(kMaxRandomSources) + " per process", nullptr);
+  value.hash_seed = j.value("hash_seed", "");
+  value.hash_probe = j.value("hash_probe", "");
 }
 
 void to_json(json& j, const OpRecord& value) {
@@ -200,6 +231,29 @@ void from_json(const json& j, StepGrowth& value) {
   value.step = json_integer_or(j, "step", 0);
   value.loss_difference = j.value("loss_difference", 0.0);
   value.parameter_difference = j.value("parameter_difference", 0.0);
+}
+
+void to_json(json& j, const RandomSourceVerdict& value) {
+  j = {{"name", value.name},
+       {"kind", value.kind},
+       {"where", value.where},
+       {"seeded", value.seeded},
+       {"drawn_in_factory", value.drawn_in_factory},
+       {"drawn_in_runs", value.drawn_in_runs}};
+  if (!value.recipe.empty()) j["recipe"] = value.recipe;
+}
+void from_json(const json& j, RandomSourceVerdict& value) {
+  value.name = j.at("name").get<std::string>();
+  value.kind = j.value("kind", "");
+  value.where = j.value("where", "");
+  value.seeded = j.value("seeded", "");
+  static const std::set<std::string> kSeeded = {"alike", "differs", "runner", "unknown"};
+  if (!kSeeded.count(value.seeded))
+    throw json::other_error::create(
+        501, "\"seeded\": '" + value.seeded + "' is none of alike, differs, runner, unknown", &j);
+  value.drawn_in_factory = j.value("drawn_in_factory", false);
+  value.drawn_in_runs = j.value("drawn_in_runs", false);
+  value.recipe = j.value("recipe", "");
 }
 
 void to_json(json& j, const Cell& value) {

@@ -21,6 +21,7 @@ class Cell:
         self.kernels = None  # the last run's kernel records, where it was traced
         self.copies = {}
         self.differences = {}
+        self.sources = None  # the random sources, once the factory has run
         self.began = time.perf_counter()
 
     def run_once(self, subject, function, recorder=None, traced=False):
@@ -28,6 +29,8 @@ class Cell:
         around the timed region as the C++ worker traces its runs (a run that raises: run_cell ends it)."""
         subject.restore()
         torch.manual_seed(self.seed)
+        if self.sources is not None:
+            self.sources.restore()
         synchronize(self.device)
         self.kernels = None
         if traced:
@@ -57,6 +60,8 @@ class Cell:
         elapsed = time.perf_counter_ns() - began
         if traced:
             self.kernels = self.tracer.end_run()
+            if self.sources is not None:
+                self.sources.after_run()
         outputs = named_tensors(result, "output", [])
         if not outputs:
             raise CellError(f"the callable returned no tensors (it returned {type(result).__name__}); return the "
@@ -115,8 +120,12 @@ class Cell:
 
     def run(self):
         apply_settings(self.settings, self.device)
+        seed_recipe(self.settings, self.seed)
         factory = import_callable(self.spec)
+        sources = RandomSources(self.seed)
         subject = Subject(factory, self.seed, self.device)
+        sources.after_factory(subject, factory)
+        self.sources = sources
         function = self.compiled(subject.step)
         subject.prime(function)
         warmup, repeats = REQUEST.get("warmup", 1), REQUEST.get("repeats", 10)
@@ -246,6 +255,11 @@ def run_cell(cell):
     finally:
         sys.stdout = sys.__stderr__
         state.tracer.end_run()  # the profiler session of a run that raised
+    state.observation.update(hash_facts())
+    if state.sources is not None and state.observation["status"] == "ok":
+        drawn = state.sources.observation()
+        if drawn:
+            state.observation["random_sources"] = drawn
     state.tracer.finish(state.observation)
     if printed.characters:
         state.observation["warnings"].append(

@@ -34,6 +34,8 @@ json cell_to_json(const CellReport& report) {
   if (v.origin) j["origin"] = *v.origin;
   if (!v.origin_note.empty()) j["origin_note"] = v.origin_note;
   if (!v.steps.empty()) j["step_growth"] = v.steps;
+  if (!v.random_sources.empty()) j["random_sources"] = v.random_sources;
+  if (!v.cause.empty()) j["cause"] = v.cause;
   if (!v.message.empty()) j["message"] = v.message;
   if (!v.warnings.empty()) j["warnings"] = v.warnings;
   if (v.timing.samples > 0) j["timing"] = v.timing;

@@ -46,6 +46,11 @@ CellReport cell_from_json(const json& j) {
   if (j.contains("origin")) v.origin = json_field<Origin>(j, "origin");
   v.origin_note = json_field_or<std::string>(j, "origin_note", "");
   v.steps = json_field_or(j, "step_growth", std::vector<StepGrowth>{});
+  v.random_sources = json_field_or(j, "random_sources", std::vector<RandomSourceVerdict>{});
+  if (v.random_sources.size() > kMaxRandomSources)
+    throw json::out_of_range::create(406, fmt::format("\"random_sources\": at most {} per cell", kMaxRandomSources),
+                                     nullptr);
+  v.cause = json_field_or<std::string>(j, "cause", "");
   v.message = json_field_or<std::string>(j, "message", "");
   v.warnings = json_field_or(j, "warnings", std::vector<std::string>{});
   v.timing = json_field_or(j, "timing", Timing{});

@@ -77,6 +77,43 @@ struct OpSequence {
   bool truncated = false;  // longer than kMaxOpsPerRun: the tail was not kept
 };
 
+// py cells: a random generator the step or its factory drew from (python_runner/python_randomness.py).
+struct RandomSource {
+  std::string name;   // "random", "numpy.random", "torch (cpu)", "helpers._SHUFFLE", "step.<closure rng>"
+  std::string kind;   // random.Random, numpy.random.RandomState, numpy.random.Generator, torch.Generator
+  std::string where;  // global, module attribute, closure, object path
+  std::string state;  // digest of its state after the factory ran: equal in every process when seeded alike
+  bool drawn_in_factory = false;
+  bool drawn_in_runs = false;
+  bool seeded_by_runner = false;  // torch's own generators: seeded with the cell's seed before every run
+  std::string recipe;             // what seeds it alike in every process
+};
+
+// py cells: one random source over every process (kinds/python_randomness.h).
+struct RandomSourceVerdict {
+  std::string name;
+  std::string kind;
+  std::string where;
+  std::string recipe;
+  bool drawn_in_factory = false;
+  bool drawn_in_runs = false;
+  // "alike": one state after the factory in every process; "differs": not seeded alike; "runner": torch's
+  // own generators, seeded with the cell's seed before every run; "unknown": seen in one process only.
+  std::string seeded;
+};
+
+// How a training run's divergence grew: after SGD step `step`, the largest difference of the loss
+// and of the parameters between runs of one process (-1: not measured, the runs were in different
+// processes only).
+struct StepGrowth {
+  int step = 0;
+  double loss_difference = 0;
+  double parameter_difference = 0;
+};
+
+// At most this many random sources are kept per process (the runner reports no more).
+inline constexpr std::size_t kMaxRandomSources = 64;
+
 struct ProcessObservation {
   int process = 0;
   std::string host;  // the machine that ran it, when a merge put several machines' processes in one cell
@@ -115,6 +152,11 @@ struct ProcessObservation {
   bool budget_limited = false;  // the runs stopped when the cell's share of --budget was spent
   // The worker ran beside other workers (--jobs): its digests count, its run times are not timings.
   bool untimed = false;
+  // py cells: the random sources drawn from, PYTHONHASHSEED as the process had it ("" unset), and a
+  // digest of the hashes of fixed strings (equal in two processes that hash strings alike).
+  std::vector<RandomSource> random_sources;
+  std::string hash_seed;
+  std::string hash_probe;
 };
 
 // At most this many per-op records are kept per run, and this many distinct sequences per process.

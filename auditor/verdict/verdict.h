@@ -14,15 +14,6 @@ namespace repro_audit {
 
 // VerdictKind, its to_string and verdict_from_string: config/catalogue.h.
 
-// How a training run's divergence grew: after SGD step `step`, the largest difference of the loss
-// and of the parameters between runs of one process (-1: not measured, the runs were in different
-// processes only).
-struct StepGrowth {
-  int step = 0;
-  double loss_difference = 0;
-  double parameter_difference = 0;
-};
-
 struct Verdict {
   VerdictKind kind = VerdictKind::error;
   int runs = 0;  // digested runs over every process
@@ -52,6 +43,9 @@ struct Verdict {
   std::vector<StepGrowth> steps;
   Timing per_op_timing;        // model cells: the runs that digested every op (`timing` is of the others)
   Timing per_op_plain_timing;  // the plain runs among or after those, in the same processes
+  // py cells: the random sources drawn from, and a divergence's cause, said before any origin.
+  std::vector<RandomSourceVerdict> random_sources;
+  std::string cause;
 };
 
 // 1 - 0.05^(1/(n-1)): with n identical runs, the per-run divergence rate is below this with 95%.
