@@ -11,7 +11,7 @@ bool cuda_key(const std::string& key) {
 
 void add_interpreter_facts(nlohmann::json& environment, const nlohmann::json& interpreter) {
   if (!environment.is_object() || !interpreter.is_object()) return;
-  for (const char* key : {"python", "python_torch", "python_torch_path"}) {
+  for (const char* key : {"python", "python_torch", "python_torch_path", "python_xxhash", "test_switches"}) {
     if (!interpreter.contains(key) || !interpreter[key].is_string()) continue;
     environment[key] = interpreter[key];
     const auto& sources = interpreter.value("sources", nlohmann::json::object());

@@ -9,8 +9,8 @@ namespace repro_audit {
 // `workers`: the first inheriting worker's fingerprint (null: none spoke, and `here` is taken whole).
 // When the workers were repro-audit-cpu (`workers_lack_cuda`), their fingerprint has no CUDA facts:
 // `torch_cuda_build`, `cuda` and their sources are taken from `here` (this process's fingerprint).
-// `interpreter`: a py cell runner's facts (python, python_torch, python_torch_path and their sources),
-// added when present.
+// `interpreter`: a py cell runner's facts (python, python_torch, python_torch_path, python_xxhash,
+// test_switches and their sources), added when present.
 nlohmann::json report_environment(const nlohmann::json& workers, bool workers_lack_cuda,
                                   const nlohmann::json& interpreter, const std::function<nlohmann::json()>& here);
 

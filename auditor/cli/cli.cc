@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/interruption.h"
 #include "cli/option_checks.h"
 #include "cli/terminal.h"
 #include "common/user_error.h"
@@ -17,6 +18,17 @@
 #include "report/escape.h"
 
 namespace repro_audit {
+namespace {
+
+// A command that failed after a stop signal (cli/interruption.h) asked it to stop was interrupted (an output
+// FIFO whose reader never came, a write the signal cut short): 130, as every interruption is.
+int interrupted_or(int code) {
+  if (!stop_requested()) return code;
+  print_message("interrupted");
+  return 130;
+}
+
+}  // namespace
 
 int run_cli(int argc, char** argv) {
   // A write to a worker that died, or to a closed pipe, fails with EPIPE and is handled where it
@@ -69,14 +81,14 @@ int run_cli(int argc, char** argv) {
       const int code = command.action();
       if (const auto failure = standard_output_failure(); !failure.empty()) {
         std::cerr << "repro-audit: cannot write to standard output: " << failure << "\n";
-        return 2;
+        return interrupted_or(2);
       }
-      return code;
+      return code == 2 ? interrupted_or(2) : code;
     }
     return 2;
   } catch (const UserError& error) {
     print_message(std::string("repro-audit: ") + error.what());
-    return 2;
+    return interrupted_or(2);
   } catch (const std::filesystem::filesystem_error& error) {
     // A folder that cannot be made or read is the user's environment to fix, not a bug.
     print_message("repro-audit: " + (error.path1().empty() ? "" : error.path1().string() + ": ") +

@@ -15,8 +15,8 @@
 #include "cli/terminal.h"
 #include "common/user_error.h"
 #include "compare/baseline.h"
+#include "config/models_named_by_user.h"
 #include "explain/explanation_printers.h"
-#include "explain/py_callables.h"
 #include "probe/probe_catalogue.h"
 #include "report/escape.h"
 #include "repro/python_check.h"
@@ -32,6 +32,7 @@ struct ExplainArguments {
   int repeats = 2;
   std::string python;
   std::vector<std::string> callables;
+  std::vector<std::string> models;
   OutputArguments outputs;
 };
 
@@ -86,6 +87,9 @@ Command add_explain_command(CLI::App& app) {
   explain_command->add_option("--callable", arguments->callables,
                               "FILE.py:NAME or MODULE:NAME: the callable a py cell re-runs (its NAME must be the "
                               "report's); a report's file and module path are never imported (repeatable)");
+  explain_command->add_option("--model", arguments->models,
+                              "The model file (TorchScript or AOTInductor package) a model cell re-runs, matched to "
+                              "the report's by file name or model name; a report's is never loaded (repeatable)");
   for (const auto* format : explanation_formats()) {
     const auto index = static_cast<std::size_t>(format - output_formats().data());
     explain_command->add_option("--" + format->name, arguments->outputs.paths[index], format->help);
@@ -100,7 +104,13 @@ Command add_explain_command(CLI::App& app) {
             auto before = load_comparable(arguments->before);
             if (before.cells.empty())
               throw UserError(arguments->before + ": has no cells; there is nothing to explain");
-            before.models = py_models_named_by_user(before, python, arguments->callables);
+            std::vector<std::string> keys;
+            for (const auto& cell : before.cells) keys.push_back(cell.key);
+            before.models = models_named_by_user(before.models, keys, before.source,
+                                                 {.command = "explain",
+                                                  .python = python,
+                                                  .callables = arguments->callables,
+                                                  .model_files = arguments->models});
             std::optional<Snapshot> after;
             if (!arguments->after.empty()) after = load_comparable(arguments->after);
             ExplainOptions options;

@@ -27,7 +27,9 @@ void install_stop_handlers() {
   struct sigaction action {};
   action.sa_handler = request_stop;
   sigemptyset(&action.sa_mask);
-  for (int signal : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal, &action, nullptr);
+  // SIGQUIT, SIGUSR1, SIGUSR2 and SIGALRM end a process as SIGTERM does: by default without the cleanup
+  // of its workers' folders and journal, so here they stop it the same way.
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM}) sigaction(signal, &action, nullptr);
 }
 
 bool stop_requested() { return interrupted.load(); }

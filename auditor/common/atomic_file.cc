@@ -26,7 +26,8 @@ void hold(int signal) {
   int none = 0;
   held_signal.compare_exchange_strong(none, signal);
 }
-constexpr int kHeldSignals[] = {SIGINT, SIGTERM, SIGHUP};
+constexpr int kHeldSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
+static_assert(std::size(kHeldSignals) == 7, "DeferredSignals::previous_ holds one action per signal");
 
 // Writes all of `content`; false, with errno set, when it cannot.
 bool write_all(int fd, const std::string& content) {

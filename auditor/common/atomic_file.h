@@ -28,9 +28,9 @@ struct FileContent {
   bool own = false;
 };
 
-// While one lives, SIGINT, SIGTERM and SIGHUP are held: on leaving, the first one that arrived is
-// raised again under the handlers from before (so a Ctrl-C still ends the program, or asks it to stop,
-// once the files are complete). Output that must be all there or absent is written under one.
+// While one lives, the stop signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM) are held: on leaving,
+// the first one that arrived is raised again under the handlers from before (so a Ctrl-C still ends the program, or
+// asks it to stop, once the files are complete). Output that must be all there or absent is written under one.
 class DeferredSignals {
  public:
   DeferredSignals();
@@ -39,7 +39,7 @@ class DeferredSignals {
   DeferredSignals& operator=(const DeferredSignals&) = delete;
 
  private:
-  struct sigaction previous_[3];
+  struct sigaction previous_[7];  // one for each signal held
 };
 
 // Writes every file, even after one fails: a full disk or a bad path loses that file, not the others.

@@ -21,9 +21,13 @@ namespace fs = std::filesystem;
 constexpr int kMaximumLinks = 40;
 
 // The descriptor N that `path` names when it is this process's /proc/self/fd/N (what /dev/stdout,
-// /dev/stderr and /dev/fd/N lead to) and N is open. Opening that path again would give a new file
-// position on a regular file, or fail on a socket; a shell writes to the descriptor itself.
-std::optional<int> own_descriptor(const std::string& path) {
+// /dev/stderr and /dev/fd/N lead to), open or not (`open` says). Opening that path again would give a
+// new file position on a regular file, or fail on a socket; a shell writes to the descriptor itself.
+struct OwnDescriptor {
+  int number;
+  bool open;
+};
+std::optional<OwnDescriptor> own_descriptor(const std::string& path) {
   const fs::path location(path);
   const auto number = location.filename().string();
   if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos || number.size() > 9)
@@ -33,8 +37,7 @@ std::optional<int> own_descriptor(const std::string& path) {
   if (!::realpath(parent.c_str(), folder)) return std::nullopt;
   if (std::string(folder) != fmt::format("/proc/{}/fd", ::getpid())) return std::nullopt;
   const int descriptor = std::stoi(number);
-  if (::fcntl(descriptor, F_GETFD) < 0) return std::nullopt;
-  return descriptor;
+  return OwnDescriptor{descriptor, ::fcntl(descriptor, F_GETFD) >= 0};
 }
 
 }  // namespace
@@ -42,8 +45,13 @@ std::optional<int> own_descriptor(const std::string& path) {
 OutputTarget resolve_output(const std::string& path) {
   std::string current = path;
   for (int links = 0;; ++links) {
-    if (const auto descriptor = own_descriptor(current))
-      return {OutputTarget::Kind::descriptor, current, *descriptor, ""};
+    if (const auto descriptor = own_descriptor(current)) {
+      if (descriptor->open) return {OutputTarget::Kind::descriptor, current, descriptor->number, ""};
+      return {OutputTarget::Kind::refused, current, -1,
+              fmt::format("names the descriptor {0}, which is not open in this process (a shell opens it with "
+                          "{0}>FILE)",
+                          descriptor->number)};
+    }
     struct stat status {};
     if (::lstat(current.c_str(), &status) != 0) return {OutputTarget::Kind::replace, current, -1, ""};
     if (S_ISREG(status.st_mode)) return {OutputTarget::Kind::replace, current, -1, ""};

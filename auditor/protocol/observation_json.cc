@@ -1,5 +1,7 @@
 #include "protocol/observation_json.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 
@@ -7,6 +9,19 @@
 
 namespace repro_audit {
 using nlohmann::json;
+
+std::vector<std::string> bounded_warnings(std::vector<std::string> warnings, std::size_t more) {
+  // A list already cut (its last line the count) is as bounded as it gets: kept as it is.
+  if (warnings.size() <= kKeptWarnings + (more == 0 ? 1 : 0)) {
+    if (more > 0)
+      warnings.push_back(fmt::format("{} more warning(s) not kept: a run keeps its first {}", more, kKeptWarnings));
+    return warnings;
+  }
+  more += warnings.size() - kKeptWarnings;
+  warnings.resize(kKeptWarnings);
+  warnings.push_back(fmt::format("{} more warning(s) not kept: a run keeps its first {}", more, kKeptWarnings));
+  return warnings;
+}
 
 void to_json(json& j, const KernelRecord& value) {
   j = {{"name", value.name}};
@@ -133,7 +148,7 @@ void from_json(const json& j, ProcessObservation& value) {
   value.status = *parsed;
   value.message = j.value("message", "");
   value.runs = j.value("runs", std::vector<RunObservation>{});
-  value.warnings = j.value("warnings", std::vector<std::string>{});
+  value.warnings = bounded_warnings(j.value("warnings", std::vector<std::string>{}));
   value.divergence.reset();
   if (j.contains("divergence")) value.divergence = j.at("divergence").get<Divergence>();
   value.kernel_sequences.clear();

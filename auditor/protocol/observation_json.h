@@ -9,6 +9,13 @@
 
 namespace repro_audit {
 
+// A run keeps its first kKeptWarnings distinct warnings and one line counting the rest: a step that
+// warns on every element (200,000 a run) would otherwise carry each into the pipe, the journal, the
+// report and the memory of every reader.
+inline constexpr std::size_t kKeptWarnings = 50;
+// `warnings` cut to kKeptWarnings and a line saying how many more (`more` and those past the cap) there were.
+std::vector<std::string> bounded_warnings(std::vector<std::string> warnings, std::size_t more = 0);
+
 void to_json(nlohmann::json& j, const KernelRecord& value);
 void from_json(const nlohmann::json& j, KernelRecord& value);
 void to_json(nlohmann::json& j, const RunObservation& value);

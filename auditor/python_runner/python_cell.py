@@ -228,15 +228,39 @@ def no_space_left(error):
     return None
 
 
+class KeptWarnings:
+    """The callable's distinct warnings, the first KEPT_WARNINGS of them, and a count of the rest
+    (protocol/observation_json.h's kKeptWarnings): a step warning 200,000 times a run holds 50."""
+
+    def __init__(self):
+        self.kept = set()
+        self.not_kept = 0
+
+    def show(self, message, *args, **kwargs):
+        text = str(message).splitlines()[0] if str(message) else ""
+        if not text or text in self.kept:
+            return
+        if len(self.kept) < KEPT_WARNINGS:
+            self.kept.add(text)
+        else:
+            self.not_kept += 1
+
+    def lines(self):
+        more = [f"{self.not_kept} more warning(s) not kept: a run keeps its first {KEPT_WARNINGS}"]
+        return sorted(self.kept) + (more if self.not_kept else [])
+
+
 def run_cell(cell):
     state = Cell(cell)
     printed = CountingStdout()
     sys.stdout = printed
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        kept = KeptWarnings()
+        with warnings.catch_warnings():
             warnings.simplefilter("always")
+            warnings.showwarning = kept.show
             state.run()
-        state.observation["warnings"] += sorted({str(w.message).splitlines()[0] for w in caught if str(w.message)})
+        state.observation["warnings"] += kept.lines()
     except CellUnsupported as error:
         state.observation.update(status="unsupported", message=str(error), runs=[])
     except CellError as error:
@@ -267,13 +291,42 @@ def run_cell(cell):
     return state.observation
 
 
+# Every digest rests on xxhash, which PYTHONPATH or a site-packages folder can replace: before any cell
+# it must give the XXH3-128 of the reference implementation (libxxhash 0.8, the C++ side's hash/digest.cc)
+# on an empty input and, in two updates, on "repro-audit" followed by bytes 0..255 five times.
+XXHASH_VECTORS = ((b"", "99aa06d3014798d86001c324468d497f"),
+                  (b"repro-audit" + bytes(range(256)) * 5, "5692eb6cd6ef91833546232d2637108b"))
+
+
+def xxhash_problem():
+    """Why the xxhash imported is not XXH3-128 (naming its file), or ""."""
+    for data, expected in XXHASH_VECTORS:
+        try:
+            state = xxhash.xxh3_128()
+            state.update(data[:7])
+            state.update(data[7:])
+            answers = (state.hexdigest(), xxhash.xxh3_128_hexdigest(data))
+        except Exception as error:  # a module without the functions the runner calls
+            answers = (f"{type(error).__name__}: {error}",)
+        if any(answer != expected for answer in answers):
+            return (f"the xxhash module {getattr(xxhash, '__file__', '?')} imported by {sys.executable} gives "
+                    f"{answers[0]!r}, not XXH3-128's {expected}, for a {len(data)}-byte test input: the digests "
+                    "would not be XXH3; install the xxhash package (pip install xxhash), or remove the module "
+                    "that stands in its place (PYTHONPATH)")
+    return ""
+
+
 def main():
+    problem = xxhash_problem() if xxhash is not None else ""
     if xxhash is None:
         for cell in REQUEST["cells"]:
             emit({"event": "start", "key": cell["key"]})
             emit({"event": "cell", "key": cell["key"], "observation": {
                 "process": REQUEST.get("process", 0), "status": "exception", "runs": [],
                 "message": f"{sys.executable} lacks the xxhash package (pip install xxhash): it digests outputs"}})
+    elif problem:
+        emit({"event": "environment_failure", "message": problem})
+        return
     else:
         emit({"event": "environment", "environment": interpreter_facts()})
         for cell in REQUEST["cells"]:

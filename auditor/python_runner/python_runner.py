@@ -85,6 +85,8 @@ if LOADED_LINE:
 REQUEST = json.load(sys.stdin)
 
 MAX_OPS = 20000
+TEST_SWITCHES = ("REPRO_AUDIT_TEST_CPU_OPS_AS_KERNELS", "REPRO_AUDIT_TEST_HOST_WORD_SUMS")
+KEPT_WARNINGS = 50
 MAX_SEQUENCES = 4
 EMPTY_OPS = {"aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty", "aten::new_empty_strided"}
 DTYPE_TAGS = {
@@ -129,10 +131,19 @@ def interpreter_facts():
     fingerprint describes the libtorch the tool was built with, which need not be this one."""
     import platform
     facts = {"python": f"{sys.executable} ({platform.python_version()})", "python_torch": torch.__version__,
-             "python_torch_path": os.path.dirname(os.path.abspath(torch.__file__))}
+             "python_torch_path": os.path.dirname(os.path.abspath(torch.__file__)),
+             "python_xxhash": f"{getattr(xxhash, 'VERSION', '?')} ({os.path.abspath(getattr(xxhash, '__file__', '?'))})"}
     facts["sources"] = {"python": "the py cells' interpreter (sys.executable, platform.python_version())",
                         "python_torch": "torch.__version__ in the py cells' interpreter",
-                        "python_torch_path": "torch.__file__ in the py cells' interpreter"}
+                        "python_torch_path": "torch.__file__ in the py cells' interpreter",
+                        "python_xxhash": "xxhash.VERSION and xxhash.__file__ in the py cells' interpreter, "
+                                         "checked against XXH3-128 test vectors"}
+    # The runner's test switches change what it records (REPRO_AUDIT_TEST_CPU_OPS_AS_KERNELS,
+    # REPRO_AUDIT_TEST_HOST_WORD_SUMS): a report made with one set says so.
+    switches = sorted(f"{name}={value}" for name, value in os.environ.items() if name in TEST_SWITCHES)
+    if switches:
+        facts["test_switches"] = ", ".join(switches)
+        facts["sources"]["test_switches"] = "the py cells' environment: test switches that change what is recorded"
     return facts
 
 

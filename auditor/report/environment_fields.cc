@@ -137,6 +137,8 @@ std::vector<EnvironmentField> environment_fields(const json& environment) {
       scalar_field("Python", text("python")),  // py cells' interpreter and the torch it imports
       scalar_field("Python torch", text("python_torch")),
       scalar_field("Python torch path", text("python_torch_path")),
+      scalar_field("Python xxhash", text("python_xxhash")),
+      scalar_field("test switches", text("test_switches")),
       scalar_field("CUDA runtime", cuda_version(field(cuda, "runtime"))),
       scalar_field("CUDA compiled runtime", cuda_version(field(cuda, "compiled_runtime"))),
       scalar_field("CUDA driver", cuda_version(field(cuda, "driver"))),

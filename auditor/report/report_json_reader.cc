@@ -199,6 +199,12 @@ Report report_from_parsed(ParsedReport&& parsed, const std::string& source) {
   try {
     Report report;
     report.tool_version = j.value("tool_version", "");
+    // Read by field (gate's platform, explain's knobs): anything but an object would read as empty.
+    if (j.contains("environment") && !j["environment"].is_object() && !j["environment"].is_null())
+      throw UserError(
+          fmt::format("{}: malformed report: \"environment\" must be an object (the fingerprint `env` "
+                      "prints), not {}",
+                      source, j["environment"].type_name()));
     if (j.contains("environment")) report.environment = std::move(j["environment"]);
     if (j.contains("config")) report.config = std::move(j["config"]);
     report.device = j.value("device", "");

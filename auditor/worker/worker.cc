@@ -1,14 +1,13 @@
 #include "worker/worker.h"
 
 #include <c10/util/Exception.h>
-#include <algorithm>
+#include <fmt/format.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <optional>
-
-#include <fmt/format.h>
 #include <tuple>
 
 #include "apply/settings_apply.h"
@@ -28,14 +27,16 @@
 namespace repro_audit {
 namespace {
 
-// Keeps every distinct warning raised on this thread while a cell runs (warn-only mode's alerts).
+// The first kKeptWarnings distinct warnings raised on this thread while a cell runs, and a count of the rest.
 class WarningCollector : public c10::WarningHandler {
  public:
   void process(const c10::Warning& warning) override {
     const auto text = warning.msg();
-    if (std::find(warnings.begin(), warnings.end(), text) == warnings.end()) warnings.push_back(text);
+    if (std::find(warnings.begin(), warnings.end(), text) != warnings.end()) return;
+    warnings.size() < kKeptWarnings ? warnings.push_back(text) : void(++not_kept);
   }
   std::vector<std::string> warnings;
+  std::size_t not_kept = 0;
 };
 
 std::string error_text(const std::exception& error) {
@@ -320,11 +321,11 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
     observation = failed_observation(tracer, ObservationStatus::exception, error_text(error));
   }
   observation.process = request.process;
-  // libtorch's warnings first, then the worker's own (how the cell was timed): neither hides the other.
-  auto warnings = collector.warnings;
-  for (auto& warning : observation.warnings)
-    if (std::find(warnings.begin(), warnings.end(), warning) == warnings.end()) warnings.push_back(std::move(warning));
-  observation.warnings = std::move(warnings);
+  // The worker's own warnings (how the cell was timed) first: past the cap, libtorch's are counted.
+  auto warnings = std::move(observation.warnings);
+  for (const auto& warning : collector.warnings)
+    if (std::find(warnings.begin(), warnings.end(), warning) == warnings.end()) warnings.push_back(warning);
+  observation.warnings = bounded_warnings(std::move(warnings), collector.not_kept);
   cell_phase.reset();
   flush_phase_log(cell.key, std::max(1, request.timing_round));
   return observation;

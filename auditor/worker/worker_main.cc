@@ -62,10 +62,12 @@ int worker_main() {
   // A worker of py cells becomes their interpreter at once, before the request: it says it has loaded
   // once torch is imported there, so a worker started ahead of its request pays for both meanwhile.
   if (const char* python = std::getenv(kWorkerPython); python && *python) {
-    std::cerr << "worker: "
-              << exec_python_runner(python, events_fd,
-                                    loaded.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
-              << "\n";
+    const auto why =
+        exec_python_runner(python, events_fd, loaded.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    std::cerr << "worker: " << why << "\n";
+    // An interpreter gone or broken since the audit checked it is the machine's failure, not the cells':
+    // nothing is journaled for them, and --resume runs them once the interpreter is back.
+    emit(environment_failure_event("the py cells' interpreter cannot be started: " + why));
     return 2;
   }
   // Before the request: a worker started ahead of it says so that it has loaded.

@@ -178,6 +178,22 @@ TEST_F(OutputFiles, FifosDevicesAndStandardOutputAreWrittenThrough) {
   EXPECT_TRUE(fs::is_character_file("/dev/null"));
 }
 
+// A FIFO whose reader never comes holds the command in its open(): SIGINT or SIGTERM there is an
+// interruption (130), as anywhere else, not a failed write (2).
+TEST_F(OutputFiles, AStopSignalWhileWaitingForAFifosReaderIsAnInterruption) {
+  for (const int signal : {SIGINT, SIGTERM}) {
+    const auto fifo = path("unread-" + std::to_string(signal));
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    const auto log = path("log-" + std::to_string(signal));
+    const auto pid = start_group(kQuickAudit + " --json " + fifo, log);
+    const auto waiting = [&] { return slurp("/proc/" + std::to_string(pid) + "/wchan") == "wait_for_partner"; };
+    ASSERT_TRUE(wait_until(waiting, pid)) << slurp(log);
+    ::kill(pid, signal);
+    EXPECT_EQ(wait_exit(pid), 130) << slurp(log);
+    EXPECT_NE(slurp(log).find("interrupted"), std::string::npos) << slurp(log);
+  }
+}
+
 // What cannot take a file's content is refused by name before any work: a folder, a socket-like
 // entry, a loop of links.
 TEST_F(OutputFiles, WhatCannotBeWrittenThroughIsRefusedByName) {
@@ -191,6 +207,18 @@ TEST_F(OutputFiles, WhatCannotBeWrittenThroughIsRefusedByName) {
     EXPECT_EQ(result.exit_code, 2) << output << ": " << result.output;
     EXPECT_NE(result.output.find("--json " + path(output) + ": " + reason), std::string::npos) << result.output;
   }
+  // A descriptor of the command's own that its shell did not open: named, not "No such file or directory".
+  fs::create_symlink("/dev/fd/7", path("to-fd7.json"));
+  for (const auto& output : {std::string("/dev/fd/7"), path("to-fd7.json")}) {
+    const auto closed = run(kQuickAudit + " --json " + output);
+    EXPECT_EQ(closed.exit_code, 2) << closed.output;
+    EXPECT_NE(closed.output.find(": names the descriptor 7, which is not open in this process"), std::string::npos)
+        << closed.output;
+    EXPECT_EQ(closed.output.find("No such file"), std::string::npos) << closed.output;
+  }
+  const auto open = shell(binary() + " " + kQuickAudit + " --json /dev/fd/7 7>" + path("fd7.json"));
+  EXPECT_LE(open.exit_code, 1) << open.output;
+  EXPECT_TRUE(json::accept(slurp(path("fd7.json"))));
 }
 
 }  // namespace

@@ -3,8 +3,11 @@
 // runner or the check imports comes from the current folder, the
 // interpreter must import torch and xxhash, the compile cache must be a folder it can write. Each
 // failure is exit 2 naming the option, the word and why, with no journal left.
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
 
@@ -165,6 +168,86 @@ TEST_F(PythonSetup, NoSpaceLeftInACellIsTheMachinesFailure) {
             std::string::npos)
       << result.output;
   EXPECT_EQ(result.output.find("exception"), std::string::npos) << result.output;
+}
+
+// The digests rest on xxhash. One that PYTHONPATH puts in its place and that answers a constant would
+// make a step returning os.urandom bytes deterministic: it is refused by its file before any cell, and
+// the report of an audit says which xxhash digested it.
+TEST_F(PythonSetup, AnXxhashThatIsNotXxh3IsRefusedAndTheOneUsedIsRecordedWithTestSwitches) {
+  if (std::string(test_paths::kPython).empty()) GTEST_SKIP() << "no Python with torch next to libtorch";
+  const auto random =
+      write("random_step.py",
+            "import os, torch\ndef make(seed=0):\n    return torch.frombuffer(bytearray(os.urandom(64)), "
+            "dtype=torch.uint8)\n");
+  fs::create_directories(path("planted"));
+  const auto planted = write("planted/xxhash.py",
+                             "VERSION = '9.9.9'\nclass xxh3_128:\n    def __init__(self, *args):\n        pass\n"
+                             "    def update(self, data):\n        pass\n    def hexdigest(self):\n"
+                             "        return '0' * 32\ndef xxh3_128_hexdigest(data):\n    return '0' * 32\n");
+  const auto stand_in =
+      program("python-planted-xxhash", "PYTHONPATH=" + path("planted") + " exec " + test_paths::kPython + " \"$@\"");
+  const std::string audit = "py " + random +
+                            ":make --device cpu --profile default --axis threads=1 --repeats 2 --processes 1 "
+                            "--no-cost --per-op off --json " +
+                            path("report.json") + " --python ";
+  const auto refused = run(audit + stand_in, "XDG_STATE_HOME=" + path("state"));
+  if (refused.output.find("cannot import torch and xxhash") != std::string::npos)
+    GTEST_SKIP() << "the Python next to libtorch lacks xxhash";
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("the xxhash module " + planted), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("not XXH3-128's 99aa06d3014798d86001c324468d497f"), std::string::npos)
+      << refused.output;
+  EXPECT_EQ(refused.output.find("deterministic"), std::string::npos) << refused.output;
+  EXPECT_FALSE(fs::exists(path("report.json"))) << "a report was written";
+  // The real one: the step's random bytes differ, and the report names the xxhash that said so.
+  const auto real = run(audit + test_paths::kPython, "XDG_STATE_HOME=" + path("state"));
+  EXPECT_EQ(real.exit_code, 1) << real.output;  // a py cell that diverges fails the audit
+  const auto report = nlohmann::json::parse(slurp(path("report.json")));
+  EXPECT_EQ(report.at("cells").at(0).at("verdict"), "nondeterministic") << real.output;
+  const auto environment = report.at("environment");
+  const auto recorded = environment.value("python_xxhash", "");
+  EXPECT_NE(recorded.find("xxhash/__init__.py)"), std::string::npos) << environment.dump(1);
+  EXPECT_EQ(recorded.find(path("planted")), std::string::npos) << recorded;
+  EXPECT_FALSE(environment.contains("test_switches")) << environment.dump(1);
+  // A test switch in the user's environment changes what the runner records: the report says it was set.
+  const auto switched =
+      run(audit + test_paths::kPython, "XDG_STATE_HOME=" + path("state") + " REPRO_AUDIT_TEST_HOST_WORD_SUMS=1");
+  EXPECT_EQ(switched.exit_code, 1) << switched.output;
+  EXPECT_EQ(nlohmann::json::parse(slurp(path("report.json"))).at("environment").value("test_switches", ""),
+            "REPRO_AUDIT_TEST_HOST_WORD_SUMS=1");
+}
+
+// A resumed audit whose interpreter is gone stops as the machine's failure and journals nothing for its
+// cells: once the interpreter is back, the next --resume runs them, never keeping "cannot start" as a verdict.
+TEST_F(PythonSetup, AResumeWithoutItsInterpreterRunsTheCellsOnceItIsBack) {
+  if (std::string(test_paths::kPython).empty()) GTEST_SKIP() << "no Python with torch next to libtorch";
+  const auto step = write("slow_step.py",
+                          "import time, torch\ndef make(seed=0):\n    time.sleep(0.5)\n"
+                          "    return torch.arange(8.0) * 3\n");
+  fs::create_directories(path("bin"));
+  const auto interpreter = program("bin/python3", std::string("exec ") + test_paths::kPython + " \"$@\"");
+  const auto journal = path("journal");
+  const auto state = "XDG_STATE_HOME=" + path("state");
+  const auto pid = start_group("py " + step +
+                                   ":make --device cpu --profile default --axis threads=1,2,3 --repeats 2 "
+                                   "--processes 1 --no-cost --per-op off --python " +
+                                   interpreter + " --journal " + journal,
+                               path("log"), state);
+  ASSERT_TRUE(wait_until([&] { return count_files(journal, "cell-") > 0; }, pid)) << slurp(path("log"));
+  ::kill(pid, SIGINT);
+  ASSERT_EQ(wait_exit(pid), 130) << slurp(path("log"));
+  const auto finished = count_files(journal, "cell-");
+  fs::remove(interpreter);
+  const auto missing = run("py --resume " + journal, state);
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("the py cells' interpreter cannot be started: cannot start " + interpreter),
+            std::string::npos)
+      << missing.output;
+  EXPECT_EQ(count_files(journal, "cell-"), finished) << "a cell that could not start was journaled";
+  program("bin/python3", std::string("exec ") + test_paths::kPython + " \"$@\"");
+  const auto back = run("py --resume " + journal + " --json " + path("report.json"), state);
+  EXPECT_EQ(back.exit_code, 0) << back.output;
+  EXPECT_NE(back.output.find("3 deterministic"), std::string::npos) << back.output;
 }
 
 }  // namespace

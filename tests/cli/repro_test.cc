@@ -140,7 +140,7 @@ torch.jit.script(Scatter()).save(sys.argv[1])
   const auto audit = run("model " + model + " --input x:f32[1024,64] --profile default --profile strict --repeats 6 " +
                          "--json " + report);
   ASSERT_LE(audit.exit_code, 1) << audit.output;
-  const auto exported = run("repro " + report + " model -o " + path("out"));
+  const auto exported = run("repro " + report + " model --model " + model + " -o " + path("out"));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   const auto strict = path("out/model.scatter_forward_cpu_deterministic_algorithms=on");
   // One Python process: the digest is what is compared here (every script of parity runs in one too).
@@ -155,7 +155,7 @@ torch.jit.script(Scatter()).save(sys.argv[1])
       run("model " + model + " --input x:f32[1024,64] --train --steps 1 --profile strict --repeats 2 --json " + trained)
           .exit_code,
       0);
-  ASSERT_EQ(run("repro " + trained + " model -o " + path("trained")).exit_code, 0);
+  ASSERT_EQ(run("repro " + trained + " model --model " + model + " -o " + path("trained")).exit_code, 0);
   const auto training =
       shell(python() + " " + path("trained/model.scatter_train.sgd1_cpu_deterministic_algorithms=on") +
             "/repro.py --processes 1 --json");
@@ -193,7 +193,7 @@ torch.jit.script(torch.nn.Linear(8, 4)).save(sys.argv[1])
   const auto report = path("report.json");
   const auto audit = run("model " + model + " --input x:f32[2,8] --profile strict --repeats 2 --json " + report);
   ASSERT_EQ(audit.exit_code, 0) << audit.output;
-  const auto exported = run("repro " + report + " model -o " + path("out"));
+  const auto exported = run("repro " + report + " model --model " + model + " -o " + path("out"));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   const auto script = slurp(path("out/model.net_forward_cpu_deterministic_algorithms=on/repro.py"));
   EXPECT_NE(script.find("torch.jit.load(MODEL_PATH"), std::string::npos);

@@ -171,7 +171,7 @@ TEST_F(HostileReport, AModelPathMadeOfCodeIsAFileNameInTheScript) {
   const auto audit = run("model '" + model + "' --name m --input x:f32[4,8] --profile strict --axis threads=1 " +
                          "--repeats 2 --processes 1 --quiet --json " + report);
   ASSERT_EQ(audit.exit_code, 0) << audit.output;
-  const auto exported = run("repro " + report + " model -o " + path("out"));
+  const auto exported = run("repro " + report + " model --model '" + model + "' -o " + path("out"));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   const auto folder = path("out/model.m_forward_cpu_deterministic_algorithms=on_threads=1");
   const auto ran =

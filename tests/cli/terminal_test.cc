@@ -160,4 +160,21 @@ TEST_F(Terminals, NothingIsLeftInTheTemporaryFolderAfterAKillAndTheNextAudit) {
   EXPECT_EQ(count_files(tmp, ""), 0);
 }
 
+// Signals whose default action ends the process without its cleanup stop an audit as SIGTERM does:
+// exit 130, and no worker folder is left in the temporary folder.
+TEST_F(Terminals, QuitUserAndAlarmSignalsLeaveNoWorkerFolderBehind) {
+  for (const int signal : {SIGQUIT, SIGUSR1, SIGALRM}) {
+    const auto tmp = folder_ / ("tmp-" + std::to_string(signal));
+    fs::create_directories(tmp);
+    const auto out = folder_ / ("out-" + std::to_string(signal));
+    const pid_t pid = start_group("run --device cpu --probe sum --repeats 3 --journal " +
+                                      (folder_ / ("journal-" + std::to_string(signal))).string(),
+                                  out, "TMPDIR=" + tmp.string());
+    ASSERT_TRUE(wait_until([&] { return count_files(tmp, "repro-audit-worker-") > 0; }, pid)) << slurp(out);
+    kill(pid, signal);
+    EXPECT_EQ(wait_exit(pid), 130) << signal << ": " << slurp(out);
+    EXPECT_EQ(count_files(tmp, ""), 0) << signal << ": " << slurp(out);
+  }
+}
+
 }  // namespace

@@ -73,6 +73,19 @@ TEST_F(UntrustedInput, ANegativeOrNonFiniteTimeOrCountIsRefusedAtLoadNamingTheFi
   expect_refused("show " + huge, "repro-audit: " + huge + ":");
 }
 
+// An environment that is no object would read as no environment at all, so a gate would judge the cells
+// against the baseline's platform without one: refused by name in every reader.
+TEST_F(UntrustedInput, AnEnvironmentThatIsNoObjectIsRefusedAtLoad) {
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, json>>{{"array", json::array({1, 2})}, {"text", "linux"}}) {
+    const auto report = crafted("environment-" + name + ".json", [&](json& r) { r["environment"] = value; });
+    for (const auto& command : {"show " + report, "gate --baseline " + small_baseline() + " --report " + report,
+                                "compare " + small_baselined_report() + " " + report}) {
+      expect_refused(command, report + ": malformed report: \"environment\" must be an object");
+    }
+  }
+}
+
 // A baseline where a report goes is named for what it is; broken JSON is placed by line and column.
 TEST_F(UntrustedInput, ABaselineGivenForAReportIsNamedAndBrokenJsonIsPlaced) {
   for (const auto& command : {"show " + small_baseline(), "baseline " + small_baseline() + " -o " + path("b.yaml")})

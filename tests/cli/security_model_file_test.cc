@@ -1,0 +1,93 @@
+// A report's model cell names a model file, and loading an AOTInductor package runs its shared library.
+// A crafted report points at a package whose library leaves a marker when loaded: `explain` and `repro`
+// load no model file a report names, only the one named by --model on their command line.
+#include <nlohmann/json.hpp>
+
+#include "cli_tools.h"
+
+namespace {
+
+using namespace testing_cli;
+using nlohmann::json;
+
+class ReportModelFile : public CliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    python_ = test_paths::kPython;
+    if (python_.empty() || shell(python_ + " -c 'import torch'").exit_code != 0)
+      GTEST_SKIP() << "no Python with torch next to libtorch";
+    if (shell("command -v cc").exit_code != 0) GTEST_SKIP() << "no C compiler to build the package's library";
+    write("make.py",
+          "import sys, torch\ntorch.manual_seed(0)\ntorch.jit.script(torch.nn.Linear(8, 4)).save(sys.argv[1])\n");
+    ASSERT_EQ(shell(python_ + " " + path("make.py") + " " + path("linear.pt")).exit_code, 0);
+    const auto audited = run("model " + path("linear.pt") +
+                             " --input x:f32[4,8] --profile strict --axis threads=1 --repeats 2 --processes 1 --quiet "
+                             "--json " +
+                             path("report.json"));
+    ASSERT_EQ(audited.exit_code, 0) << audited.output;
+    // An AOTInductor package as the loader reads it: its model library's constructor runs at dlopen.
+    write("marker.c",
+          "#include <stdio.h>\n__attribute__((constructor)) static void mark(void) {\n  FILE* f = fopen(\"" +
+              path("loaded") + "\", \"w\");\n  if (f) fclose(f);\n}\n");
+    ASSERT_EQ(shell("cc -shared -fPIC " + path("marker.c") + " -o " + path("model.so")).exit_code, 0);
+    write("package.py", R"(import json, sys, zipfile
+with zipfile.ZipFile(sys.argv[2], "w") as package:
+    package.writestr("evil/archive_format", "pt2")
+    package.writestr("evil/archive_version", "0")
+    package.writestr("evil/data/aotinductor/model/model.so", open(sys.argv[1], "rb").read())
+    package.writestr("evil/data/aotinductor/model/model.cpp", "")
+    package.writestr("evil/data/aotinductor/model/model_metadata.json", json.dumps({"AOTI_DEVICE_KEY": "cpu"}))
+)");
+    fs::create_directories(path("planted"));
+    package_ = path("planted/evil.pt2");
+    ASSERT_EQ(shell(python_ + " " + path("package.py") + " " + path("model.so") + " " + package_).exit_code, 0);
+    auto report = json::parse(slurp(path("report.json")));
+    report.at("config").at("models").at(0)["path"] = package_;
+    for (auto& cell : report.at("cells"))
+      if (cell.contains("model")) cell.at("model")["path"] = package_;
+    std::ofstream(path("crafted.json")) << report.dump(1);
+  }
+  void expect_not_loaded(const std::string& after) {
+    EXPECT_FALSE(fs::exists(path("loaded"))) << "the report's model package was loaded: " << after;
+  }
+  std::string python_, package_;
+};
+
+TEST_F(ReportModelFile, ExplainAndReproLoadNoModelFileAReportNames) {
+  const auto crafted = path("crafted.json");
+  for (const auto& command : {"explain " + crafted, "explain " + crafted + " " + path("report.json"),
+                              "repro " + crafted + " model -o " + path("out")}) {
+    const auto result = run(command);
+    EXPECT_EQ(result.exit_code, 2) << command << "\n" << result.output;
+    EXPECT_NE(
+        result.output.find("needs --model FILE naming its model (linear, the file " + package_ + " in the report)"),
+        std::string::npos)
+        << command << "\n"
+        << result.output;
+    expect_not_loaded(command);
+  }
+  // A file named on the command line that is no model of the report's is refused by name.
+  const auto other = write("other.pt", "");
+  const auto mismatch =
+      run("repro " + crafted + " model --model " + path("linear.pt") + " --model " + other + " -o " + path("out"));
+  EXPECT_EQ(mismatch.exit_code, 2) << mismatch.output;
+  EXPECT_NE(mismatch.output.find("--model " + other + ": no model cell of " + crafted), std::string::npos)
+      << mismatch.output;
+  expect_not_loaded("repro --model other.pt");
+}
+
+TEST_F(ReportModelFile, TheModelNamedOnTheCommandLineIsTheOneLoaded) {
+  const auto crafted = path("crafted.json");
+  const auto explained = run("explain " + crafted + " --repeats 2 --model " + path("linear.pt"));
+  EXPECT_EQ(explained.exit_code, 0) << explained.output;
+  EXPECT_NE(explained.output.find("nothing to explain"), std::string::npos) << explained.output;
+  const auto exported = run("repro " + crafted + " model --model " + path("linear.pt") + " -o " + path("out"));
+  EXPECT_EQ(exported.exit_code, 0) << exported.output;
+  const auto script = slurp(path("out/model.linear_forward_cpu_deterministic_algorithms=on_threads=1/repro.py"));
+  EXPECT_NE(script.find(path("linear.pt")), std::string::npos) << script;
+  EXPECT_EQ(script.find(package_), std::string::npos) << "the report's file reached the script";
+  expect_not_loaded("explain and repro with --model");
+}
+
+}  // namespace
