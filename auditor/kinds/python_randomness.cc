@@ -24,8 +24,8 @@ std::string seeded_text(const RandomSourceVerdict& source) {
 
 std::string what(const RandomSourceVerdict& source) {
   if (source.where == "global") {
-    if (source.name == "random") return "Python's global `random`";
-    if (source.name == "numpy.random") return "NumPy's global RNG";
+    if (source.name == "random") return "Python's global generator (random)";
+    if (source.name == "numpy.random") return "NumPy's global RNG (numpy.random)";
     return source.name;
   }
   return fmt::format("{} (a {}, {})", source.name, source.kind, source.where);

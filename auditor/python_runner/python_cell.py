@@ -120,6 +120,7 @@ class Cell:
 
     def run(self):
         apply_settings(self.settings, self.device)
+        fresh_random_state()
         seed_recipe(self.settings, self.seed)
         factory = import_callable(self.spec)
         sources = RandomSources(self.seed)

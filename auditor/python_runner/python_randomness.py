@@ -261,6 +261,16 @@ def hash_facts():
     return {"hash_seed": os.environ.get("PYTHONHASHSEED", ""), "hash_probe": digest_text(hashes)[:16]}
 
 
+def fresh_random_state():
+    """The global generators as a fresh process has them, seeded from the operating system: a worker runs
+    several cells, and one cell's seeds must not reach the next (the callable's module is imported again
+    for each cell, see import_callable, so what it seeds when imported is seeded again)."""
+    random.seed()
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        numpy_random.seed()
+
+
 def seed_recipe(settings, seed):
     """The recipe's lines as settings: seed Python's and NumPy's global generators before the factory."""
     if settings.get("seed_random", "off") == "on":

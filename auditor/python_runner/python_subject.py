@@ -105,6 +105,9 @@ def import_callable(spec):
             loaded.loader.exec_module(module)
         else:
             import importlib
+            # Imported afresh for each cell, as a file's module is: what it does when imported (seeding a
+            # generator, making one) happens for every cell, as in a process of its own.
+            sys.modules.pop(module_text, None)
             module = importlib.import_module(module_text)
         target = module
         for part in attribute.split("."):

@@ -317,3 +317,40 @@ TEST(Compare, ProbeOfKey) {
 
 }  // namespace
 }  // namespace repro_audit
+
+namespace repro_audit {
+namespace {
+
+RandomSourceVerdict source(const std::string& name, const std::string& seeded) {
+  RandomSourceVerdict found;
+  found.name = name;
+  found.kind = "numpy.random.RandomState";
+  found.where = "global";
+  found.seeded = seeded;
+  found.drawn_in_runs = true;
+  return found;
+}
+
+// A py cell's random sources travel in baselines and are compared: a source that stops being seeded
+// alike is said in the detail, in both orders; a baseline written before they were kept says nothing.
+TEST(Compare, ARandomSourceSeededOtherwiseIsSaidAndKeptInBaselines) {
+  auto before = deterministic("d1aaaaaaaaaaaaaaaa");
+  before.verdict.random_sources = {source("numpy.random", "alike")};
+  auto after = with_kind(VerdictKind::nondeterministic);
+  after.verdict.random_sources = {source("numpy.random", "differs"), source("torch (cpu)", "runner")};
+  const auto result = compare_one(before, after);
+  EXPECT_NE(result.detail.find("random sources: numpy.random seeded alike -> numpy.random not seeded alike, "
+                               "torch (cpu) seeded by repro-audit"),
+            std::string::npos)
+      << result.detail;
+  const auto yaml = baseline_to_yaml(baseline_from_report(report_of({after})));
+  const auto reread = parse_baseline(yaml, "b.yaml");
+  EXPECT_EQ(reread.cells.at(0).random_sources, "numpy.random not seeded alike, torch (cpu) seeded by repro-audit");
+  auto unrecorded = deterministic("d1aaaaaaaaaaaaaaaa");
+  auto seeded = deterministic("d1aaaaaaaaaaaaaaaa");
+  seeded.verdict.random_sources = {source("random", "alike")};
+  EXPECT_EQ(compare_one(unrecorded, seeded).detail, "");
+}
+
+}  // namespace
+}  // namespace repro_audit
