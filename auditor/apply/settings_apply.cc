@@ -58,6 +58,10 @@ const std::vector<SettingHandler>& handlers() {
       // py cells only: the Python runner sets torch._inductor.config.batch_invariant and .deterministic.
       {"inductor_batch_invariant", nullptr, nullptr},
       {"inductor_deterministic", nullptr, nullptr},
+      // py cells that make a DataLoader: the Python runner rebuilds the loader (python_loader.py).
+      {"loader_generator", nullptr, nullptr},
+      {"loader_seed_workers", nullptr, nullptr},
+      {"loader_workers", nullptr, nullptr},
       // A collective cell's rank count: its runner starts that many ranks (runners/collective_cell.h).
       {"ranks", nullptr, nullptr},
       // The runner calls torch.manual_seed before building inputs and before every run (worker.cc).

@@ -26,6 +26,8 @@ struct PythonArguments {
   bool parameters = false;
   std::string per_op;
   std::string compile_cache;
+  int loader_epochs = 0;  // 0: the model's (kDefaultLoaderEpochs)
+  int loader_batches = 0;
 };
 
 Config python_config(const PythonArguments& arguments, const Catalogue& catalogue, PythonChecks& checks) {
@@ -52,6 +54,8 @@ Config python_config(const PythonArguments& arguments, const Catalogue& catalogu
                                   model.name));
     if (arguments.parameters) model.parameters = true;
     if (!arguments.per_op.empty()) model.per_op = arguments.per_op != "off";
+    if (arguments.loader_epochs > 0) model.loader_epochs = arguments.loader_epochs;
+    if (arguments.loader_batches > 0) model.loader_batches = arguments.loader_batches;
   }
   check_python_setup(config, arguments.python, arguments.compile_cache, arguments.audit.config_path, &checks);
   finish_model_config(arguments.audit, config);
@@ -112,6 +116,14 @@ Command add_python_command(CLI::App& app) {
       ->check(CLI::IsMember({"on", "off"}));
   py->add_option("--compile-cache", arguments->compile_cache,
                  "An Inductor cache folder every process shares (default: each process compiles afresh)");
+  py->add_option("--loader-epochs", arguments->loader_epochs,
+                 fmt::format("A callable that makes a DataLoader (or any iterable of batches): epochs each run "
+                             "iterates (default {})",
+                             kDefaultLoaderEpochs))
+      ->check(CLI::Range(1, kMaxLoaderEpochs));
+  py->add_option("--loader-batches", arguments->loader_batches,
+                 fmt::format("A DataLoader's batches each epoch digests, at most (default {})", kDefaultLoaderBatches))
+      ->check(CLI::Range(1, kMaxLoaderBatches));
   add_audit_options(py, arguments->audit);
   return {py, [arguments] {
             const auto registered = registered_catalogue();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <charconv>
 #include <filesystem>
 
 #include "common/user_error.h"
@@ -11,8 +12,9 @@
 namespace repro_audit {
 namespace {
 
-const std::vector<std::string> kModelKeys = {"path", "name",   "inputs",   "train",  "steps",     "learning_rate",
-                                             "loss", "per_op", "callable", "python", "parameters"};
+const std::vector<std::string> kModelKeys = {"path",          "name",          "inputs",        "train",    "steps",
+                                             "learning_rate", "loss",          "per_op",        "callable", "python",
+                                             "parameters",    "loader_epochs", "loader_batches"};
 
 bool boolean(const YamlReader& reader, const YAML::Node& node, const std::string& what) {
   const auto text = reader.scalar(node, what);
@@ -77,6 +79,14 @@ ModelSpec read_model(const YamlReader& reader, const YAML::Node& node, const std
       model.parameters = boolean(reader, value, "parameters");
     } else if (key == "per_op") {
       model.per_op = boolean(reader, value, "per_op");
+    } else if (key == "loader_epochs" || key == "loader_batches") {
+      const auto text = reader.scalar(value, key);
+      const int most = key == "loader_epochs" ? kMaxLoaderEpochs : kMaxLoaderBatches;
+      int number = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+      if (error != std::errc() || end != text.data() + text.size() || number < 1 || number > most)
+        reader.fail(value, fmt::format("{} must be a whole number from 1 to {}, not '{}'", key, most, text));
+      (key == "loader_epochs" ? model.loader_epochs : model.loader_batches) = number;
     } else {
       reader.fail(entry.first, fmt::format("unknown model key '{}'; valid keys: {}", key, fmt::join(kModelKeys, ", ")));
     }

@@ -156,6 +156,9 @@ void to_json(nlohmann::json& j, const ModelSpec& model) {
     j["search_path"] = model.search_path;
     j["parameters"] = model.parameters;
     if (!model.compile_cache.empty()) j["compile_cache"] = model.compile_cache;
+    // Written only off their defaults: the cells of earlier audits keep their form (and fingerprints).
+    if (model.loader_epochs != kDefaultLoaderEpochs) j["loader_epochs"] = model.loader_epochs;
+    if (model.loader_batches != kDefaultLoaderBatches) j["loader_batches"] = model.loader_batches;
   }
   if (!model.inputs.empty()) {
     j["inputs"] = nlohmann::json::array();
@@ -186,6 +189,8 @@ void from_json(const nlohmann::json& j, ModelSpec& model) {
   model.search_path = j.value("search_path", "");
   model.parameters = j.value("parameters", false);
   model.compile_cache = j.value("compile_cache", "");
+  model.loader_epochs = std::clamp(json_integer_or(j, "loader_epochs", kDefaultLoaderEpochs), 1, kMaxLoaderEpochs);
+  model.loader_batches = std::clamp(json_integer_or(j, "loader_batches", kDefaultLoaderBatches), 1, kMaxLoaderBatches);
 }
 
 }  // namespace repro_audit

@@ -25,6 +25,11 @@ const char* to_string(LossKind loss);  // auto | sum | output
 std::optional<LossKind> loss_kind_from_string(const std::string& text);
 inline constexpr const char* kLossKindNames = "auto, sum, output";
 
+inline constexpr int kDefaultLoaderEpochs = 2;
+inline constexpr int kDefaultLoaderBatches = 10;
+inline constexpr int kMaxLoaderEpochs = 1000;
+inline constexpr int kMaxLoaderBatches = 100000;
+
 struct ModelSpec {
   std::string name;                // the cells' probe is "model.<name>"
   std::string path;                // absolute
@@ -42,6 +47,10 @@ struct ModelSpec {
   std::string search_path;    // put first on sys.path (the directory `py` ran in); absolute
   bool parameters = false;    // also digest the state's parameters and gradients after each run
   std::string compile_cache;  // an Inductor cache shared by every process; "" compiles afresh in each
+  // A callable that makes a DataLoader (or any iterable of batches): each run iterates this many epochs
+  // of at most this many batches each, digesting every batch (python_runner/python_loader.py).
+  int loader_epochs = kDefaultLoaderEpochs;
+  int loader_batches = kDefaultLoaderBatches;
 };
 
 inline bool is_python_model(const ModelSpec& model) { return !model.callable.empty(); }

@@ -153,6 +153,37 @@ const std::vector<SettingSpec>& setting_specs() {
        },
        .py_cells_only = true,
        .compiled_only = true},
+      // `py` cells that make a DataLoader only: the recipe's lines for a loader, applied to the user's loader
+      // (python_runner/python_loader.py), and its worker count as an axis. Other py cells ignore them.
+      {.name = "loader_generator",
+       .values = {"off", "on"},
+       .default_value = "off",
+       .scope = S::in_process,
+       .on_cpu = true,
+       .on_cuda = true,
+       .help = "a DataLoader cell's loader gets generator=torch.Generator().manual_seed(seed), for its shuffling "
+               "and its workers' seeds (py cells only)",
+       .python = [](const std::string& v) { return "pass  # loader_generator: " + v + " (py cells)"; },
+       .py_cells_only = true},
+      {.name = "loader_seed_workers",
+       .values = {"off", "on"},
+       .default_value = "off",
+       .scope = S::in_process,
+       .on_cpu = true,
+       .on_cuda = true,
+       .help = "a DataLoader cell's workers seed NumPy and random from torch.initial_seed() (the documented "
+               "worker_init_fn; py cells only)",
+       .python = [](const std::string& v) { return "pass  # loader_seed_workers: " + v + " (py cells)"; },
+       .py_cells_only = true},
+      {.name = "loader_workers",
+       .values = {kInherit, "0", "1", "2", "4", "8"},
+       .default_value = kInherit,
+       .scope = S::in_process,
+       .on_cpu = true,
+       .on_cuda = true,
+       .help = "a DataLoader cell's num_workers (inherit: the loader's own; py cells only)",
+       .python = [](const std::string& v) { return "pass  # loader_workers: " + v + " (py cells)"; },
+       .py_cells_only = true},
       // MKL reads MKL_CBWR when it starts. COMPATIBLE gives the same bits on every x86 CPU MKL runs on;
       // a branch the CPU lacks makes MKL fall back, so the sweeps use unset and COMPATIBLE only.
       {.name = "mkl_cbwr",

@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.h"
 #include "kinds/model_kind.h"
+#include "kinds/python_loader_verdict.h"
 #include "kinds/python_randomness.h"
 #include "plan/cell_grammar.h"
 #include "report/escape.h"
@@ -116,6 +117,7 @@ class PythonKind : public CellKind {
       verdict.origin_note = verdict.origin_note.empty() ? note : verdict.origin_note + "; " + note;
     }
     judge_randomness(observations, verdict);
+    judge_loader(observations, verdict);
   }
   Documented documented(const Cell&, const ProbeInfo*) const override { return Documented::unknown; }
   std::vector<std::string> detail_lines(const Verdict& verdict) const override {

@@ -127,6 +127,7 @@ void judge_randomness(const std::vector<ProcessObservation>& observations, Verdi
 std::vector<std::string> randomness_lines(const Verdict& verdict) {
   std::vector<std::string> lines;
   if (!verdict.cause.empty()) lines.push_back("cause: " + verdict.cause);
+  for (const auto& finding : verdict.findings) lines.push_back("found: " + finding);
   for (const auto& source : verdict.random_sources)
     lines.push_back(fmt::format("random source: {}: {}; {}", what(source), drawn_text(source), seeded_text(source)));
   return lines;

@@ -108,6 +108,57 @@ void from_json(const json& j, RandomSource& value) {
   value.recipe = j.value("recipe", "");
 }
 
+void to_json(json& j, const LoaderObservation& value) {
+  j = {{"batches", json::array()},
+       {"epochs", value.epochs},
+       {"batches_per_epoch", value.batches_per_epoch},
+       {"num_workers", value.num_workers}};
+  for (const auto& batch : value.batches) {
+    json entry = {{"epoch", batch.epoch}, {"batch", batch.batch}, {"samples", batch.samples}};
+    if (!batch.indices.empty()) entry["indices"] = batch.indices;
+    if (batch.worker >= 0) entry["worker"] = batch.worker;
+    j["batches"].push_back(entry);
+  }
+  if (!value.workers.empty()) {
+    j["worker_sources"] = json::array();
+    for (const auto& worker : value.workers) {
+      json start = json::object();
+      for (const auto& [name, state] : worker.start) start[name] = state;
+      j["worker_sources"].push_back({{"worker", worker.worker}, {"start", start}, {"drawn", worker.drawn}});
+    }
+  }
+}
+void from_json(const json& j, LoaderObservation& value) {
+  const auto& batches = j.at("batches");
+  if (!batches.is_array() || batches.size() > kMaxLoaderBatchesKept)
+    throw json::out_of_range::create(406, "\"loader\": batches must be a list of at most 100000", nullptr);
+  value.batches.clear();
+  for (const auto& entry : batches) {
+    LoaderBatch batch;
+    batch.epoch = json_integer_or(entry, "epoch", 0);
+    batch.batch = json_integer_or(entry, "batch", 0);
+    batch.indices = entry.value("indices", std::vector<std::int64_t>{});
+    batch.worker = json_integer_or(entry, "worker", -1);
+    batch.samples = entry.value("samples", std::vector<std::string>{});
+    if (batch.indices.size() > 256 || batch.samples.size() > 64)
+      throw json::out_of_range::create(406, "\"loader\": at most 256 indices and 64 samples per batch", nullptr);
+    value.batches.push_back(std::move(batch));
+  }
+  value.epochs = json_integer_or(j, "epochs", 0);
+  value.batches_per_epoch = json_integer_or(j, "batches_per_epoch", 0);
+  value.num_workers = json_integer_or(j, "num_workers", 0);
+  value.workers.clear();
+  for (const auto& entry : j.value("worker_sources", json::array())) {
+    LoaderWorker worker;
+    worker.worker = json_integer_or(entry, "worker", 0);
+    const auto start = entry.value("start", json::object());
+    for (const auto& [name, state] : start.items()) worker.start.emplace_back(name, state.get<std::string>());
+    worker.drawn = entry.value("drawn", std::vector<std::string>{});
+    value.workers.push_back(std::move(worker));
+  }
+  if (value.workers.size() > 1024) throw json::out_of_range::create(406, "\"loader\": at most 1024 workers", nullptr);
+}
+
 void to_json(json& j, const ProcessObservation& value) {
   j = {{"process", value.process}, {"status", to_string(value.status)}, {"runs", value.runs}};
   if (!value.host.empty()) j["host"] = value.host;
@@ -136,6 +187,7 @@ void to_json(json& j, const ProcessObservation& value) {
   if (!value.random_sources.empty()) j["random_sources"] = value.random_sources;
   if (!value.hash_seed.empty()) j["hash_seed"] = value.hash_seed;
   if (!value.hash_probe.empty()) j["hash_probe"] = value.hash_probe;
+  if (value.loader) j["loader"] = *value.loader;
 }
 void from_json(const json& j, ProcessObservation& value) {
   value.process = json_integer_or(j, "process", 0);
@@ -183,6 +235,8 @@ void from_json(const json& j, ProcessObservation& value) {
         406, "\"random_sources\": at most " + std::to_string(kMaxRandomSources) + " per process", nullptr);
   value.hash_seed = j.value("hash_seed", "");
   value.hash_probe = j.value("hash_probe", "");
+  value.loader.reset();
+  if (j.contains("loader")) value.loader = j.at("loader").get<LoaderObservation>();
 }
 
 void to_json(json& j, const OpRecord& value) {

@@ -24,6 +24,8 @@ void to_json(nlohmann::json& j, const Divergence& value);
 void from_json(const nlohmann::json& j, Divergence& value);
 void to_json(nlohmann::json& j, const Sensitivity& value);
 void from_json(const nlohmann::json& j, Sensitivity& value);
+void to_json(nlohmann::json& j, const LoaderObservation& value);
+void from_json(const nlohmann::json& j, LoaderObservation& value);
 void to_json(nlohmann::json& j, const RandomSource& value);
 void from_json(const nlohmann::json& j, RandomSource& value);
 // Throws nlohmann::json::exception for an unknown status, naming the valid ones.

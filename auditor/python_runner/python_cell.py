@@ -125,6 +125,10 @@ class Cell:
         factory = import_callable(self.spec)
         sources = RandomSources(self.seed)
         subject = Subject(factory, self.seed, self.device)
+        if subject.loader:
+            if self.settings.get("compile", "off") not in ("off", "n/a"):
+                raise CellUnsupported("compile: a DataLoader cell has no step to compile (its batches are digested)")
+            subject.step = LoaderStep(factory, self.seed, self.device, self.settings, self.spec)
         sources.after_factory(subject, factory)
         self.sources = sources
         function = self.compiled(subject.step)
@@ -155,6 +159,8 @@ class Cell:
                 break
             outputs, elapsed = self.run_once(subject, function, traced=True)
             self.record(outputs, elapsed, False, index, kernels=self.kernels)
+            if subject.loader and "loader" not in self.observation:
+                self.observation["loader"] = subject.step.observation()
         self.recorded_runs(subject, function, repeats)
         if REQUEST.get("process", 0) > 0:  # one process's timing-only runs time the cell; the others add digests
             rule["budget_seconds"], rule["min_samples"] = 0, 0
@@ -175,6 +181,10 @@ class Cell:
     def recorded_runs(self, subject, function, repeats):
         """Eager: per-op records. Compiled: per-graph and per-kernel records of the Inductor graphs it calls."""
         if not self.spec.get("per_op", True):
+            return
+        if subject.loader:
+            self.observation["per_op_unavailable"] = (
+                "a DataLoader cell digests each batch (outputs epochE.batchB), not the ops that made it")
             return
         compiled = function is not subject.step
         if compiled and GRAPHS.unavailable:

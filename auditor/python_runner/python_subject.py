@@ -137,7 +137,10 @@ class Subject:
         parts = made if isinstance(made, tuple) and made and callable(made[0]) else None
         if callable(made) and not isinstance(made, torch.nn.Module):
             parts = (made,)
-        if parts is None:  # the callable is the step itself
+        self.loader = parts is None and is_loader(made)
+        if self.loader:  # a loader cell: the step is set by the cell (LoaderStep)
+            self.step, self.arguments, self.state = None, (), []
+        elif parts is None:  # the callable is the step itself
             self.step, self.arguments, self.state = (lambda: call_with(factory, seed, device)), (), []
         else:
             self.step = parts[0]
@@ -153,7 +156,8 @@ class Subject:
     def prime(self, function):
         """One untimed call, then the state every run starts from: optimizer buffers exist by then, so a
         run's restore copies into the same tensors and a compiled step is not compiled again."""
-        function(*self.arguments)
+        if not self.loader:  # a loader has no state to keep: each run makes it again
+            function(*self.arguments)
         self.saved = [snapshot(item) for item in self.state]
 
     def restore(self):

@@ -36,6 +36,7 @@ json cell_to_json(const CellReport& report) {
   if (!v.steps.empty()) j["step_growth"] = v.steps;
   if (!v.random_sources.empty()) j["random_sources"] = v.random_sources;
   if (!v.cause.empty()) j["cause"] = v.cause;
+  if (!v.findings.empty()) j["findings"] = v.findings;
   if (!v.message.empty()) j["message"] = v.message;
   if (!v.warnings.empty()) j["warnings"] = v.warnings;
   if (v.timing.samples > 0) j["timing"] = v.timing;

@@ -51,6 +51,9 @@ CellReport cell_from_json(const json& j) {
     throw json::out_of_range::create(406, fmt::format("\"random_sources\": at most {} per cell", kMaxRandomSources),
                                      nullptr);
   v.cause = json_field_or<std::string>(j, "cause", "");
+  v.findings = json_field_or(j, "findings", std::vector<std::string>{});
+  if (v.findings.size() > kMaxRandomSources)
+    throw json::out_of_range::create(406, fmt::format("\"findings\": at most {} per cell", kMaxRandomSources), nullptr);
   v.message = json_field_or<std::string>(j, "message", "");
   v.warnings = json_field_or(j, "warnings", std::vector<std::string>{});
   v.timing = json_field_or(j, "timing", Timing{});

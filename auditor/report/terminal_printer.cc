@@ -157,6 +157,14 @@ void print_summary(const Report& report, FailOn fail_on, std::ostream& out) {
     out << "  " << cell.cell.key << "\n";
     for (const auto& line : lines) out << "    " << line << "\n";
   }
+  bool any_finding = false;  // what the runs of cells whose outputs agreed showed beside the bits
+  for (const auto& cell : report.cells) {
+    if (cell.verdict.findings.empty() || !cell.verdict.diverged_outputs.empty()) continue;
+    if (!any_finding) out << "\nFound beside the bits:\n";
+    any_finding = true;
+    out << "  " << cell.cell.key << "\n";
+    for (const auto& finding : cell.verdict.findings) out << "    " << terminal_text(finding) << "\n";
+  }
   if (!report.notes.empty()) {
     out << "\nSettings that change the bits of deterministic results:\n";
     for (const auto& note : report.notes) out << "  " << note.text << "\n";

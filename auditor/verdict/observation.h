@@ -111,6 +111,28 @@ struct StepGrowth {
   double parameter_difference = 0;
 };
 
+// py cells that make a DataLoader: one batch of the first digested run, and a worker's random sources.
+struct LoaderBatch {
+  int epoch = 0;
+  int batch = 0;
+  std::vector<std::int64_t> indices;  // its samples' indices as the batch sampler gave them (at most 256)
+  int worker = -1;                    // the worker process that made it; -1: the loading process
+  std::vector<std::string> samples;   // a short digest of each sample (at most 64)
+};
+struct LoaderWorker {
+  int worker = 0;
+  std::vector<std::pair<std::string, std::string>> start;  // source name -> its state's digest as the worker began
+  std::vector<std::string> drawn;                          // the sources it drew from while making batches
+};
+struct LoaderObservation {
+  std::vector<LoaderBatch> batches;
+  int epochs = 0;
+  int batches_per_epoch = 0;
+  int num_workers = 0;
+  std::vector<LoaderWorker> workers;
+};
+inline constexpr std::size_t kMaxLoaderBatchesKept = 100000;
+
 // At most this many random sources are kept per process (the runner reports no more).
 inline constexpr std::size_t kMaxRandomSources = 64;
 
@@ -157,6 +179,7 @@ struct ProcessObservation {
   std::vector<RandomSource> random_sources;
   std::string hash_seed;
   std::string hash_probe;
+  std::optional<LoaderObservation> loader;
 };
 
 // At most this many per-op records are kept per run, and this many distinct sequences per process.

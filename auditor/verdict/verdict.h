@@ -46,6 +46,7 @@ struct Verdict {
   // py cells: the random sources drawn from, and a divergence's cause, said before any origin.
   std::vector<RandomSourceVerdict> random_sources;
   std::string cause;
+  std::vector<std::string> findings;  // what the runs showed beside the bits (workers sharing a stream)
 };
 
 // 1 - 0.05^(1/(n-1)): with n identical runs, the per-run divergence rate is below this with 95%.
