@@ -155,7 +155,11 @@ class LoaderStep:
                     shutdown()  # its worker processes end here, not when the garbage collector gets to them
                 del iterator
         if not result:
-            raise CellError(f"the loader yielded no batches in {self.epochs} epoch(s)")
+            raise CellError(f"the loader yielded no batches in {self.epochs} epoch(s): there is nothing to digest")
+        if not named_tensors(result, "output", []):
+            first = next(iter(result.values()))
+            raise CellError(f"the loader's batches hold no tensors (the first is a {type(first).__name__}): a "
+                            "DataLoader cell digests the tensors its batches hold")
         self.last = (kept, recording.epochs if recording is not None else [], loader)
         return result
 
