@@ -11,6 +11,8 @@ holds the first digested run's batches (indices, worker, a digest per sample), w
 an order that differs from a sample whose content differs, and the workers' starting states, which tell
 workers that share one random stream.
 """
+import multiprocessing  # noqa: E402
+
 import torch.utils.data as data_utils  # noqa: E402
 
 BATCH_KEY = "\x00repro-audit batch"
@@ -97,10 +99,19 @@ def rebuilt(loader, settings, seed):
                                                num_samples=loader.sampler._num_samples, generator=generator)
             batch_sampler = data_utils.BatchSampler(sampler, loader.batch_size, loader.drop_last)
         recording = RecordingBatchSampler(batch_sampler)
-    options = dict(num_workers=workers, collate_fn=functools.partial(loader_collate, loader.collate_fn),
-                   pin_memory=loader.pin_memory, timeout=loader.timeout if workers else 0, generator=generator,
-                   worker_init_fn=functools.partial(loader_worker_init, loader.worker_init_fn,
-                                                    settings.get("loader_seed_workers", "off") == "on"))
+    options = dict(num_workers=workers, collate_fn=loader.collate_fn, pin_memory=loader.pin_memory,
+                   timeout=loader.timeout if workers else 0, generator=generator, worker_init_fn=loader.worker_init_fn)
+    seed_workers = settings.get("loader_seed_workers", "off") == "on"
+    # The runner's pieces reach a worker by fork; spawned workers would have to import them from the runner,
+    # which is no module (they get the loader's own pieces, and the report no worker facts).
+    context = loader.multiprocessing_context
+    method = context.get_start_method() if context is not None else multiprocessing.get_start_method()
+    if workers == 0 or method == "fork":
+        options.update(collate_fn=functools.partial(loader_collate, loader.collate_fn),
+                       worker_init_fn=functools.partial(loader_worker_init, loader.worker_init_fn, seed_workers))
+    elif seed_workers:
+        raise CellUnsupported(f"loader_seed_workers=on: the loader starts its workers by {method}, which the "
+                              "runner's worker_init_fn cannot reach (it needs fork)")
     if workers:
         options.update(multiprocessing_context=loader.multiprocessing_context, prefetch_factor=loader.prefetch_factor)
     if recording is not None:
