@@ -25,7 +25,7 @@ def is_loader(value):
     """A DataLoader, or an iterable of batches that is no result (no tensor or container of them) and no step."""
     if isinstance(value, data_utils.DataLoader):
         return True
-    if callable(value) or isinstance(value, (torch.Tensor, dict, list, tuple, str, bytes, *SCALARS)):
+    if callable(value) or isinstance(value, (torch.Tensor, dict, list, tuple, set, frozenset, *SCALARS)):
         return False
     return hasattr(value, "__iter__") and not dataclasses.is_dataclass(value)
 

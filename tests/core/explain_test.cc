@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "compare/baseline.h"
@@ -213,6 +214,29 @@ TEST(Explain, CandidatesStayWithinWhatThisMachineRuns) {
   }
   EXPECT_FALSE(cell_from_key("nosuch/f32@cpu", testing::test_catalogue()));
   EXPECT_FALSE(cell_from_key("sum/f32@cpu|nosuch=1", testing::test_catalogue()));
+}
+
+// The randomness half's settings are knobs of py cells only: a probe's cell never tries them.
+TEST(Explain, TheRecipesSeedsAreKnobsOfPyCellsOnly) {
+  const auto probe = cell_from_key("sum/f32@cpu|threads=1", testing::test_catalogue());
+  ASSERT_TRUE(probe);
+  const auto has = [](const std::vector<Knob>& knobs, const std::string& setting, const std::string& value) {
+    return std::any_of(knobs.begin(), knobs.end(),
+                       [&](const Knob& knob) { return knob.setting == setting && knob.value == value; });
+  };
+  for (const auto& setting : {"seed_random", "seed_numpy", "loader_generator"})
+    EXPECT_FALSE(has(candidate_knobs(*probe, json::object(), options_here()), setting, "on")) << setting;
+  auto py = *probe;
+  py.model = ModelSpec{};
+  py.model->callable = "train.py:make";
+  for (const auto& spec : setting_specs())
+    if (spec.py_cells_only) py.settings[spec.name] = spec.default_value;
+  const auto knobs = candidate_knobs(py, json::object(), options_here());
+  EXPECT_TRUE(has(knobs, "seed_random", "on"));
+  EXPECT_TRUE(has(knobs, "seed_numpy", "on"));
+  EXPECT_TRUE(has(knobs, "python_hash_seed", "0"));
+  EXPECT_TRUE(has(knobs, "loader_workers", "0"));
+  EXPECT_FALSE(has(knobs, "python_hash_seed", "inherit")) << "that is this machine as is";
 }
 
 TEST(ExplainPrinters, EveryFormatCarriesTheKnobsAndThePin) {
