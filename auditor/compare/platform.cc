@@ -30,7 +30,8 @@ const std::set<std::string, std::less<>> kNotPlatform = {"OS",
                                                          "NVML",
                                                          "NVML unavailable",
                                                          "Python",
-                                                         "Python torch path"};
+                                                         "Python torch path",
+                                                         "Python xxhash"};
 
 bool records_numerics_environment(const json& environment) {
   return environment.is_object() && environment.contains("numerics_environment") &&

@@ -5,6 +5,7 @@
 
 #include "plan/plan.h"
 #include "verdict/observation.h"
+#include "protocol/python_observation_json.h"
 #include "verdict/verdict.h"
 
 namespace repro_audit {
@@ -24,10 +25,6 @@ void to_json(nlohmann::json& j, const Divergence& value);
 void from_json(const nlohmann::json& j, Divergence& value);
 void to_json(nlohmann::json& j, const Sensitivity& value);
 void from_json(const nlohmann::json& j, Sensitivity& value);
-void to_json(nlohmann::json& j, const LoaderObservation& value);
-void from_json(const nlohmann::json& j, LoaderObservation& value);
-void to_json(nlohmann::json& j, const RandomSource& value);
-void from_json(const nlohmann::json& j, RandomSource& value);
 // Throws nlohmann::json::exception for an unknown status, naming the valid ones.
 void to_json(nlohmann::json& j, const ProcessObservation& value);
 void from_json(const nlohmann::json& j, ProcessObservation& value);
@@ -41,8 +38,6 @@ void to_json(nlohmann::json& j, const Origin& value);
 void from_json(const nlohmann::json& j, Origin& value);
 void to_json(nlohmann::json& j, const StepGrowth& value);
 void from_json(const nlohmann::json& j, StepGrowth& value);
-void to_json(nlohmann::json& j, const RandomSourceVerdict& value);
-void from_json(const nlohmann::json& j, RandomSourceVerdict& value);
 void to_json(nlohmann::json& j, const Timing& value);
 void from_json(const nlohmann::json& j, Timing& value);
 

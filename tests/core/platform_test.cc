@@ -30,6 +30,8 @@ json gpu_host() {
           {"python", "/opt/venv/bin/python3 (3.11.7)"},
           {"python_torch", "2.14.1+cu130"},
           {"python_torch_path", "/opt/venv/lib/python3.11/site-packages/torch"},
+          {"python_xxhash", "3.5.0 (/opt/venv/lib/python3.11/site-packages/xxhash/__init__.py)"},
+          {"test_switches", "REPRO_AUDIT_TEST_HOST_WORD_SUMS=1"},
           {"cpu", "Intel(R) Xeon(R) Platinum 8480+"},
           {"cpu_vendor", "GenuineIntel"},
           {"cpu_family", 6},
@@ -221,9 +223,9 @@ TEST(Platform, OnlyTheDocumentedFieldsDoNotCount) {
     EXPECT_FALSE(field.value.empty()) << field.label << " is not read from a full fingerprint";
     if (!field.counts_for_platform) not_platform.insert(field.label);
   }
-  EXPECT_EQ(not_platform,
-            (std::set<std::string>{"OS", "tool", "logical CPUs", "GPU memory", "fingerprint", "CUDA compiled runtime",
-                                   "CUDA unavailable", "NVML", "NVML unavailable", "Python", "Python torch path"}));
+  EXPECT_EQ(not_platform, (std::set<std::string>{"OS", "tool", "logical CPUs", "GPU memory", "fingerprint",
+                                                 "CUDA compiled runtime", "CUDA unavailable", "NVML",
+                                                 "NVML unavailable", "Python", "Python torch path", "Python xxhash"}));
 }
 
 TEST(Platform, FlagsDifferAsSetsAndCapabilityAsValues) {
