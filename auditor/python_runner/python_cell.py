@@ -132,7 +132,7 @@ class Cell:
         sources.after_factory(subject, factory)
         self.sources = sources
         function = self.compiled(subject.step)
-        subject.prime(function)
+        sources.prime(subject, function)
         warmup, repeats = REQUEST.get("warmup", 1), REQUEST.get("repeats", 10)
         rule = dict(REQUEST.get("timing", {}))
         rounds = max(1, int(rule.get("rounds", 1)))
@@ -161,6 +161,7 @@ class Cell:
             self.record(outputs, elapsed, False, index, kernels=self.kernels)
             if subject.loader and "loader" not in self.observation:
                 self.observation["loader"] = subject.step.observation()
+        sources.finish()
         self.recorded_runs(subject, function, repeats)
         if REQUEST.get("process", 0) > 0:  # one process's timing-only runs time the cell; the others add digests
             rule["budget_seconds"], rule["min_samples"] = 0, 0

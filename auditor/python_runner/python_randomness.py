@@ -5,10 +5,10 @@ CUDA generators, and the random.Random, numpy.random.RandomState, numpy.random.G
 torch.Generator objects the step reaches (its module's attributes and those of the modules its functions
 come from, its closures, its arguments and state, and their attributes), found once the factory has run.
 Each run starts from the random state the factory left, as it starts from the same model and optimizer
-state: the sources are put back before every run (torch's own generators are seeded with the cell's seed
-instead, as always). A source's state after the factory is digested in every process: the same digest
-in every process is a seeded source, different ones a source nobody seeded. Which sources a digested run
-advanced is read after it, outside the timed region.
+state: the sources the step's untimed first call advanced are put back before every run (torch's own
+generators are seeded with the cell's seed instead, as always); the others cost a run nothing and are read
+once more after the digested runs. A source's state after the factory is digested in every process: the
+same digest in every process is a seeded source, different ones a source nobody seeded.
 """
 import collections  # noqa: E402
 import random  # noqa: E402
@@ -217,6 +217,7 @@ class RandomSources:
 
     def __init__(self, seed):
         torch.manual_seed(seed)  # as Subject does before the factory
+        self.active = None  # the sources each run puts back, once the step's first call has shown them
         self.sources = global_sources()
         self.before = [state_digest(source.kind, source.value) for source in self.sources]
 
@@ -239,13 +240,32 @@ class RandomSources:
             if not source.seeded_each_run:
                 source.saved = state_of(source.kind, source.value)
 
+    def prime(self, subject, function):
+        """The step's untimed first call: the sources it advances are the ones every run puts back (and
+        reads); the others cost the runs nothing, and are read once more after them (finish)."""
+        before = [state_digest(source.kind, source.value) for source in self.sources]
+        subject.prime(function)
+        if subject.loader:  # each run makes the loader again: every source is put back and read each run
+            return
+        self.active = []
+        for source, digest_before in zip(self.sources, before):
+            if state_digest(source.kind, source.value) != digest_before:
+                source.in_runs = True
+                self.active.append(source)
+
     def restore(self):
-        for source in self.sources:
+        for source in self.sources if self.active is None else self.active:
             if source.saved is not None:
                 set_state(source.kind, source.value, source.saved)
 
     def after_run(self):
-        """After a digested run: which sources it advanced."""
+        """After a digested run of a loader cell: which sources it advanced."""
+        if self.active is None:
+            self.finish()
+
+    def finish(self):
+        """After the digested runs: a source none of them put back and that no longer has the state the runs
+        started from was drawn by one of them."""
         for source in self.sources:
             if not source.in_runs and state_digest(source.kind, source.value) != source.start:
                 source.in_runs = True
