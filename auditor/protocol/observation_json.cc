@@ -29,9 +29,9 @@ void to_json(json& j, const KernelRecord& value) {
   if (!value.block.empty()) j["block"] = value.block;
 }
 void from_json(const json& j, KernelRecord& value) {
-  value.name = j.at("name").get<std::string>();
-  value.grid = j.value("grid", "");
-  value.block = j.value("block", "");
+  value.name = json_field<std::string>(j, "name");
+  value.grid = json_field_or<std::string>(j, "grid", "");
+  value.block = json_field_or<std::string>(j, "block", "");
 }
 
 void to_json(json& j, const RunObservation& value) {
@@ -42,15 +42,15 @@ void to_json(json& j, const RunObservation& value) {
   if (value.per_op) j["per_op"] = true;
 }
 void from_json(const json& j, RunObservation& value) {
-  value.digest = j.at("digest").get<std::string>();
+  value.digest = json_field<std::string>(j, "digest");
   value.outputs.clear();
   for (const auto& output : j.at("outputs"))
-    value.outputs.emplace_back(output.at("name").get<std::string>(), output.at("digest").get<std::string>());
-  value.warmup = j.value("warmup", false);
+    value.outputs.emplace_back(json_field<std::string>(output, "name"), json_field<std::string>(output, "digest"));
+  value.warmup = json_field_or(j, "warmup", false);
   value.time_ns = json_amount_or(j, "time_ns", std::int64_t{0});
-  value.kernel_digest = j.value("kernel_digest", "");
-  value.op_digest = j.value("op_digest", "");
-  value.per_op = j.value("per_op", false);
+  value.kernel_digest = json_field_or<std::string>(j, "kernel_digest", "");
+  value.op_digest = json_field_or<std::string>(j, "op_digest", "");
+  value.per_op = json_field_or(j, "per_op", false);
 }
 
 void to_json(json& j, const Divergence& value) {
@@ -63,7 +63,7 @@ void to_json(json& j, const Divergence& value) {
   }
 }
 void from_json(const json& j, Divergence& value) {
-  value.output = j.at("output").get<std::string>();
+  value.output = json_field<std::string>(j, "output");
   value.run = json_integer_or(j, "run", 0);
   value.differing_elements = json_integer_or(j, "differing_elements", std::int64_t{-1});
   value.elements = json_integer_or(j, "elements", std::int64_t{0});
@@ -79,7 +79,7 @@ void to_json(json& j, const Sensitivity& value) {
        {"floor", value.floor}};
 }
 void from_json(const json& j, Sensitivity& value) {
-  value.output = j.at("output").get<std::string>();
+  value.output = json_field<std::string>(j, "output");
   value.elements = std::max<std::int64_t>(0, json_integer_or(j, "elements", std::int64_t{0}));
   value.changed = std::clamp<std::int64_t>(json_integer_or(j, "changed", std::int64_t{0}), 0, value.elements);
   value.orders = std::max(0, json_integer_or(j, "orders", 0));
@@ -119,52 +119,52 @@ void to_json(json& j, const ProcessObservation& value) {
 }
 void from_json(const json& j, ProcessObservation& value) {
   value.process = json_integer_or(j, "process", 0);
-  value.host = j.value("host", "");
-  const auto status = j.at("status").get<std::string>();
+  value.host = json_field_or<std::string>(j, "host", "");
+  const auto status = json_field<std::string>(j, "status");
   const auto parsed = observation_status_from_string(status);
   if (!parsed)
     throw json::other_error::create(
         501, "unknown status '" + status + "'; valid statuses: " + observation_status_names(), &j);
   value.status = *parsed;
-  value.message = j.value("message", "");
-  value.runs = j.value("runs", std::vector<RunObservation>{});
-  value.warnings = bounded_warnings(j.value("warnings", std::vector<std::string>{}));
+  value.message = json_field_or<std::string>(j, "message", "");
+  value.runs = json_field_or(j, "runs", std::vector<RunObservation>{});
+  value.warnings = bounded_warnings(json_field_or(j, "warnings", std::vector<std::string>{}));
   value.divergence.reset();
-  if (j.contains("divergence")) value.divergence = j.at("divergence").get<Divergence>();
+  if (j.contains("divergence")) value.divergence = json_field<Divergence>(j, "divergence");
   value.kernel_sequences.clear();
   for (const auto& sequence : j.value("kernel_sequences", json::array()))
-    value.kernel_sequences.emplace_back(sequence.at("digest").get<std::string>(),
-                                        sequence.at("kernels").get<std::vector<KernelRecord>>());
-  value.trace_unavailable = j.value("trace_unavailable", "");
-  value.input_digest = j.value("input_digest", "");
-  value.variations = j.value("variations", std::vector<Divergence>{});
+    value.kernel_sequences.emplace_back(json_field<std::string>(sequence, "digest"),
+                                        json_field<std::vector<KernelRecord>>(sequence, "kernels"));
+  value.trace_unavailable = json_field_or<std::string>(j, "trace_unavailable", "");
+  value.input_digest = json_field_or<std::string>(j, "input_digest", "");
+  value.variations = json_field_or(j, "variations", std::vector<Divergence>{});
   value.sensitivity.reset();
-  if (j.contains("sensitivity")) value.sensitivity = j.at("sensitivity").get<Sensitivity>();
-  value.op_sequences = j.value("op_sequences", std::vector<OpSequence>{});
-  value.per_op_unavailable = j.value("per_op_unavailable", "");
-  value.output_differences = j.value("output_differences", std::vector<Divergence>{});
+  if (j.contains("sensitivity")) value.sensitivity = json_field<Sensitivity>(j, "sensitivity");
+  value.op_sequences = json_field_or(j, "op_sequences", std::vector<OpSequence>{});
+  value.per_op_unavailable = json_field_or<std::string>(j, "per_op_unavailable", "");
+  value.output_differences = json_field_or(j, "output_differences", std::vector<Divergence>{});
   value.origin_difference.reset();
-  if (j.contains("origin_difference")) value.origin_difference = j.at("origin_difference").get<Divergence>();
-  value.timing_ns = j.value("timing_ns", std::vector<std::int64_t>{});
+  if (j.contains("origin_difference")) value.origin_difference = json_field<Divergence>(j, "origin_difference");
+  value.timing_ns = json_field_or(j, "timing_ns", std::vector<std::int64_t>{});
   for (const auto sample : value.timing_ns)
     if (sample < 0)
       throw json::out_of_range::create(406, "\"timing_ns\": must be times of 0 or more, not " + std::to_string(sample),
                                        nullptr);
-  value.timing_clock_mhz = j.value("timing_clock_mhz", std::vector<int>{});
+  value.timing_clock_mhz = json_field_or(j, "timing_clock_mhz", std::vector<int>{});
   if (!value.timing_clock_mhz.empty() && value.timing_clock_mhz.size() != value.timing_ns.size())
     throw json::other_error::create(501, "timing_clock_mhz must have one clock per timing_ns sample", &j);
   value.timing_rounds = std::max(1, json_integer_or(j, "timing_rounds", 1));
-  value.stopped_early = j.value("stopped_early", false);
-  value.budget_limited = j.value("budget_limited", false);
-  value.untimed = j.value("untimed", false);
-  value.random_sources = j.value("random_sources", std::vector<RandomSource>{});
+  value.stopped_early = json_field_or(j, "stopped_early", false);
+  value.budget_limited = json_field_or(j, "budget_limited", false);
+  value.untimed = json_field_or(j, "untimed", false);
+  value.random_sources = json_field_or(j, "random_sources", std::vector<RandomSource>{});
   if (value.random_sources.size() > kMaxRandomSources)
     throw json::out_of_range::create(
         406, "\"random_sources\": at most " + std::to_string(kMaxRandomSources) + " per process", nullptr);
-  value.hash_seed = j.value("hash_seed", "");
-  value.hash_probe = j.value("hash_probe", "");
+  value.hash_seed = json_field_or<std::string>(j, "hash_seed", "");
+  value.hash_probe = json_field_or<std::string>(j, "hash_probe", "");
   value.loader.reset();
-  if (j.contains("loader")) value.loader = j.at("loader").get<LoaderObservation>();
+  if (j.contains("loader")) value.loader = json_field<LoaderObservation>(j, "loader");
 }
 
 void to_json(json& j, const OpRecord& value) {
@@ -174,13 +174,13 @@ void to_json(json& j, const OpRecord& value) {
   if (!value.kernels.empty()) j["kernels"] = value.kernels;
 }
 void from_json(const json& j, OpRecord& value) {
-  value.name = j.at("name").get<std::string>();
-  value.module = j.value("module", "");
+  value.name = json_field<std::string>(j, "name");
+  value.module = json_field_or<std::string>(j, "module", "");
   value.depth = json_integer_or(j, "depth", 0);
   value.start = json_integer_or(j, "start", std::int64_t{0});
-  value.inputs = j.value("inputs", "");
-  value.outputs = j.value("outputs", "");
-  value.kernels = j.value("kernels", std::vector<std::string>{});
+  value.inputs = json_field_or<std::string>(j, "inputs", "");
+  value.outputs = json_field_or<std::string>(j, "outputs", "");
+  value.kernels = json_field_or(j, "kernels", std::vector<std::string>{});
 }
 
 void to_json(json& j, const OpSequence& value) {
@@ -188,9 +188,9 @@ void to_json(json& j, const OpSequence& value) {
   if (value.truncated) j["truncated"] = true;
 }
 void from_json(const json& j, OpSequence& value) {
-  value.digest = j.at("digest").get<std::string>();
-  value.ops = j.at("ops").get<std::vector<OpRecord>>();
-  value.truncated = j.value("truncated", false);
+  value.digest = json_field<std::string>(j, "digest");
+  value.ops = json_field<std::vector<OpRecord>>(j, "ops");
+  value.truncated = json_field_or(j, "truncated", false);
 }
 
 void to_json(json& j, const Origin& value) {
@@ -208,15 +208,15 @@ void to_json(json& j, const Origin& value) {
 void from_json(const json& j, Origin& value) {
   value.position = json_integer_or(j, "position", 0);
   value.ops = json_integer_or(j, "ops", 0);
-  value.op = j.at("op").get<std::string>();
-  value.within = j.value("within", std::vector<std::string>{});
-  value.module = j.value("module", "");
+  value.op = json_field<std::string>(j, "op");
+  value.within = json_field_or(j, "within", std::vector<std::string>{});
+  value.module = json_field_or<std::string>(j, "module", "");
   value.downstream = json_integer_or(j, "downstream", 0);
-  value.downstream_ops = j.value("downstream_ops", std::vector<std::string>{});
-  value.compared = j.value("compared", "");
+  value.downstream_ops = json_field_or(j, "downstream_ops", std::vector<std::string>{});
+  value.compared = json_field_or<std::string>(j, "compared", "");
   value.difference.reset();
-  if (j.contains("difference")) value.difference = j.at("difference").get<Divergence>();
-  value.kernels = j.value("kernels", std::vector<std::string>{});
+  if (j.contains("difference")) value.difference = json_field<Divergence>(j, "difference");
+  value.kernels = json_field_or(j, "kernels", std::vector<std::string>{});
 }
 
 void to_json(json& j, const StepGrowth& value) {
@@ -281,7 +281,7 @@ void from_json(const json& j, Timing& value) {
   value.samples = json_amount_or(j, "samples", 0);
   value.ci_low_ns = json_amount_or(j, "ci_low_ns", std::int64_t{0});
   value.ci_high_ns = json_amount_or(j, "ci_high_ns", std::int64_t{0});
-  value.target_reached = j.value("target_reached", false);
+  value.target_reached = json_field_or(j, "target_reached", false);
   value.clock_mhz = json_amount_or(j, "clock_mhz", 0);
   value.samples_at_other_clocks = json_amount_or(j, "samples_at_other_clocks", 0);
 }

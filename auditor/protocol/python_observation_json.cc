@@ -19,14 +19,14 @@ void to_json(json& j, const RandomSource& value) {
   if (!value.recipe.empty()) j["recipe"] = value.recipe;
 }
 void from_json(const json& j, RandomSource& value) {
-  value.name = j.at("name").get<std::string>();
-  value.kind = j.value("kind", "");
-  value.where = j.value("where", "");
-  value.state = j.value("state", "");
-  value.drawn_in_factory = j.value("drawn_in_factory", false);
-  value.drawn_in_runs = j.value("drawn_in_runs", false);
-  value.seeded_by_runner = j.value("seeded_by_runner", false);
-  value.recipe = j.value("recipe", "");
+  value.name = json_field<std::string>(j, "name");
+  value.kind = json_field_or<std::string>(j, "kind", "");
+  value.where = json_field_or<std::string>(j, "where", "");
+  value.state = json_field_or<std::string>(j, "state", "");
+  value.drawn_in_factory = json_field_or(j, "drawn_in_factory", false);
+  value.drawn_in_runs = json_field_or(j, "drawn_in_runs", false);
+  value.seeded_by_runner = json_field_or(j, "seeded_by_runner", false);
+  value.recipe = json_field_or<std::string>(j, "recipe", "");
 }
 
 void to_json(json& j, const LoaderObservation& value) {
@@ -58,9 +58,9 @@ void from_json(const json& j, LoaderObservation& value) {
     LoaderBatch batch;
     batch.epoch = json_integer_or(entry, "epoch", 0);
     batch.batch = json_integer_or(entry, "batch", 0);
-    batch.indices = entry.value("indices", std::vector<std::int64_t>{});
+    batch.indices = json_field_or(entry, "indices", std::vector<std::int64_t>{});
     batch.worker = json_integer_or(entry, "worker", -1);
-    batch.samples = entry.value("samples", std::vector<std::string>{});
+    batch.samples = json_field_or(entry, "samples", std::vector<std::string>{});
     if (batch.indices.size() > 256 || batch.samples.size() > 64)
       throw json::out_of_range::create(406, "\"loader\": at most 256 indices and 64 samples per batch", nullptr);
     value.batches.push_back(std::move(batch));
@@ -74,7 +74,7 @@ void from_json(const json& j, LoaderObservation& value) {
     worker.worker = json_integer_or(entry, "worker", 0);
     const auto start = entry.value("start", json::object());
     for (const auto& [name, state] : start.items()) worker.start.emplace_back(name, state.get<std::string>());
-    worker.drawn = entry.value("drawn", std::vector<std::string>{});
+    worker.drawn = json_field_or(entry, "drawn", std::vector<std::string>{});
     value.workers.push_back(std::move(worker));
   }
   if (value.workers.size() > 1024) throw json::out_of_range::create(406, "\"loader\": at most 1024 workers", nullptr);
@@ -90,17 +90,17 @@ void to_json(json& j, const RandomSourceVerdict& value) {
   if (!value.recipe.empty()) j["recipe"] = value.recipe;
 }
 void from_json(const json& j, RandomSourceVerdict& value) {
-  value.name = j.at("name").get<std::string>();
-  value.kind = j.value("kind", "");
-  value.where = j.value("where", "");
-  value.seeded = j.value("seeded", "");
+  value.name = json_field<std::string>(j, "name");
+  value.kind = json_field_or<std::string>(j, "kind", "");
+  value.where = json_field_or<std::string>(j, "where", "");
+  value.seeded = json_field_or<std::string>(j, "seeded", "");
   static const std::set<std::string> kSeeded = {"alike", "differs", "runner", "unknown"};
   if (!kSeeded.count(value.seeded))
     throw json::other_error::create(
         501, "\"seeded\": '" + value.seeded + "' is none of alike, differs, runner, unknown", &j);
-  value.drawn_in_factory = j.value("drawn_in_factory", false);
-  value.drawn_in_runs = j.value("drawn_in_runs", false);
-  value.recipe = j.value("recipe", "");
+  value.drawn_in_factory = json_field_or(j, "drawn_in_factory", false);
+  value.drawn_in_runs = json_field_or(j, "drawn_in_runs", false);
+  value.recipe = json_field_or<std::string>(j, "recipe", "");
 }
 
 }  // namespace repro_audit

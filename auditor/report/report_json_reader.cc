@@ -62,6 +62,8 @@ CellReport cell_from_json(const json& j) {
   v.kernels_varied = json_field_or(j, "kernels_varied", false);
   v.kernel_digest = json_field_or<std::string>(j, "kernel_digest", "");
   report.documented = json_field_or<std::string>(j, "documented", "");
+  // Written from the verdict and judged again from it on reading, but never a value of another type.
+  for (const char* key : {"passed", "skipped", "vacuous"}) json_field_or(j, key, false);
   if (j.contains("contradiction")) {
     const auto& c = j.at("contradiction");
     report.contradiction =

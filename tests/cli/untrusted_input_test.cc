@@ -86,6 +86,27 @@ TEST_F(UntrustedInput, AnEnvironmentThatIsNoObjectIsRefusedAtLoad) {
   }
 }
 
+// A field of the wrong type is refused naming the field, however deep: the config's, a cell's flags,
+// an observation's run's; `passed: "yes"` is no pass.
+TEST_F(UntrustedInput, AFieldOfTheWrongTypeIsRefusedByItsName) {
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
+      {[](json& r) { r["config"]["repeats"] = "many"; },
+       "malformed config: [json.exception.type_error.302] \"repeats\""},
+      {[](json& r) { r["config"]["full_matrix"] = 1; }, "\"full_matrix\": type must be boolean"},
+      {[](json& r) { r["cells"][0]["passed"] = "yes"; }, "\"passed\": type must be boolean, but is string"},
+      {[](json& r) { r["cells"][0]["observations"][0]["runs"][0]["digest"] = 5; },
+       "\"observations\": \"runs\": \"digest\": type must be string, but is number"},
+      {[](json& r) { r["cells"][0]["observations"][0]["warnings"] = "one"; },
+       "\"observations\": \"warnings\": type must be array"},
+  };
+  int index = 0;
+  for (const auto& [change, message] : cases) {
+    const auto report = crafted("wrong-type-" + std::to_string(index++) + ".json", change);
+    expect_refused("show " + report, message);
+    expect_refused("gate --baseline " + small_baseline() + " --report " + report, message);
+  }
+}
+
 // A baseline where a report goes is named for what it is; broken JSON is placed by line and column.
 TEST_F(UntrustedInput, ABaselineGivenForAReportIsNamedAndBrokenJsonIsPlaced) {
   for (const auto& command : {"show " + small_baseline(), "baseline " + small_baseline() + " -o " + path("b.yaml")})
