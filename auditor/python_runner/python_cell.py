@@ -264,8 +264,8 @@ class KeptWarnings:
 
 def run_cell(cell):
     state = Cell(cell)
-    printed = CountingStdout()
-    sys.stdout = printed
+    printed, complained = CountingStdout("stdout"), CountingStdout("stderr")
+    sys.stdout, sys.stderr = printed, complained
     try:
         kept = KeptWarnings()
         with warnings.catch_warnings():
@@ -289,7 +289,7 @@ def run_cell(cell):
         state.observation.update(status="exception", message=f"{type(error).__name__}: {error} "
                                  f"(at {os.path.basename(where.filename)}:{where.lineno})")
     finally:
-        sys.stdout = sys.__stderr__
+        sys.stdout, sys.stderr = sys.__stderr__, sys.__stderr__
         state.tracer.end_run()  # the profiler session of a run that raised
     state.observation.update(hash_facts())
     if state.sources is not None and state.observation["status"] == "ok":
@@ -297,9 +297,10 @@ def run_cell(cell):
         if drawn:
             state.observation["random_sources"] = drawn
     state.tracer.finish(state.observation)
-    if printed.characters:
-        state.observation["warnings"].append(
-            f"the callable printed {printed.characters} characters to stdout (kept in the worker's log)")
+    # What goes to stderr is the log's business (libraries' progress, logging) unless it had to be cut.
+    for stream in (printed, complained) if complained.characters > LOG_CHARACTERS else (printed,):
+        if stream.note():
+            state.observation["warnings"].append(stream.note())
     return state.observation
 
 

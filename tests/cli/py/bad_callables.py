@@ -57,3 +57,18 @@ def starts_a_sleep():
     child = subprocess.Popen(["sleep", "777"], close_fds=False)
     _mark(child.pid)
     return torch.arange(4.0)
+
+
+def prints_forever():
+    """Prints 5 MB a run, to stdout and to stderr: the worker's log keeps 1 MB of each."""
+    import sys
+
+    x = torch.ones(4)
+
+    def step():
+        for _ in range(5000):
+            print("x" * 1000)
+            print("y" * 1000, file=sys.stderr)
+        return x
+
+    return step
