@@ -69,6 +69,18 @@ TEST_F(BadInput, OptionsThatWouldBeSilentlyIgnoredAreAConflict) {
   expect_rejected("run --resume " + path("journal") + " --journal " + path("other"), "--resume and --journal");
 }
 
+// A setting only py cells take, on an audit with no py cell, would have its columns left out in silence.
+TEST_F(BadInput, APySettingOnAnAuditWithoutPyCellsIsNamed) {
+  for (const auto& axis : {"compile=default", "seed_random=off,on", "python_hash_seed=0", "loader_workers=2"}) {
+    const std::string name = std::string(axis).substr(0, std::string(axis).find('='));
+    expect_rejected(std::string("run --device cpu --probe sum/f32 --no-cost --axis ") + axis,
+                    "--axis " + name + ": " + name + " is a setting of py cells only (`repro-audit py`)");
+  }
+  expect_rejected("run --device cpu --config " + write("axes.yaml", "probes: [sum]\naxes:\n  compile: [default]\n"),
+                  "the config's axis compile: compile is a setting of py cells only");
+  EXPECT_FALSE(fs::exists(folder_ / "journals")) << "a refused audit leaves no journal";
+}
+
 TEST_F(BadInput, AJournalHeaderIsValidatedLikeAConfig) {
   const auto journal = folder_ / "journal";
   ASSERT_EQ(run("run " + kSmallAudit + " --journal " + journal.string()).exit_code, 0);
