@@ -386,18 +386,23 @@ Command add_run_command(CLI::App& app) {
                   "ranks 2, 3 and 4 unless --axis ranks=... says), all")
       ->check(CLI::IsMember({"repeat", "invariance", "collective", "all"}));
   add_audit_options(run, *arguments);
-  return {run, [arguments] {
-            const auto catalogue = registered_catalogue();
-            const auto config = make_config(*arguments, catalogue);
-            if (!config.models.empty())
-              throw UserError(arguments->resume.empty()
-                                  ? fmt::format("{} names models: audit them with `repro-audit model --config {}`",
-                                                config.source, config.source)
-                                  : fmt::format("{} journals a model audit: resume it with `repro-audit model "
-                                                "--resume {}`",
-                                                arguments->resume, arguments->resume));
-            return run_audit_command(*arguments, catalogue, config);
-          }};
+  return {
+      run, [arguments] {
+        const auto catalogue = registered_catalogue();
+        const auto config = make_config(*arguments, catalogue);
+        if (!config.models.empty()) {
+          // py callables go to `py`, model files to `model`: the command that audits what was named.
+          const bool python = std::any_of(config.models.begin(), config.models.end(),
+                                          [](const ModelSpec& model) { return is_python_model(model); });
+          const auto* command = python ? "py" : "model";
+          throw UserError(arguments->resume.empty()
+                              ? fmt::format("{} names {}: audit them with `repro-audit {} --config {}`", config.source,
+                                            python ? "Python callables" : "models", command, config.source)
+                              : fmt::format("{} journals a {} audit: resume it with `repro-audit {} --resume {}`",
+                                            arguments->resume, command, command, arguments->resume));
+        }
+        return run_audit_command(*arguments, catalogue, config);
+      }};
 }
 
 }  // namespace repro_audit

@@ -79,6 +79,11 @@ TEST_F(BadInput, APySettingOnAnAuditWithoutPyCellsIsNamed) {
   expect_rejected("run --device cpu --config " + write("axes.yaml", "probes: [sum]\naxes:\n  compile: [default]\n"),
                   "the config's axis compile: compile is a setting of py cells only");
   EXPECT_FALSE(fs::exists(folder_ / "journals")) << "a refused audit leaves no journal";
+  // Callables are audited by `py`, whatever command was given them.
+  const auto callables = write("callables.yaml", "models:\n  - callable: " + std::string(test_paths::kSourceDir) +
+                                                     "/examples/py/train_step.py:make\n");
+  expect_rejected("run --config " + callables,
+                  callables + " names Python callables: audit them with `repro-audit py --config " + callables + "`");
 }
 
 TEST_F(BadInput, AJournalHeaderIsValidatedLikeAConfig) {
