@@ -156,7 +156,23 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   }();
   auto& journal = opened.journal;
   const auto& device = opened.device;
-  auto plan = make_plan(config, catalogue, device.device);
+  // Refused before any result was kept: a journal made for this audit goes too, so the same command runs
+  // again once the cause is fixed.
+  const auto discard_journal = [&] {
+    if (options.resume) return;
+    if (journal_existed)
+      std::filesystem::remove(std::filesystem::path(result.journal) / "audit.json", ignored);
+    else
+      std::filesystem::remove_all(result.journal, ignored);
+  };
+  auto plan = [&] {
+    try {
+      return make_plan(config, catalogue, device.device);
+    } catch (const UserError&) {
+      discard_journal();
+      throw;
+    }
+  }();
   std::optional<ShardInfo> shard;
   if (options.resume && journal.header().contains("shard"))
     shard = journaled_shard(plan, journal.header().at("shard"), result.journal);
@@ -257,14 +273,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
                     "{}: once that is fixed, --resume {} finishes it",
                     error.what(), journaled, result.journal, result.journal));
   } catch (const UserError&) {
-    // Refused before any result was kept (before_results): a journal made for this audit goes too, so
-    // the same command runs again once the cause is fixed.
-    if (!results_allowed && !options.resume) {
-      if (journal_existed)
-        std::filesystem::remove(std::filesystem::path(result.journal) / "audit.json", ignored);
-      else
-        std::filesystem::remove_all(result.journal, ignored);
-    }
+    if (!results_allowed) discard_journal();  // refused before any result was kept (before_results)
     throw;
   }
   for (auto& [key, seen] : observations)

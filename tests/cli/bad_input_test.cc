@@ -69,8 +69,9 @@ TEST_F(BadInput, OptionsThatWouldBeSilentlyIgnoredAreAConflict) {
   expect_rejected("run --resume " + path("journal") + " --journal " + path("other"), "--resume and --journal");
 }
 
-// A setting only py cells take, on an audit with no py cell, would have its columns left out in silence.
-TEST_F(BadInput, APySettingOnAnAuditWithoutPyCellsIsNamed) {
+// A setting only py cells take, on an audit with no py cell, would have its columns left out in silence;
+// a plan refused after the journal was made leaves none; callables given to `run` are sent to `py`.
+TEST_F(BadInput, AuditsRefusedAtTheirPlanSayWhyAndLeaveNoJournal) {
   for (const auto& axis : {"compile=default", "seed_random=off,on", "python_hash_seed=0", "loader_workers=2"}) {
     const std::string name = std::string(axis).substr(0, std::string(axis).find('='));
     expect_rejected(std::string("run --device cpu --probe sum/f32 --no-cost --axis ") + axis,
@@ -79,6 +80,11 @@ TEST_F(BadInput, APySettingOnAnAuditWithoutPyCellsIsNamed) {
   expect_rejected("run --device cpu --config " + write("axes.yaml", "probes: [sum]\naxes:\n  compile: [default]\n"),
                   "the config's axis compile: compile is a setting of py cells only");
   EXPECT_FALSE(fs::exists(folder_ / "journals")) << "a refused audit leaves no journal";
+  // A plan refused once the audit's journal was made (a collective with no ranks to run) takes it along.
+  expect_rejected("run --device cpu --kind collective --axis ranks=1 --repeats 2 --no-cost",
+                  "is a collective, and no flag set has ranks of 2 or more", "env XDG_STATE_HOME=" + path("state"));
+  EXPECT_TRUE(!fs::exists(folder_ / "state/repro-audit/journals") ||
+              fs::is_empty(folder_ / "state/repro-audit/journals"));
   // Callables are audited by `py`, whatever command was given them.
   const auto callables = write("callables.yaml", "models:\n  - callable: " + std::string(test_paths::kSourceDir) +
                                                      "/examples/py/train_step.py:make\n");
