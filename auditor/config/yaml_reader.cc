@@ -64,8 +64,8 @@ struct Collection {
 // Checks each event as it comes, and forwards it (aliases expanded) when there is a next handler.
 class CheckedEvents : public YAML::EventHandler {
  public:
-  CheckedEvents(const YamlReader& reader, std::size_t alias_budget, YAML::EventHandler* next)
-      : reader_(reader), alias_budget_(alias_budget), next_(next) {}
+  CheckedEvents(const YamlReader& reader, const std::string& text, std::size_t alias_budget, YAML::EventHandler* next)
+      : reader_(reader), text_(text), alias_budget_(alias_budget), next_(next) {}
 
   void OnDocumentStart(const YAML::Mark& mark) override {
     if (++documents_ > 1) reader_.fail(mark, "a second YAML document starts here; the file must hold one document");
@@ -83,6 +83,9 @@ class CheckedEvents : public YAML::EventHandler {
   }
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
+    // A NUL would end every message that quotes the value; YAML's escape "\0" is the only way to one.
+    if (value.find('\0') != std::string::npos) reader_.fail(mark, "a value holds a NUL character (\"\\0\")");
+    if (!closed_quote(mark)) reader_.fail(mark, "a quoted value opens here and is never closed");
     scalar(mark, anchor, value, Event::Kind::scalar, tag);
     if (next_) next_->OnScalar(mark, tag, YAML::NullAnchor, value);
   }
@@ -100,6 +103,26 @@ class CheckedEvents : public YAML::EventHandler {
   void OnMapEnd() override { end(Event::Kind::map_end); }
 
  private:
+  // yaml-cpp takes a quote left open at the end of the file for a value running to the end: the text
+  // from the opening quote must hold its closing one.
+  bool closed_quote(const YAML::Mark& mark) const {
+    if (mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text_.size()) return true;
+    const char quote = text_[mark.pos];
+    if (quote != '"' && quote != '\'') return true;
+    for (std::size_t i = mark.pos + 1; i < text_.size(); ++i) {
+      if (quote == '"' && text_[i] == '\\') {
+        ++i;
+      } else if (text_[i] == quote) {
+        if (quote == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') {
+          ++i;  // '' is a quote inside single quotes
+          continue;
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
   bool recording() const { return next_ && anchored_open_ > 0; }
 
   // A node begins: as a map's key, it must not have been seen before in that map. (A list or map as
@@ -199,6 +222,7 @@ class CheckedEvents : public YAML::EventHandler {
   }
 
   const YamlReader& reader_;
+  const std::string& text_;
   const std::size_t alias_budget_;
   YAML::EventHandler* next_;
   int documents_ = 0;
@@ -246,7 +270,7 @@ void YamlReader::stream(const std::string& text, YAML::EventHandler& handler) co
 void YamlReader::check(const std::string& text, YAML::EventHandler* handler) const {
   TextBuffer buffer(text);
   std::istream in(&buffer);
-  CheckedEvents events(*this, text.size() + kAliasSlack, handler);
+  CheckedEvents events(*this, text, text.size() + kAliasSlack, handler);
   try {
     YAML::Parser parser(in);
     while (parser.HandleNextDocument(events)) {

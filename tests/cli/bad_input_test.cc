@@ -92,6 +92,21 @@ TEST_F(BadInput, AuditsRefusedAtTheirPlanSayWhyAndLeaveNoJournal) {
                   callables + " names Python callables: audit them with `repro-audit py --config " + callables + "`");
 }
 
+// A NUL in a value would cut every message that quotes it; a quote left open is no value running to the
+// end of the file. Both are refused where they are, in a config and a gate policy alike.
+TEST_F(BadInput, ANulInAValueAndAnOpenQuoteAreRefusedWhereTheyAre) {
+  const auto nul = write("nul.yaml", "probes: [\"sum\\0zzz\"]\n");
+  expect_rejected("run --config " + nul, nul + ":1:10: a value holds a NUL character");
+  const auto open = write("open.yaml", "repeats: \"3\n");
+  expect_rejected("run --config " + open, open + ":1:10: a quoted value opens here and is never closed");
+  const auto policy = write("policy.yaml", "fail_on: ['SLOWER\n");
+  const auto report = small_report();
+  expect_rejected("gate --baseline " + report + " --report " + report + " --policy " + policy,
+                  "a quoted value opens here and is never closed");
+  const auto quoted = write("quoted.yaml", "profiles: ['it''s', \"a\\\"b\"]\n");
+  expect_rejected("run --config " + quoted, "unknown profile 'it's'");
+}
+
 TEST_F(BadInput, AJournalHeaderIsValidatedLikeAConfig) {
   const auto journal = folder_ / "journal";
   ASSERT_EQ(run("run " + kSmallAudit + " --journal " + journal.string()).exit_code, 0);
