@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
 #include "common/byte_size.h"
+#include "common/user_error.h"
 #include "config/input_file.h"
+#include "config/settings.h"
 
 namespace repro_audit {
 namespace {
@@ -60,6 +63,18 @@ std::string empty_option_problem(const CLI::App& app) {
   for (const auto* subcommand : app.get_subcommands())
     if (const auto problem = empty_option_problem(*subcommand); !problem.empty()) return problem;
   return "";
+}
+
+void check_py_only_axes(const Config& config, const std::string& command, const std::set<std::string>& given) {
+  const bool python = command == "py" || std::any_of(config.models.begin(), config.models.end(),
+                                                     [](const ModelSpec& model) { return is_python_model(model); });
+  if (python) return;
+  for (const auto& [name, values] : config.axes)
+    if (const auto* spec = find_setting(name); spec && spec->py_cells_only)
+      throw UserError(fmt::format(
+          "{} {}: {} is a setting of py cells only (`repro-audit py`), and this {} audit has "
+          "none: no cell would take it",
+          given.count(name) ? "--axis" : "the config's axis", name, name, command.empty() ? "run" : command));
 }
 
 }  // namespace repro_audit

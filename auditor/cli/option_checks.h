@@ -2,7 +2,10 @@
 // Checks on parsed command lines that hold for every subcommand.
 #include <CLI/CLI.hpp>
 
+#include <set>
 #include <string>
+
+#include "config/config.h"
 
 namespace repro_audit {
 
@@ -17,5 +20,10 @@ CLI::Validator byte_count();
 // For a file the command reads: a regular file (config/input_file.h says what else it is), checked
 // without opening it. CLI11's ExistingFile says "does not exist" of a FIFO and lets /dev/zero through.
 CLI::Validator input_file();
+
+// A py-only setting (config/settings.h) among the axes of an audit of `command` with no Python callable
+// is a UserError naming it: no cell would take it, and its columns would be left out in silence.
+// `given`: the axes the command line named (the others came from a config).
+void check_py_only_axes(const Config& config, const std::string& command, const std::set<std::string>& given);
 
 }  // namespace repro_audit

@@ -156,17 +156,7 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
   }
   if (!arguments.fail_on.empty()) config.fail_on = fail_on_argument(arguments.fail_on);
   validate_config(config, catalogue, "the command line");
-  // A py-only setting reaches no cell of a probe or model audit: its columns would be left out in silence.
-  const bool python =
-      arguments.command == "py" || std::any_of(config.models.begin(), config.models.end(),
-                                               [](const ModelSpec& model) { return is_python_model(model); });
-  for (const auto& [name, values] : config.axes)
-    if (const auto* spec = find_setting(name); spec && spec->py_cells_only && !python)
-      throw UserError(
-          fmt::format("{} {}: {} is a setting of py cells only (`repro-audit py`), and this {} audit has "
-                      "none: no cell would take it",
-                      given_axes.count(name) ? "--axis" : "the config's axis", name, name,
-                      arguments.command.empty() ? "run" : arguments.command));
+  check_py_only_axes(config, arguments.command, given_axes);
   return config;
 }
 

@@ -107,40 +107,6 @@ class CellUnsupported(Exception):
     """A setting the installed torch lacks: the cell is unsupported, never a pass."""
 
 
-# What a cell's Python code prints reaches the worker's log up to this much per stream; the rest is
-# counted, not kept (a step printing forever would fill the temporary folder in seconds).
-LOG_CHARACTERS = 1 << 20
-
-
-class CountingStdout(io.TextIOBase):
-    """sys.stdout or sys.stderr while the callable runs: text goes to the log up to LOG_CHARACTERS, and the
-    cell says how much was printed and whether the log was cut."""
-
-    def __init__(self, name):
-        self.name, self.characters = name, 0
-
-    def write(self, text):
-        kept = max(0, LOG_CHARACTERS - self.characters)
-        self.characters += len(text)
-        if kept:
-            sys.__stderr__.write(text[:kept])
-            if len(text) > kept:
-                sys.__stderr__.write(f"\n[repro-audit: the callable's {self.name} is cut here: at most "
-                                     f"{LOG_CHARACTERS} characters are kept]\n")
-        return len(text)
-
-    def flush(self):
-        sys.__stderr__.flush()
-
-    def note(self):
-        """The cell's warning about what was printed, or "" when nothing was."""
-        if not self.characters:
-            return ""
-        cut = "; kept in the worker's log up to {} characters".format(LOG_CHARACTERS)
-        return (f"the callable printed {self.characters} characters to {self.name}"
-                + (cut if self.characters > LOG_CHARACTERS else " (kept in the worker's log)"))
-
-
 def emit(event):
     EVENTS.write(json.dumps(event) + "\n")
     EVENTS.flush()
