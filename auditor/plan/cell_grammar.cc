@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kind/cell_kind.h"
+#include "config/model_spec.h"
 #include "plan/cell_key.h"
 
 namespace repro_audit {
@@ -59,6 +60,10 @@ std::string cell_grammar_problem(const Cell& cell, bool check_key) {
     if (!spec) return fmt::format("setting {} is not one of: {}", shown(name), fmt::join(setting_names(), ", "));
     if (value != kNotApplicable && !is_valid_value(*spec, value))
       return fmt::format("setting {} has the value {}; valid: {}", name, shown(value), describe_values(*spec));
+    // py cells' settings (their probes are named py.*): no other cell is ever audited under them.
+    if (spec->py_cells_only && value != kNotApplicable && value != spec->default_value &&
+        cell.probe.rfind(kPythonProbePrefix, 0) != 0)
+      return fmt::format("setting {}={} is a py cell's, and {} is no py cell", name, shown(value), shown(cell.probe));
   }
   if (!std::all_of(cell.label.begin(), cell.label.end(),
                    [](char c) {

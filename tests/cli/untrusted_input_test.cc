@@ -107,6 +107,23 @@ TEST_F(UntrustedInput, AFieldOfTheWrongTypeIsRefusedByItsName) {
   }
 }
 
+// A probe's cell under a setting only py cells take is no cell any audit makes: a crafted report or
+// baseline holding one is refused naming the setting, never read as valid.
+TEST_F(UntrustedInput, AProbeCellUnderAPySettingIsRefused) {
+  const auto report = crafted("py-setting.json", [](json& r) {
+    auto& cell = r["cells"][0];
+    cell["settings"]["seed_random"] = "on";
+    const std::string key = cell["key"];
+    cell["key"] = key + (key.find('|') == std::string::npos ? "|" : ",") + "seed_random=on";
+  });
+  expect_refused("show " + report, "setting seed_random=\"on\" is a py cell's");
+  const auto baseline = write("py-setting.yaml",
+                              "schema: repro-audit.baseline/2\ncells:\n  sum/f32@cpu|compile=default:\n"
+                              "    verdict: deterministic\n");
+  expect_refused("gate --baseline " + baseline + " --report " + small_baselined_report(),
+                 "setting compile=\"default\" is a py cell's, and \"sum\" is no py cell");
+}
+
 // A baseline where a report goes is named for what it is; broken JSON is placed by line and column.
 TEST_F(UntrustedInput, ABaselineGivenForAReportIsNamedAndBrokenJsonIsPlaced) {
   for (const auto& command : {"show " + small_baseline(), "baseline " + small_baseline() + " -o " + path("b.yaml")})
