@@ -139,7 +139,10 @@ Variant rnn(const std::string& cell, const std::string& form, const std::string&
 
 const bool registered = register_probe(
     ProbeBuilder("rnn")
-        .weight(6)
+        .weight(15)
+        // A run is hundreds of small parallel regions (steps x layers x directions): on cores other processes
+        // hold, 101 runs at 2 threads took over 60 s where they take 2 s on idle ones.
+        .timeout(180)
         .describe("RNN (tanh), LSTM and GRU forward and backward: 32 steps of 16 sequences, 32 to 64 features; "
                   "1 layer, 2 bidirectional, 2 bidirectional packed (CUDA: 256 steps of 64, 256 to 512)")
         .variant(rnn("rnn_tanh", "single", "nn.RNN, one layer"))
