@@ -95,8 +95,8 @@ bool race_controls_again(Config config, const Catalogue& catalogue, const AuditO
 
 // Every probe with a Python form, on `device` (the selftest's: auto is CUDA where there is one) under
 // strict with one thread: its repro.py run with `python` (checked: it starts and imports torch) must give
-// the C++ probe's digests (or verdict, where it declares why not).
-int python_parity(const PythonCheck& python, const std::string& device) {
+// the C++ probe's digests (or verdict, where it declares why not). `only`: these probes' twins, none other.
+int python_parity(const PythonCheck& python, const std::string& device, const std::vector<std::string>& only) {
   const auto resolved = resolve_device(device);
   if (!resolved.unavailable.empty())
     throw EnvironmentError(
@@ -108,8 +108,14 @@ int python_parity(const PythonCheck& python, const std::string& device) {
   config.repeats = 2;
   config.processes = 1;
   const auto catalogue = registered_catalogue();
+  for (const auto& name : only) {
+    const auto* probe = find_probe(catalogue, name);
+    if (!probe || probe->python.code.empty())
+      throw UserError(fmt::format("--probe {}: {}", name, probe ? "this probe has no Python twin" : "no such probe"));
+  }
   for (const auto& probe : catalogue)
-    if (!probe.python.code.empty()) config.probes.push_back({probe.name, {}});
+    if (!probe.python.code.empty() && (only.empty() || std::count(only.begin(), only.end(), probe.name)))
+      config.probes.push_back({probe.name, {}});
   AuditOptions options = local_audit_options();
   // Digests, not timings: no timing-only runs, as an audit without costs (audit/run_policy.h).
   options.timing = decide_run_policy({.no_cost = true}, options.timing).timing;
@@ -213,6 +219,7 @@ Command add_selftest_command(CLI::App& app) {
   auto json_path = std::make_shared<std::string>();
   auto python = std::make_shared<std::string>();
   auto python_only = std::make_shared<bool>(false);
+  auto only = std::make_shared<std::vector<std::string>>();
   selftest->add_option("--device", *device, "auto | cpu | cuda | cuda:N");
   auto* json_option = selftest->add_option("--json", *json_path, "Write the selftest's report as JSON");
   auto* python_option =
@@ -225,12 +232,15 @@ Command add_selftest_command(CLI::App& app) {
             return value.empty() ? "give a Python interpreter's name (looked up on PATH) or its path" : "";
           });
   // The Python twins alone: they need no quiet machine, the timed control does.
-  selftest
-      ->add_flag("--python-only", *python_only,
-                 "With --python: check the Python twins only; the controls are not run (nor said to pass)")
-      ->needs(python_option)
-      ->excludes(json_option);
-  return {selftest, [device, json_path, python, python_only] {
+  auto* python_only_option =
+      selftest
+          ->add_flag("--python-only", *python_only,
+                     "With --python: check the Python twins only; the controls are not run (nor said to pass)")
+          ->needs(python_option)
+          ->excludes(json_option);
+  selftest->add_option("--probe", *only, "With --python-only: check these probes' twins only (repeatable)")
+      ->needs(python_only_option);
+  return {selftest, [device, json_path, python, python_only, only] {
             const auto catalogue = registered_catalogue();
             validate_device(*device, "--device");  // before the interpreter's check, which can take minutes
             PythonCheck interpreter;
@@ -240,7 +250,7 @@ Command add_selftest_command(CLI::App& app) {
             }
             if (*python_only) {
               install_stop_handlers();
-              return python_parity(interpreter, *device);
+              return python_parity(interpreter, *device, *only);
             }
             Config config;
             config.device = *device;
@@ -294,7 +304,7 @@ Command add_selftest_command(CLI::App& app) {
             const auto power = check_power(*device);
             if (stop_requested()) return 130;
             std::cout << "\n" << power_check_text(power);
-            const int parity = python->empty() ? 0 : python_parity(interpreter, *device);
+            const int parity = python->empty() ? 0 : python_parity(interpreter, *device, {});
             if (parity == 130) return 130;
             if (failures == 0 && insensitive == 0 && power.passed() && parity == 0) {
               std::cout << fmt::format(

@@ -20,9 +20,10 @@ constexpr std::array<std::pair<VerdictKind, const char*>, 10> kVerdictNames = {{
     {VerdictKind::varies, "varies"},
 }};
 
-constexpr std::array<std::pair<Documented, const char*>, 6> kDocumentedNames = {{
+constexpr std::array<std::pair<Documented, const char*>, 7> kDocumentedNames = {{
     {Documented::deterministic, "deterministic"},
     {Documented::alternative_under_strict, "alternative_under_strict"},
+    {Documented::alternative_unless_warn_only, "alternative_under_strict_unless_warn_only"},
     {Documented::raises_under_strict, "raises_under_strict"},
     {Documented::nondeterministic, "nondeterministic"},
     {Documented::cublas_workspace, "deterministic_with_cublas_workspace_config"},

@@ -17,6 +17,9 @@ enum class Documented {
   nondeterministic,          // diverges whatever the settings (the racy control)
   cublas_workspace,          // cuBLAS: deterministic under strict with CUBLAS_WORKSPACE_CONFIG set, else raises
   unknown,                   // nothing documented: a user's model, whose ops PyTorch cannot speak for as a whole
+  // Deterministic algorithms switch implementation, but warn_only keeps the default one and warns (once per
+  // process: TORCH_WARN_ONCE); e.g. the flash and memory-efficient attention backward kernels on CUDA.
+  alternative_unless_warn_only,
 };
 
 const char* to_string(Documented documented);

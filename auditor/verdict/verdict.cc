@@ -215,6 +215,8 @@ bool may_diverge(Documented documented, const FlagSet& settings) {
       return false;
     case Documented::alternative_under_strict:
       return mode == DeterministicMode::off;
+    case Documented::alternative_unless_warn_only:
+      return mode != DeterministicMode::on;
     case Documented::raises_under_strict:
       return mode != DeterministicMode::on;
     case Documented::cublas_workspace:
@@ -264,6 +266,10 @@ std::optional<Contradiction> find_contradiction(Documented documented, const Fla
       if (kind == VerdictKind::raises)
         return Contradiction{"deterministic", "documented deterministic, but raised: " + verdict.message, true};
       return std::nullopt;
+    case Documented::alternative_unless_warn_only:
+      // warn_only runs the default kernel and warns once per process: a cell may diverge, warn or neither.
+      if (mode != DeterministicMode::on) return std::nullopt;
+      return find_contradiction(Documented::alternative_under_strict, settings, verdict);
     case Documented::alternative_under_strict:
       if (mode == DeterministicMode::off) return std::nullopt;
       if (diverged)

@@ -45,6 +45,18 @@ TEST_F(ReproCommand, EveryProbeMatchesItsPythonTwinBitForBit) {
   EXPECT_EQ(result.output.find("selftest passed"), std::string::npos) << "the controls were said to pass";
 }
 
+// --probe narrows the twins checked to those named; a name without a twin is bad usage, naming it.
+TEST_F(ReproCommand, TheTwinsOfTheNamedProbesAloneWithProbe) {
+  const auto result = run("selftest --device cpu --python " + python() + " --python-only --probe cumsum");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("Python parity: 1 probes"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("cumsum/f32@cpu"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("index_add/"), std::string::npos) << "a probe not named was checked";
+  const auto unknown = run("selftest --device cpu --python " + python() + " --python-only --probe no_such_probe");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("--probe no_such_probe: no such probe"), std::string::npos) << unknown.output;
+}
+
 TEST_F(ReproCommand, ExportsScriptsThatAgreeWithTheReportWithAndWithoutXxhash) {
   // index_put_ with accumulate diverges on 2 threads and is deterministic under strict. The race needs
   // both threads at once: an audit that saw none is tried again (at most 3 audits).

@@ -91,6 +91,29 @@ TEST(Documentation, AnOlderTorchsRaiseIsJudgedByItsOwnDocumentation) {
   EXPECT_TRUE(find_contradiction(on("2.13.0", "f32"), strict, raised));
 }
 
+// Flash and memory-efficient attention backward on CUDA: deterministic algorithms switch them to an ordered
+// pass, so a divergence under strict contradicts the documentation; warn_only keeps the atomic pass and
+// warns once per process, so under strict-warn a divergence, a warning or neither is what is documented.
+TEST(Documentation, AnAlternativeUnlessWarnOnlyMayDivergeUnderWarnOnly) {
+  Verdict diverged;
+  diverged.kind = VerdictKind::nondeterministic;
+  diverged.digests_agree = false;
+  const FlagSet strict = {{"deterministic_algorithms", "on"}}, warn = {{"deterministic_algorithms", "warn"}};
+  const auto alternative = Documented::alternative_unless_warn_only;
+  EXPECT_TRUE(find_contradiction(alternative, strict, diverged));
+  EXPECT_FALSE(find_contradiction(alternative, warn, diverged));
+  EXPECT_FALSE(find_contradiction(alternative, {}, diverged));
+  // The documented switch alone would call the same warn_only divergence a PyTorch bug.
+  EXPECT_TRUE(find_contradiction(Documented::alternative_under_strict, warn, diverged));
+  Verdict raised;
+  raised.kind = VerdictKind::raises;
+  raised.digests_agree = true;
+  EXPECT_TRUE(find_contradiction(alternative, strict, raised));
+  EXPECT_TRUE(may_diverge(alternative, warn));
+  EXPECT_FALSE(may_diverge(alternative, strict));
+  EXPECT_EQ(documented_from_string(to_string(alternative)), alternative);
+}
+
 // The report keeps which documentation it used; an older report has none and says so; a hostile one
 // is malformed, not printed.
 TEST(Documentation, TheReportKeepsWhichDocumentationItUsed) {

@@ -45,6 +45,7 @@ void expect_keys_of_the_default_plan(const std::string& fixture) {
                                               "put",
                                               "put_accumulate",
                                               "resize_quantized",
+                                              "rnn",
                                               "scatter_reduce",
                                               "scatter_reduce_extremum",
                                               "scatter_reduce_prod"};

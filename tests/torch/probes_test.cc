@@ -126,6 +126,59 @@ TEST(Controls, RacyIsCaughtAndOrderedIsClean) {
   }
 }
 
+// The outputs of one CPU run of a variant, by name.
+std::map<std::string, at::Tensor> run_once(const std::string& probe, const std::string& variant) {
+  const auto* definition = find_registered_probe(probe);
+  ProbeContext context(at::kCPU, 0, *definition->info.find_variant(variant));
+  std::map<std::string, at::Tensor> outputs;
+  for (const auto& [name, tensor] : definition->prepare(context)()) outputs[name] = tensor;
+  return outputs;
+}
+
+// Each attention variant runs the backend it names, only while it runs: flash and math give other bits for
+// the same inputs (were the selection lost, both would run the default, flash), and every backend is enabled
+// again afterwards, as sdpa_kernel leaves them.
+TEST(AttentionProbe, EachVariantRunsItsOwnBackendAndRestoresTheFlags) {
+  apply_cell_settings(make_flag_set({}, "cpu"));
+  const auto flash = run_once("sdpa_backward", "flash-f32");
+  const auto math = run_once("sdpa_backward", "math-f32");
+  const auto& context = at::globalContext();
+  EXPECT_TRUE(context.userEnabledFlashSDP() && context.userEnabledMathSDP() && context.userEnabledMemEfficientSDP() &&
+              context.userEnabledCuDNNSDP());
+  for (const auto* name : {"output", "grad_query", "grad_key", "grad_value"}) {
+    ASSERT_TRUE(flash.count(name) && math.count(name)) << name;
+    // The same attention, summed in other orders: within a thousandth of the largest magnitude.
+    const double difference = (flash.at(name) - math.at(name)).abs().max().item<double>();
+    const double scale = math.at(name).abs().max().item<double>();
+    EXPECT_LE(difference, 1e-3 * scale) << name << ": not the same attention";
+  }
+  EXPECT_FALSE(at::equal(flash.at("grad_query"), math.at("grad_query"))) << "both ran one backend";
+}
+
+// The packed RNN variants run on sequences of unequal lengths: the batch shrinks along the steps, and the
+// packed input's rows are the lengths' sum; the gradient of the flat weights covers every weight.
+TEST(RnnProbe, PackedVariantsShrinkTheBatchAndTheWeightGradientCoversEveryWeight) {
+  apply_cell_settings(make_flag_set({}, "cpu"));
+  const auto* definition = find_registered_probe("rnn");
+  ProbeContext context(at::kCPU, 0, *definition->info.find_variant("lstm-packed-f32"));
+  const auto outputs = definition->prepare(context)();
+  at::Tensor batch_sizes, weights;
+  for (const auto& [name, tensor] : context.named_inputs()) {
+    if (name == "batch_sizes") batch_sizes = tensor;
+    if (name == "weights") weights = tensor;
+  }
+  ASSERT_TRUE(batch_sizes.defined() && weights.defined());
+  EXPECT_EQ(batch_sizes[0].item<std::int64_t>(), 16);
+  EXPECT_LT(batch_sizes[-1].item<std::int64_t>(), 16) << "every sequence as long as the longest";
+  EXPECT_EQ(outputs[0].second.size(0), batch_sizes.sum().item<std::int64_t>());
+  EXPECT_EQ(outputs[0].second.size(1), 2 * 64) << "two directions";
+  // 2 layers x 2 directions of 4 x 64 gates: w_ih (32 inputs, then 128), w_hh (64), two biases.
+  EXPECT_EQ(weights.numel(), 2 * (256 * 32 + 256 * 64 + 512) + 2 * (256 * 128 + 256 * 64 + 512));
+  EXPECT_EQ(outputs[3].first, "grad_weights");
+  EXPECT_EQ(outputs[3].second.sizes(), weights.sizes());
+  EXPECT_GT(outputs[3].second.ne(0).sum().item<std::int64_t>(), weights.numel() * 9 / 10);
+}
+
 // Variant names are cell keys and stay as they were; the typed dtype must agree with the name's suffix.
 TEST(Registration, EveryTypedDtypeAgreesWithItsVariantName) {
   for (const auto& probe : registered_catalogue())
