@@ -216,7 +216,6 @@ bool may_diverge(Documented documented, const FlagSet& settings) {
     case Documented::alternative_under_strict:
       return mode == DeterministicMode::off;
     case Documented::alternative_unless_warn_only:
-      return mode != DeterministicMode::on;
     case Documented::raises_under_strict:
       return mode != DeterministicMode::on;
     case Documented::cublas_workspace:
