@@ -78,7 +78,8 @@ std::string hash_seed_cause(const std::vector<ProcessObservation>& observations,
 
 void judge_randomness(const std::vector<ProcessObservation>& observations, Verdict& verdict) {
   std::vector<RandomSourceVerdict> sources;
-  std::map<std::string, std::set<std::string>> states;  // by source name, over the processes
+  // By source name: its state after the factory in each process that drew from it.
+  std::map<std::string, std::map<int, std::string>> states;
   for (const auto& observation : observations)
     for (const auto& source : observation.random_sources) {
       auto found = std::find_if(sources.begin(), sources.end(),
@@ -95,19 +96,14 @@ void judge_randomness(const std::vector<ProcessObservation>& observations, Verdi
       }
       found->drawn_in_factory = found->drawn_in_factory || source.drawn_in_factory;
       found->drawn_in_runs = found->drawn_in_runs || source.drawn_in_runs;
-      states[source.name].insert(source.state + "@" + std::to_string(observation.process));
+      states[source.name][observation.process] = source.state;
     }
-  std::set<int> processes;
-  for (const auto& observation : observations)
-    if (!observation.runs.empty()) processes.insert(observation.process);
   for (auto& source : sources) {
     if (source.seeded == "runner") continue;
+    const auto& by_process = states[source.name];
     std::set<std::string> distinct;
-    for (const auto& entry : states[source.name]) distinct.insert(entry.substr(0, entry.rfind('@')));
-    if (distinct.size() > 1)
-      source.seeded = "differs";
-    else
-      source.seeded = states[source.name].size() > 1 ? "alike" : "unknown";
+    for (const auto& [process, state] : by_process) distinct.insert(state);
+    source.seeded = distinct.size() > 1 ? "differs" : by_process.size() > 1 ? "alike" : "unknown";
   }
   verdict.random_sources = sources;
   if (!runs_diverged(verdict)) return;

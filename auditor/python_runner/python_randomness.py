@@ -137,9 +137,10 @@ def global_sources():
     return found
 
 
-def walked_module(module):
-    name = getattr(module, "__name__", "") or ""
-    top = name.split(".")[0]
+def walked_package(name):
+    """Whether the walk enters what the module named `name` holds: the user's code and libraries it uses,
+    not torch's, NumPy's or the standard library's."""
+    top = (name or "").split(".")[0]
     return top not in NOT_WALKED and top not in STANDARD_MODULES and not top.startswith("_")
 
 
@@ -147,7 +148,7 @@ def children(value):
     """(name suffix, where, child) for what the walk enters from `value`."""
     if isinstance(value, types.ModuleType):
         return [(f".{key}", "module attribute", item) for key, item in vars(value).items()
-                if not key.startswith("__")] if walked_module(value) else []
+                if not key.startswith("__")] if walked_package(getattr(value, "__name__", "")) else []
     if isinstance(value, dict):
         return [(f"[{key!r}]", None, item) for key, item in value.items()]
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -169,8 +170,7 @@ def children(value):
     if isinstance(value, functools.partial):
         return [(".func", None, value.func), (".args", None, value.args), (".keywords", None, value.keywords)]
     if isinstance(value, type):
-        module = getattr(value, "__module__", "") or ""
-        if module.split(".")[0] in NOT_WALKED or module.split(".")[0] in STANDARD_MODULES:
+        if not walked_package(getattr(value, "__module__", "")):
             return []
         return [(f".{key}", None, item) for key, item in vars(value).items() if not key.startswith("__")]
     if isinstance(value, (torch.Tensor, *SCALARS)) or callable(getattr(value, "__array__", None)):
