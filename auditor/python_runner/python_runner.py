@@ -64,7 +64,15 @@ import ctypes  # noqa: E402
 import re  # noqa: E402
 import struct  # noqa: E402
 
-import torch  # noqa: E402
+try:
+    import torch  # noqa: E402
+except BaseException as failure:  # a torch that is installed and breaks on import: no cell can run here
+    # The interpreter check only found torch (it does not import it: each worker does, once); a torch that
+    # cannot be imported fails the machine, as a missing interpreter does, never a cell.
+    EVENTS.write(json.dumps({"event": "environment_failure", "message": (
+        f"{sys.executable}: this Python cannot import torch: {type(failure).__name__}: {failure}")}) + "\n")
+    EVENTS.flush()
+    raise SystemExit(1)
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from torch.utils._pytree import tree_flatten  # noqa: E402
 
@@ -73,8 +81,9 @@ try:
 except ImportError:
     xxhash = None
 try:
-    # Imported by every optimizer's constructor and by torch.compile (most of a second): here, while the
-    # worker loads beside the others started ahead, rather than inside the first cell.
+    # Imported by torch.use_deterministic_algorithms (through torch._inductor.config), which every cell
+    # calls, and by torch.compile (most of a second): here, while the worker loads beside the others
+    # started ahead, rather than inside the first cell.
     import torch._dynamo  # noqa: E402,F401
 except Exception:  # a step that needs it meets the same error as its own, where it is reported
     pass

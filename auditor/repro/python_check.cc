@@ -21,10 +21,18 @@ namespace {
 
 // The question: the versions, after importing torch and `modules`. Not from the current folder, which
 // `python -c` puts first on sys.path (a json.py there would answer), as the runner does not either.
-std::string question(const std::vector<std::string>& modules) {
-  std::string imports = "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\nimport json, torch";
-  for (const auto& module : modules) imports += ", " + module;
-  return imports + "; print(json.dumps({'torch': torch.__version__, 'python': sys.version.split()[0]}))";
+// `find_torch`: torch is found, not imported (a second of CPU): its version is its distribution's, and
+// importing it is left to the workers that import it anyway (the runner says when that fails).
+std::string question(const std::vector<std::string>& modules, bool find_torch) {
+  std::string text = "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\nimport json";
+  for (const auto& module : modules) text += ", " + module;
+  if (!find_torch)
+    return text + "\nimport torch\nprint(json.dumps({'torch': torch.__version__, 'python': sys.version.split()[0]}))";
+  return text +
+         "\nimport importlib.util, importlib.metadata\n"
+         "if importlib.util.find_spec('torch') is None: raise ModuleNotFoundError(\"No module named 'torch'\")\n"
+         "try: version = importlib.metadata.version('torch')\nexcept Exception: version = 'unknown'\n"
+         "print(json.dumps({'torch': version, 'python': sys.version.split()[0]}))";
 }
 
 std::string listed(const std::vector<std::string>& modules) {
@@ -36,12 +44,12 @@ std::string listed(const std::vector<std::string>& modules) {
 }  // namespace
 
 PythonCheck check_python(const std::string& python, const std::string& temporary_folder,
-                         std::chrono::seconds time_limit, const std::vector<std::string>& modules) {
+                         std::chrono::seconds time_limit, const std::vector<std::string>& modules, bool find_torch) {
   PythonCheck check;
   check.python = python;
   std::unique_ptr<WorkerProcess> process;
   try {
-    process = std::make_unique<WorkerProcess>(std::vector<std::string>{check.python, "-c", question(modules)},
+    process = std::make_unique<WorkerProcess>(std::vector<std::string>{check.python, "-c", question(modules, find_torch)},
                                               std::map<std::string, std::string>{}, std::string(), temporary_folder);
   } catch (const std::exception& error) {
     // "cannot start PATH: Exec format error" (a file that is no program and has no #! line): the
@@ -97,7 +105,7 @@ std::string PythonChecks::start(const std::string& option, const std::string& wo
   auto python = program_path(option, word);
   pending_.push_back(
       {option, word,
-       std::async(std::launch::async, check_python, python, temporary_folder, python_check_limit(), modules)});
+       std::async(std::launch::async, check_python, python, temporary_folder, python_check_limit(), modules, true)});
   return python;
 }
 

@@ -18,18 +18,21 @@ struct PythonCheck {
 
 // Runs `python -c` with `import torch` (what every repro.py does first) and the other `modules`, and
 // waits up to `time_limit` for its one-line answer; a process that does not answer by then is stopped.
-// `python` is a path (program_path resolves what a user typed).
+// `python` is a path (program_path resolves what a user typed). `find_torch`: torch is only found (its
+// version the installed distribution's), for callers whose workers import it themselves.
 PythonCheck check_python(const std::string& python, const std::string& temporary_folder,
-                         std::chrono::seconds time_limit, const std::vector<std::string>& modules = {});
+                         std::chrono::seconds time_limit, const std::vector<std::string>& modules = {},
+                         bool find_torch = false);
 
 // The interpreter `option` names by `word` (a bare word on PATH, common/program_path.h), checked as
 // check_python does; throws UserError "OPTION WORD: why" when it cannot answer.
 PythonCheck checked_python(const std::string& option, const std::string& word, const std::string& temporary_folder,
                            const std::vector<std::string>& modules = {});
 
-// Checks that run beside whatever the caller starts next: importing torch takes seconds, and an audit's
-// first workers spend the same seconds importing it, so waiting for the answer first would double the
-// time before the first cell runs. wait() throws the first refusal, as checked_python would.
+// Checks that run beside whatever the caller starts next, the py workers: each imports torch (a second
+// or more of CPU), so the check only finds it (find_torch) and imports the other modules; a torch that
+// is found and fails to import fails the first worker, naming it (the machine's failure, exit 2). wait()
+// throws the first refusal, as checked_python would.
 class PythonChecks {
  public:
   // Finds the interpreter now (a name that is no program throws here) and starts its check; returns it.
