@@ -204,7 +204,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
 
   if (options.on_plan) options.on_plan(plan.cells, costs, config.processes);
   Observations observations;
-  take_journal_entries(journal, plan, config.processes, options, observations, supervisor);
+  take_journal_entries(journal, plan, config, catalogue, options, observations, supervisor);
   result.resumed_runs = static_cast<int>(supervisor.finished.size());
   if (options.on_cell)
     for (const auto& cell : plan.cells)

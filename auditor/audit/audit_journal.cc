@@ -8,11 +8,13 @@
 #include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
+#include <map>
 #include <set>
 
 #include "config/config_json.h"
 #include "common/user_error.h"
 #include "report/json_io.h"
+#include "verdict/cell_runs.h"
 
 namespace repro_audit {
 namespace {
@@ -82,20 +84,24 @@ OpenedJournal open_journal(const Config& config, const std::string& folder, bool
   return {std::move(journal), std::move(device)};
 }
 
-void take_journal_entries(const Journal& journal, const Plan& plan, int processes, const AuditOptions& options,
-                          Observations& observations, SupervisorOptions& supervisor) {
-  std::set<std::string> keys;
-  for (const auto& cell : plan.cells) keys.insert(cell.key);
+void take_journal_entries(const Journal& journal, const Plan& plan, const Config& config, const Catalogue& catalogue,
+                          const AuditOptions& options, Observations& observations, SupervisorOptions& supervisor) {
+  std::map<std::string, const Cell*> cells;
+  for (const auto& cell : plan.cells) cells.emplace(cell.key, &cell);
   auto read = journal.entries();
   for (auto& entry : read.entries) {
     const int process = entry.observation.process;
+    const auto cell = cells.find(entry.key);
     std::string problem;
-    if (!keys.count(entry.key))
+    if (cell == cells.end())
       problem = "for cells not in this audit's plan";
-    else if (process < 0 || process >= processes)
-      problem = fmt::format("for a process outside 0..{}", processes - 1);
+    else if (process < 0 || process >= config.processes)
+      problem = fmt::format("for a process outside 0..{}", config.processes - 1);
     else if (was_interrupted(entry.observation))
       problem = "interrupted, not finished";
+    else  // a journal of an earlier version keeps no fingerprint of the config its entries ran under
+      problem =
+          runs_problem(*cell->second, catalogue, entry.observation, config.repeats, config.warmup, config.processes);
     if (!problem.empty()) {
       ++read.set_aside[problem];
       continue;

@@ -28,10 +28,11 @@ OpenedJournal open_journal(const Config& config, const std::string& folder, bool
 // that balanced it may be gone).
 ShardInfo journaled_shard(Plan& plan, const nlohmann::json& header, const std::string& folder);
 
-// The journal's entries that belong to this plan (the journal gives at most one per cell run); the
-// rest is counted and reported once.
-void take_journal_entries(const Journal& journal, const Plan& plan, int processes, const AuditOptions& options,
-                          Observations& observations, SupervisorOptions& supervisor);
+// The journal's entries that belong to this plan and config (the journal gives at most one per cell
+// run): a cell of the plan, a process of the config, runs this config makes of the cell
+// (verdict/cell_runs.h), whatever the journal's header says. The rest is counted and reported once.
+void take_journal_entries(const Journal& journal, const Plan& plan, const Config& config, const Catalogue& catalogue,
+                          const AuditOptions& options, Observations& observations, SupervisorOptions& supervisor);
 
 // A journal that cannot be written (a full disk, its folder removed) fails the machine, not the cell.
 void record_in_journal(const Journal& journal, const Cell& cell, const ProcessObservation& observation);

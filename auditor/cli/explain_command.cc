@@ -33,6 +33,7 @@ struct ExplainArguments {
   std::string python;
   std::vector<std::string> callables;
   std::vector<std::string> models;
+  std::vector<std::string> inputs;
   OutputArguments outputs;
 };
 
@@ -90,6 +91,9 @@ Command add_explain_command(CLI::App& app) {
   explain_command->add_option("--model", arguments->models,
                               "The model file (TorchScript or AOTInductor package) a model cell re-runs, matched to "
                               "the report's by file name or model name; a report's is never loaded (repeatable)");
+  explain_command->add_option("--inputs", arguments->inputs,
+                              "The inputs file (torch.save) of a model cell whose report names one, matched to the "
+                              "report's by file name; a report's is never read (repeatable)");
   for (const auto* format : explanation_formats()) {
     const auto index = static_cast<std::size_t>(format - output_formats().data());
     explain_command->add_option("--" + format->name, arguments->outputs.paths[index], format->help);
@@ -110,7 +114,8 @@ Command add_explain_command(CLI::App& app) {
                                                  {.command = "explain",
                                                   .python = python,
                                                   .callables = arguments->callables,
-                                                  .model_files = arguments->models});
+                                                  .model_files = arguments->models,
+                                                  .input_files = arguments->inputs});
             std::optional<Snapshot> after;
             if (!arguments->after.empty()) after = load_comparable(arguments->after);
             ExplainOptions options;

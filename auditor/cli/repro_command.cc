@@ -34,7 +34,8 @@ std::vector<const CellReport*> matching(const Report& report, const std::string&
 // The model files the chosen cells load (the origin op is captured by running the model) are the ones
 // `files` names, never the report's: each cell's model, and the report's list, replaced by the named.
 void use_named_model_files(Report& report, const std::vector<const CellReport*>& cells,
-                           const std::vector<std::string>& files, const std::string& source) {
+                           const std::vector<std::string>& files, const std::vector<std::string>& inputs,
+                           const std::string& source) {
   auto models =
       report.config.is_object() ? report.config.value("models", std::vector<ModelSpec>{}) : std::vector<ModelSpec>{};
   std::vector<std::string> keys;
@@ -44,7 +45,8 @@ void use_named_model_files(Report& report, const std::vector<const CellReport*>&
     if (own && std::none_of(models.begin(), models.end(), [&](const ModelSpec& m) { return m.name == own->name; }))
       models.push_back(*own);
   }
-  models = models_named_by_user(models, keys, source, {.command = "repro", .runs_python = false, .model_files = files});
+  models = models_named_by_user(
+      models, keys, source, {.command = "repro", .runs_python = false, .model_files = files, .input_files = inputs});
   for (auto& cell : report.cells)
     for (const auto& model : models)
       if (model_probe_name(model) == cell.cell.probe) cell.cell.model = model;
@@ -60,6 +62,7 @@ Command add_repro_command(CLI::App& app) {
   auto patterns = std::make_shared<std::vector<std::string>>();
   auto output = std::make_shared<std::string>();
   auto model_files = std::make_shared<std::vector<std::string>>();
+  auto input_files = std::make_shared<std::vector<std::string>>();
   repro->add_option("report", *report_path, "A report written by `run --json` or `model --json`")->required();
   repro->add_option("cells", *patterns, "Cell keys, parts of keys, or shell patterns such as 'index_add/*'")
       ->required();
@@ -67,7 +70,10 @@ Command add_repro_command(CLI::App& app) {
   repro->add_option("--model", *model_files,
                     "The model file (TorchScript or AOTInductor package) of a model cell, matched to the report's by "
                     "file name or model name; the file a report names is never loaded (repeatable)");
-  return {repro, [report_path, patterns, output, model_files] {
+  repro->add_option("--inputs", *input_files,
+                    "The inputs file (torch.save) of a model cell whose report names one, matched to the report's by "
+                    "file name; the file a report names is never read (repeatable)");
+  return {repro, [report_path, patterns, output, model_files, input_files] {
             auto report = load_report_file(*report_path);
             std::vector<const CellReport*> cells;
             for (const auto& pattern : *patterns) {
@@ -76,7 +82,7 @@ Command add_repro_command(CLI::App& app) {
               for (const auto* cell : found)
                 if (std::find(cells.begin(), cells.end(), cell) == cells.end()) cells.push_back(cell);
             }
-            use_named_model_files(report, cells, *model_files, *report_path);
+            use_named_model_files(report, cells, *model_files, *input_files, *report_path);
             ProcessLauncher launcher(own_executable(), temporary_folder(), "export-inputs");
             install_stop_handlers();
             const auto exported =

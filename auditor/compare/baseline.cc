@@ -214,7 +214,7 @@ Baseline load_baseline_file(const std::string& path) {
 }
 
 Snapshot load_comparable(const std::string& path) {
-  const auto text = read_input_file(path, "report or baseline", kMaxReportBytes);
+  auto text = read_input_file(path, "report or baseline", kMaxReportBytes);
   const auto start = text.find_first_not_of(" \t\r\n");
   // A report is JSON (an object); anything else is read as a baseline, whose errors then apply.
   if (start == std::string::npos || text[start] != '{') return parse_baseline(text, path);
@@ -225,6 +225,7 @@ Snapshot load_comparable(const std::string& path) {
   if (schema != kReportSchema && schema != kReportSchemaV1)
     throw UserError(fmt::format("{}: neither a repro-audit report (\"schema\": \"{}\") nor a baseline (schema: {})",
                                 path, kReportSchema, kBaselineSchema));
+  std::string().swap(text);  // parsed: freed before the report is judged again
   return baseline_from_report(report_from_parsed(std::move(parsed), path), path);
 }
 

@@ -212,9 +212,11 @@ std::string read_input_file(const std::string& path, const std::string& what, st
   if (status.st_size > 0) text.reserve(std::min(static_cast<std::size_t>(status.st_size), max_bytes) + 1);
   constexpr std::size_t chunk = std::size_t{1} << 20;
   for (;;) {
-    // One byte past the limit tells a file at the limit from a larger one.
+    // One byte past the limit tells a file at the limit from a larger one. Reads stay within the
+    // allocation while it has room: the last one, which finds the end, would otherwise double it.
     const std::size_t used = text.size();
-    const std::size_t want = std::min(chunk, max_bytes + 1 - used);
+    const std::size_t room = text.capacity() > used ? text.capacity() - used : chunk;
+    const std::size_t want = std::min({chunk, room, max_bytes + 1 - used});
     text.resize(used + want);
     const ssize_t got = ::read(fd, text.data() + used, want);
     if (got < 0) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "common/user_error.h"
@@ -56,8 +57,24 @@ void name_python(ModelSpec& model, const std::string& key, const std::string& so
   check_model(model, "", "--callable " + named.callables[match]);
 }
 
+// The --inputs FILE of the same file name as the report's inputs file; "" when the model has none.
+std::string name_inputs(const ModelSpec& model, const std::string& key, const std::string& source,
+                        const CodeNamedByUser& named, std::vector<bool>& used) {
+  if (model.inputs_file.empty()) return "";
+  const auto name = file_name(model.inputs_file);
+  const auto match = std::find_if(named.input_files.begin(), named.input_files.end(),
+                                  [&](const std::string& given) { return file_name(given) == name; });
+  if (match == named.input_files.end())
+    throw UserError(
+        fmt::format("{}: the model cell {} needs --inputs FILE naming its inputs (the file {} in the report); {} never "
+                    "reads an inputs file that a report names (libtorch's unpickler reads it)",
+                    source, key, model.inputs_file, named.command));
+  used[static_cast<std::size_t>(match - named.input_files.begin())] = true;
+  return *match;
+}
+
 void name_file(ModelSpec& model, const std::string& key, const std::string& source, const CodeNamedByUser& named,
-               std::vector<bool>& used) {
+               std::vector<bool>& used, std::vector<bool>& inputs_used) {
   const auto match = match_of(model, named.model_files);
   if (match == named.model_files.size())
     throw UserError(fmt::format(
@@ -66,19 +83,25 @@ void name_file(ModelSpec& model, const std::string& key, const std::string& sour
         source, key, model.name, model.path, named.command));
   used[match] = true;
   model.path = named.model_files[match];
-  check_model(model, "", "--model " + named.model_files[match]);
+  auto where = "--model " + named.model_files[match];
+  if (const auto inputs = name_inputs(model, key, source, named, inputs_used); !inputs.empty()) {
+    model.inputs_file = inputs;
+    where += " --inputs " + inputs;
+  }
+  check_model(model, "", where);
 }
 
 }  // namespace
 
 std::vector<ModelSpec> models_named_by_user(std::vector<ModelSpec> models, const std::vector<std::string>& cell_keys,
                                             const std::string& source, const CodeNamedByUser& named) {
-  std::vector<bool> callables_used(named.callables.size(), false), files_used(named.model_files.size(), false);
+  std::vector<bool> callables_used(named.callables.size(), false), files_used(named.model_files.size(), false),
+      inputs_used(named.input_files.size(), false);
   for (auto& model : models) {
     const auto key = first_cell(cell_keys, model);
     if (key.empty()) continue;
     if (!is_python_model(model))
-      name_file(model, key, source, named, files_used);
+      name_file(model, key, source, named, files_used, inputs_used);
     else if (named.runs_python)
       name_python(model, key, source, named, callables_used);
   }
@@ -90,6 +113,10 @@ std::vector<ModelSpec> models_named_by_user(std::vector<ModelSpec> models, const
     if (!files_used[i])
       throw UserError(fmt::format("--model {}: no model cell of {} has a model of that file name or name",
                                   named.model_files[i], source));
+  for (std::size_t i = 0; i < named.input_files.size(); ++i)
+    if (!inputs_used[i])
+      throw UserError(fmt::format("--inputs {}: no model cell of {} reads an inputs file of that file name",
+                                  named.input_files[i], source));
   return models;
 }
 

@@ -41,6 +41,12 @@ class CellKind {
   virtual bool stops_at_first_difference() const { return true; }
   // Timing-only runs after the determinism runs, and later timing rounds; false: its runs are its timings.
   virtual bool has_timing_runs() const { return true; }
+  // The repeats after the warm-up it runs, of those the audit asked for (a cell documented as possibly
+  // diverging may run more: verdict/cell_runs.h).
+  virtual int repeats(int requested) const { return requested; }
+  // The digested runs its runner adds after those, where it can add them (a model's runs without per-op
+  // digests, made only when its per-op records are); 0: none.
+  virtual int extra_runs(const Cell&, int /*repeats*/) const { return 0; }
 
   // The verdict: the rules the kind adds once the digests were judged (verdict/verdict.h).
   virtual void judge(const Cell&, const std::vector<ProcessObservation>&, Verdict&) const {}

@@ -64,6 +64,11 @@ class ModelKind : public CellKind {
   // Every run is kept: the outputs that differ, and the origin op, are measured over all of them.
   bool stops_at_first_difference() const override { return false; }
   bool has_timing_runs() const override { return false; }
+  // With per-op records, the runs that digest every op are followed by runs that do not, timed
+  // apart: the model's own time, and what the per-op digests cost.
+  int extra_runs(const Cell& cell, int repeats) const override {
+    return cell.model->per_op ? std::max(1, (repeats + 1) / 2) : 0;
+  }
   void judge(const Cell& cell, const std::vector<ProcessObservation>& observations, Verdict& verdict) const override {
     judge_model(cell, observations, verdict);
   }

@@ -104,6 +104,11 @@ class PythonKind : public CellKind {
     return callable_problem(cell.model->callable);
   }
   bool stops_at_first_difference() const override { return false; }
+  // python_runner/python_cell.py's recorded_runs: max(2, repeats // 2) runs with per-op records, each
+  // followed by a plain one.
+  int extra_runs(const Cell& cell, int repeats) const override {
+    return cell.model->per_op ? 2 * std::max(2, repeats / 2) : 0;
+  }
   void judge(const Cell& cell, const std::vector<ProcessObservation>& observations, Verdict& verdict) const override {
     model_kind().judge(cell, observations, verdict);
     // A process compiles afresh unless the processes share an Inductor cache: bits that differ only

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string_view>
@@ -49,58 +50,132 @@ void fill_cost_ratios(std::vector<CellReport>& cells) {
   }
 }
 
-// Two deterministic cells of a variant whose bits differ and whose settings differ in one setting
-// only: that setting changes the bits. Comparing every pair of cells was quadratic; instead each cell
-// goes, once per setting, into the bucket of cells equal to it in everything but that setting.
-std::vector<SettingNote> find_setting_notes(const std::vector<CellReport>& cells) {
-  struct Member {
-    const std::string* value;
-    const std::string* digest;
-  };
-  struct Bucket {
-    const Cell* first = nullptr;
-    const std::string* setting = nullptr;
-    std::vector<Member> members;
-  };
-  std::unordered_map<std::string, Bucket> buckets;
-  auto append = [](std::string& key, const std::string& text) {  // length-prefixed: no text can fake a boundary
-    key += std::to_string(text.size());
-    key += ':';
-    key += text;
-  };
-  for (const auto& report : cells) {
-    if (report.verdict.kind != VerdictKind::deterministic) continue;
-    const auto& cell = report.cell;
-    for (const auto& [setting, value] : cell.settings) {
-      std::string key;
-      for (const auto* part : {&cell.probe, &cell.variant, &cell.device, &setting}) append(key, *part);
-      for (const auto& [name, other] : cell.settings) {
-        append(key, name);
-        if (name != setting) append(key, other);
+namespace {
+
+// The deterministic cells as numbers, one per distinct text: each cell's row is its probe, variant and
+// device, then each setting's name and value in the settings' order. Rows are compared and hashed
+// without their text; they take a few bytes per setting, not a copy of every setting's text per setting.
+class SettingRows {
+ public:
+  explicit SettingRows(const std::vector<CellReport>& cells) {
+    for (const auto& report : cells) {
+      if (report.verdict.kind != VerdictKind::deterministic) continue;
+      const auto& cell = report.cell;
+      rows_.push_back({&report, static_cast<std::uint32_t>(numbers_.size()), 0});
+      auto& row = rows_.back();
+      for (const auto* part : {&cell.probe, &cell.variant, &cell.device}) numbers_.push_back(number_of(*part));
+      row.hash = pair_hash(numbers_[row.start], numbers_[row.start + 1]) + pair_hash(numbers_[row.start + 2], 0);
+      for (const auto& [name, value] : cell.settings) {
+        numbers_.push_back(number_of(name));
+        numbers_.push_back(number_of(value));
+        row.hash += pair_hash(numbers_[numbers_.size() - 2], numbers_.back());
+        names_.insert(numbers_[numbers_.size() - 2]);
       }
-      auto& bucket = buckets[key];
-      if (!bucket.first) bucket = {&cell, &setting, {}};
-      bucket.members.push_back({&value, &report.verdict.digest});
     }
   }
+  static constexpr std::size_t kSettingsStart = 3;  // probe, variant, device
+  struct Row {
+    const CellReport* report;
+    std::uint32_t start;  // in numbers_: probe, variant, device, then name and value of each setting
+    std::uint64_t hash;   // the sum of one hash per setting: less one setting's, the hash without it
+  };
+  const std::vector<Row>& rows() const { return rows_; }
+  const std::set<std::uint32_t>& names() const { return names_; }  // of settings
+  std::size_t size_of(const Row& row) const { return kSettingsStart + 2 * row.report->cell.settings.size(); }
+  std::uint32_t at(const Row& row, std::size_t i) const { return numbers_[row.start + i]; }
+  std::string_view text(std::uint32_t number) const { return texts_[number]; }
+  static std::uint64_t pair_hash(std::uint64_t name, std::uint64_t value) {
+    auto mixed = (name << 32 | value) + 0x9e3779b97f4a7c15ULL;  // splitmix64: sums of its values rarely collide
+    mixed = (mixed ^ (mixed >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    mixed = (mixed ^ (mixed >> 27)) * 0x94d049bb133111ebULL;
+    return mixed ^ (mixed >> 31);
+  }
+
+ private:
+  std::uint32_t number_of(const std::string& text) {
+    const auto [it, added] = numbers_of_.try_emplace(text, static_cast<std::uint32_t>(texts_.size()));
+    if (added) texts_.push_back(it->first);
+    return it->second;
+  }
+  std::vector<Row> rows_;
+  std::vector<std::uint32_t> numbers_;
+  std::unordered_map<std::string, std::uint32_t> numbers_of_;
+  std::vector<std::string_view> texts_;  // by number; node-based map keys do not move
+  std::set<std::uint32_t> names_;
+};
+
+// A row without one setting's value (at `skip` in the row): equal to another when everything else is.
+struct WithoutValue {
+  const SettingRows::Row* row;
+  std::size_t skip;
+  std::uint64_t hash;
+};
+
+struct SameButValue {
+  const SettingRows* rows;
+  std::size_t operator()(const WithoutValue& key) const { return key.hash; }
+  bool operator()(const WithoutValue& a, const WithoutValue& b) const {
+    const auto size = rows->size_of(*a.row);
+    if (a.hash != b.hash || a.skip != b.skip || size != rows->size_of(*b.row)) return false;
+    for (std::size_t i = 0; i < size; ++i)
+      if (i != a.skip && rows->at(*a.row, i) != rows->at(*b.row, i)) return false;
+    return true;
+  }
+};
+
+struct Member {
+  std::uint32_t value;
+  std::string_view digest;
+};
+
+// The values that change the bits among `members` (cells equal but for one setting): a member's value
+// does when another member has both another value and another digest; by inclusion-exclusion, those are
+// all but the ones sharing its value or its digest.
+void add_changing_values(const std::vector<Member>& members, const SettingRows& rows, std::set<std::string>& changing) {
+  std::unordered_map<std::uint32_t, std::size_t> by_value;
+  std::unordered_map<std::string_view, std::size_t> by_digest;
+  std::map<std::pair<std::uint32_t, std::string_view>, std::size_t> by_both;
+  for (const auto& member : members) {
+    ++by_value[member.value];
+    ++by_digest[member.digest];
+    ++by_both[{member.value, member.digest}];
+  }
+  for (const auto& member : members)
+    if (members.size() + by_both[{member.value, member.digest}] > by_value[member.value] + by_digest[member.digest])
+      changing.emplace(rows.text(member.value));
+}
+
+}  // namespace
+
+// Two deterministic cells of a variant whose bits differ and whose settings differ in one setting
+// only: that setting changes the bits. Comparing every pair of cells was quadratic; instead, once per
+// setting, each cell goes into the bucket of cells equal to it in everything but that setting's value.
+// Buckets were keyed by the text of every other setting: 20 times the report's size in memory (21 GB
+// for a report of 10^6 cells).
+std::vector<SettingNote> find_setting_notes(const std::vector<CellReport>& cells) {
+  const SettingRows rows(cells);
   std::map<std::tuple<std::string, std::string, std::string, std::string>, std::set<std::string>> changing;
-  for (const auto& [key, bucket] : buckets) {
-    if (bucket.members.size() < 2) continue;
-    // A member's value changes the bits when another member has both another value and another
-    // digest: by inclusion-exclusion, those are all but the ones sharing its value or its digest.
-    std::unordered_map<std::string_view, std::size_t> by_value, by_digest;
-    std::map<std::pair<std::string_view, std::string_view>, std::size_t> by_both;
-    for (const auto& member : bucket.members) {
-      ++by_value[*member.value];
-      ++by_digest[*member.digest];
-      ++by_both[{*member.value, *member.digest}];
+  for (const auto name : rows.names()) {
+    const SameButValue same{&rows};
+    std::unordered_map<WithoutValue, std::vector<Member>, SameButValue, SameButValue> buckets(rows.rows().size(), same,
+                                                                                              same);
+    for (const auto& row : rows.rows()) {
+      const auto size = rows.size_of(row);
+      auto at = SettingRows::kSettingsStart;
+      while (at < size && rows.at(row, at) != name) at += 2;
+      if (at == size) continue;
+      const auto value = rows.at(row, at + 1);
+      buckets[{&row, at + 1, row.hash - SettingRows::pair_hash(name, value)}].push_back(
+          {value, row.report->verdict.digest});
     }
-    for (const auto& member : bucket.members) {
-      const auto others = bucket.members.size() + by_both[{*member.value, *member.digest}] - by_value[*member.value] -
-                          by_digest[*member.digest];
-      if (others > 0)
-        changing[{bucket.first->probe, bucket.first->variant, bucket.first->device, *bucket.setting}].insert(
-            *member.value);
+    for (const auto& [key, members] : buckets) {
+      if (members.size() < 2) continue;
+      const auto& first = key.row->report->cell;
+      std::set<std::string> values;
+      add_changing_values(members, rows, values);
+      if (!values.empty())
+        changing[{first.probe, first.variant, first.device, std::string(rows.text(name))}].insert(values.begin(),
+                                                                                                  values.end());
     }
   }
   std::vector<SettingNote> notes;

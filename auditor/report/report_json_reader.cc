@@ -277,7 +277,9 @@ Report parse_report(const std::string& text, const std::string& source) {
 }
 
 Report load_report_file(const std::string& path) {
-  return parse_report(read_input_file(path, "report", kMaxReportBytes), path);
+  // The file's text is freed once parsed, before the report is judged again.
+  auto parsed = parse_report_json(read_input_file(path, "report", kMaxReportBytes), path);
+  return report_from_parsed(std::move(parsed), path);
 }
 
 std::vector<ReportFile> load_report_files(const std::vector<std::string>& paths) {

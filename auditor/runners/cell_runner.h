@@ -51,10 +51,8 @@ class CellRunner {
   // The cell's op with its inputs made (observation.input_digest set); throws Unsupported or another
   // std::exception, which ends the cell.
   virtual RunFunction prepare(const Cell& cell, const CellSetup& setup, ProcessObservation& observation) = 0;
-  // The repeats it runs after the warm-up, of those the audit asked for.
-  virtual int repeats(int requested) const { return requested; }
-  // Digested runs after the determinism runs, timed apart from them (a model's runs without per-op digests).
-  virtual int extra_runs(int /*repeats*/) const { return 0; }
+  // Whether it makes its kind's extra runs after the determinism runs (kind/cell_kind.h: extra_runs).
+  virtual bool makes_extra_runs() const { return false; }
   // Whether the cell's share of --budget may end its runs early.
   virtual bool budget_applies() const { return true; }
   // How many runs may wait for their digest behind the one in flight, given the copier's depth.

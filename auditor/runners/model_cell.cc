@@ -98,9 +98,8 @@ class ModelRunner : public CellRunner {
     }
     return prepared.run;
   }
-  // With per-op records, the runs that digest every op are followed by runs that do not, timed
-  // apart: the model's own time, and what the per-op digests cost.
-  int extra_runs(int repeats) const override { return per_op_.recorder ? std::max(1, (repeats + 1) / 2) : 0; }
+  // The runs without per-op digests follow those with them, where those are made.
+  bool makes_extra_runs() const override { return per_op_.recorder != nullptr; }
   bool budget_applies() const override { return !per_op_.recorder; }
   // A model's outputs may alias what its next run restores: its runs are digested one by one.
   int pipeline_depth(int) const override { return 0; }

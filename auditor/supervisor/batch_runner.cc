@@ -14,7 +14,7 @@
 #include "config/settings.h"
 #include "protocol/worker_protocol.h"
 #include "supervisor/worker_launcher.h"
-#include "verdict/verdict.h"
+#include "verdict/cell_runs.h"
 
 namespace repro_audit {
 namespace {
@@ -220,7 +220,7 @@ WorkerRequest batch_request(const Batch& batch, const std::vector<Cell>& cells, 
   WorkerRequest request{options.device,         process, options.repeats,     options.warmup, options.timing, 0,
                         batch.process_settings, cells,   options.input_scheme};
   request.sensitivity_process = sensitivity_process(options.processes);
-  if (options.processes > 0) request.quiet_runs = (kQuietRuns + options.processes - 1) / options.processes;
+  request.quiet_runs = quiet_runs_per_process(options.processes);
   for (const auto& cell : cells)
     if (options.sensitivity_elsewhere.count(cell.key)) request.sensitivity_elsewhere.push_back(cell.key);
   return request;

@@ -20,7 +20,7 @@
 #include "protocol/observation_json.h"
 #include "recording/digest_pipeline.h"
 #include "runners/cell_runner.h"
-#include "verdict/verdict.h"
+#include "verdict/cell_runs.h"
 #include "worker/environment.h"
 #include "worker/phase_log.h"
 
@@ -150,14 +150,11 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
     return runner->prepare(cell, setup, observation);
   }();
   std::vector<at::Tensor> reference;
-  // A cell documented as possibly diverging runs on while its runs agree (verdict/verdict.h's kQuietRuns
-  // over every process), unless a budget shares the time out.
+  // A cell documented as possibly diverging runs on while its runs agree (verdict/cell_runs.h).
   static const Catalogue catalogue = registered_catalogue();
-  const bool quiet_may_diverge = kind.stops_at_first_difference() && cell.budget_seconds <= 0 &&
-                                 may_diverge(kind.documented(cell, find_probe(catalogue, cell.probe)), cell.settings);
-  const int repeats = std::max(runner->repeats(request.repeats), quiet_may_diverge ? request.quiet_runs : 0);
+  const int repeats = cell_repeats(cell, catalogue, request.repeats, request.quiet_runs);
   const int determinism_runs = request.warmup + repeats;
-  const int total = determinism_runs + runner->extra_runs(repeats);
+  const int total = determinism_runs + (runner->makes_extra_runs() ? kind.extra_runs(cell, repeats) : 0);
   // A probe's runs stop at the first digest that differs from run 0's: the verdict is certain, and more
   // runs add nothing to it. Kinds that measure every run (models, invariance probes) keep them all.
   const bool may_stop_early = kind.stops_at_first_difference();

@@ -132,6 +132,38 @@ TEST_F(Resume, AnEntryWithoutItsAuditsFingerprintRunsAgainInsteadOfJoiningAnothe
   EXPECT_EQ(timed_runs(report), (std::vector<int>{1, 1})) << output;
 }
 
+// A journal of the first version kept no fingerprint of its audit's config: an entry whose runs another
+// config made (4 repeats in an audit of 1), or of a cell outside the plan, is not merged, whatever the header.
+TEST_F(Resume, AFirstVersionJournalMergesNoEntryWhoseRunsAnotherConfigMade) {
+  const auto four = folder_ / "four", f64 = folder_ / "f64", one = folder_ / "one";
+  ASSERT_EQ(run_to_end(kOneCell + " --repeats 4 --journal " + four.string(), folder_ / "four.txt"), 0);
+  ASSERT_EQ(run_to_end("run --device cpu --probe sum/f64 --profile default --axis threads=1 --no-cost --repeats 1 "
+                       "--journal " +
+                           f64.string(),
+                       folder_ / "f64.txt"),
+            0);
+  ASSERT_EQ(run_to_end(kOneCell + " --repeats 1 --journal " + one.string(), folder_ / "one.txt"), 0);
+  auto header = read_json(one / "audit.json");
+  header["schema"] = "repro-audit.journal/1";
+  std::ofstream(one / "audit.json") << header.dump();
+  for (const auto& journal : {four, f64})
+    for (const auto& file : entries(journal)) {
+      auto entry = read_json(file);
+      entry.erase("version");  // as the first version wrote them
+      entry.erase("audit");
+      std::ofstream(one / file.filename()) << entry.dump();
+    }
+  const auto report = folder_ / "report.json";
+  EXPECT_EQ(run_to_end("run --resume " + one.string() + " --json " + report.string(), folder_ / "resume.txt"), 0);
+  const auto output = slurp(folder_ / "resume.txt");
+  EXPECT_NE(output.find("4 journal entries set aside, their cell runs run again: 2 for cells not in this audit's "
+                        "plan; 2 recorded with 4 runs after the warm-up where this audit's config makes 1"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(output.find("resumed:"), std::string::npos) << output;
+  EXPECT_EQ(timed_runs(report), (std::vector<int>{1, 1})) << output;
+}
+
 TEST_F(Resume, TwoEntriesForOneCellRunThatDisagreeAreNeitherUsed) {
   const auto journal = folder_ / "journal";
   ASSERT_EQ(run_to_end(kOneCell + " --repeats 3 --journal " + journal.string(), folder_ / "first.txt"), 0);

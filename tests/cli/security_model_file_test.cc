@@ -1,6 +1,7 @@
 // A report's model cell names a model file, and loading an AOTInductor package runs its shared library.
 // A crafted report points at a package whose library leaves a marker when loaded: `explain` and `repro`
-// load no model file a report names, only the one named by --model on their command line.
+// load no model file a report names, only the one named by --model on their command line; nor an inputs
+// file, only the one named by --inputs.
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
@@ -88,6 +89,44 @@ TEST_F(ReportModelFile, TheModelNamedOnTheCommandLineIsTheOneLoaded) {
   EXPECT_NE(script.find(path("linear.pt")), std::string::npos) << script;
   EXPECT_EQ(script.find(package_), std::string::npos) << "the report's file reached the script";
   expect_not_loaded("explain and repro with --model");
+}
+
+// A report's model may name an inputs file, which libtorch's unpickler reads: it is read only when the
+// command line names it with --inputs. The planted file is no torch.save file: a read of it would end
+// the cell with an error saying so.
+TEST_F(ReportModelFile, ExplainAndReproReadNoInputsFileAReportNames) {
+  const auto planted = write("planted/inputs.pt", "read by the unpickler, this is an error");
+  auto report = json::parse(slurp(path("report.json")));
+  for (auto* model : {&report.at("config").at("models").at(0), &report.at("cells").at(0).at("model")}) {
+    model->erase("inputs");
+    (*model)["inputs_file"] = planted;
+  }
+  std::ofstream(path("inputs-crafted.json")) << report.dump(1);
+  const auto crafted = path("inputs-crafted.json");
+  for (const auto& command : {"explain " + crafted + " --model " + path("linear.pt"),
+                              "repro " + crafted + " model --model " + path("linear.pt") + " -o " + path("out")}) {
+    const auto result = run(command);
+    EXPECT_EQ(result.exit_code, 2) << command << "\n" << result.output;
+    EXPECT_NE(result.output.find("needs --inputs FILE naming its inputs (the file " + planted + " in the report)"),
+              std::string::npos)
+        << command << "\n"
+        << result.output;
+    EXPECT_EQ(result.output.find("torch.save"), std::string::npos) << "the report's inputs file was read: " << command;
+  }
+  // The inputs file named on the command line is the one read, matched to the report's by file name.
+  fs::create_directories(path("mine"));
+  ASSERT_EQ(
+      shell(python_ + " -c 'import sys, torch; torch.save(torch.ones(4, 8), sys.argv[1])' " + path("mine/inputs.pt"))
+          .exit_code,
+      0);
+  const auto exported = run("repro " + crafted + " model --model " + path("linear.pt") + " --inputs " +
+                            path("mine/inputs.pt") + " -o " + path("out"));
+  EXPECT_EQ(exported.exit_code, 0) << exported.output;
+  const auto other = run("repro " + crafted + " model --model " + path("linear.pt") + " --inputs " +
+                         path("mine/inputs.pt") + " --inputs " + path("linear.pt") + " -o " + path("other"));
+  EXPECT_EQ(other.exit_code, 2) << other.output;
+  EXPECT_NE(other.output.find("--inputs " + path("linear.pt") + ": no model cell of " + crafted), std::string::npos)
+      << other.output;
 }
 
 }  // namespace

@@ -211,7 +211,52 @@ TEST_F(Auditing, JournalEntriesOfAnotherAuditRunAgainInsteadOfJoiningItsRuns) {
       << warnings[0];
   for (const auto& cell : result.report.cells)
     for (const auto& observation : cell.observations)
-      EXPECT_EQ(observation.runs.size(), 2u) << cell.cell.key;  // 2 repeats
+      EXPECT_EQ(observation.runs.size(), 3u) << cell.cell.key;  // a warm-up and 2 repeats
+}
+
+// A journal of the first version kept no fingerprint of its audit's config: the runs of an entry say
+// whether this config made them.
+TEST_F(Auditing, EntriesOfAnotherConfigInAJournalOfTheFirstVersionRunAgain) {
+  config_.probes = {{"sum", {}}};  // documented deterministic: it runs the repeats asked for, no more
+  const auto other = journal_.string() + "-other";
+  fs::remove_all(other);
+  auto more_repeats = config_;
+  more_repeats.repeats = 4;
+  auto first = options();
+  first.journal = other;
+  ASSERT_TRUE(run_audit(more_repeats, catalogue_, first).report.complete);
+  auto interrupted = options();
+  interrupted.stop_requested = [] { return true; };
+  run_audit(config_, catalogue_, interrupted);
+  auto header = nlohmann::json::parse(std::ifstream(journal_ / "audit.json"));
+  header["schema"] = kJournalSchemaV1;
+  std::ofstream(journal_ / "audit.json") << header.dump();
+  int copied = 0;
+  for (const auto& file : fs::directory_iterator(other)) {
+    if (file.path().filename().string().rfind("cell-", 0) != 0) continue;
+    auto entry = nlohmann::json::parse(std::ifstream(file.path()));
+    entry.erase("version");
+    entry.erase("audit");
+    std::ofstream(journal_ / file.path().filename()) << entry.dump();
+    ++copied;
+  }
+  fs::remove_all(other);
+  ASSERT_EQ(copied, 4);  // sum/f32 x 2 flag sets x 2 processes
+  std::vector<std::string> warnings;
+  FakeLauncher launcher;
+  auto resume = options(true);
+  resume.launcher = &launcher;
+  resume.on_warning = [&](const std::string& warning) { warnings.push_back(warning); };
+  const auto result = run_audit(config_, catalogue_, resume);
+  EXPECT_TRUE(result.report.complete);
+  EXPECT_EQ(result.resumed_runs, 0);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("4 journal entries set aside, their cell runs run again: 4 recorded with 4 runs after "
+                             "the warm-up where this audit's config makes 2"),
+            std::string::npos)
+      << warnings[0];
+  for (const auto& cell : result.report.cells)
+    for (const auto& observation : cell.observations) EXPECT_EQ(observation.runs.size(), 3u) << cell.cell.key;
 }
 
 TEST_F(Auditing, AnAuditWhoseDeviceIsUnavailableSkipsEveryCellAndStartsNoWorker) {

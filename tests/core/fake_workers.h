@@ -36,10 +36,15 @@ inline std::string start_line(const std::string& key) {
   return nlohmann::json{{"event", "start"}, {"key", key}}.dump();
 }
 
-inline std::string cell_line(const std::string& key, const std::string& digest = std::string(32, 'a')) {
-  nlohmann::json run = {{"digest", digest}, {"outputs", nlohmann::json::array()}, {"warmup", false}, {"time_ns", 1000}};
+// A cell's observation: `warmup` warm-up runs, then `repeats` runs, every one with `digest`.
+inline std::string cell_line(const std::string& key, const std::string& digest = std::string(32, 'a'), int warmup = 0,
+                             int repeats = 2) {
+  auto runs = nlohmann::json::array();
+  for (int i = 0; i < warmup + repeats; ++i)
+    runs.push_back(
+        {{"digest", digest}, {"outputs", nlohmann::json::array()}, {"warmup", i < warmup}, {"time_ns", 1000}});
   return nlohmann::json{
-      {"event", "cell"}, {"key", key}, {"observation", {{"process", 0}, {"status", "ok"}, {"runs", {run, run}}}}}
+      {"event", "cell"}, {"key", key}, {"observation", {{"process", 0}, {"status", "ok"}, {"runs", runs}}}}
       .dump();
 }
 
@@ -77,8 +82,8 @@ class FakeWorker : public Worker {
   bool terminated_ = false;
 };
 
-// Plays the queued scripts, then workers that finish every cell they are given. Workers may be
-// started from several threads at once (--jobs).
+// Plays the queued scripts, then workers that finish every cell they are given with the runs asked for.
+// Workers may be started from several threads at once (--jobs).
 class FakeLauncher : public WorkerLauncher {
  public:
   std::unique_ptr<Worker> start(const std::string& request, const std::map<std::string, std::string>&) override {
@@ -97,7 +102,9 @@ class FakeLauncher : public WorkerLauncher {
         good.signal = SIGSEGV;
         break;
       }
-      good.lines.push_back(round ? round_line(cell.at("key")) : cell_line(cell.at("key")));
+      good.lines.push_back(round ? round_line(cell.at("key"))
+                                 : cell_line(cell.at("key"), std::string(32, 'a'), requests.back().value("warmup", 0),
+                                             requests.back().value("repeats", 2)));
     }
     return std::make_unique<FakeWorker>(std::move(good));
   }
