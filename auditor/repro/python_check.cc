@@ -49,8 +49,9 @@ PythonCheck check_python(const std::string& python, const std::string& temporary
   check.python = python;
   std::unique_ptr<WorkerProcess> process;
   try {
-    process = std::make_unique<WorkerProcess>(std::vector<std::string>{check.python, "-c", question(modules, find_torch)},
-                                              std::map<std::string, std::string>{}, std::string(), temporary_folder);
+    process =
+        std::make_unique<WorkerProcess>(std::vector<std::string>{check.python, "-c", question(modules, find_torch)},
+                                        std::map<std::string, std::string>{}, std::string(), temporary_folder);
   } catch (const std::exception& error) {
     // "cannot start PATH: Exec format error" (a file that is no program and has no #! line): the
     // interpreter's problem. Anything else (the temporary folder) keeps its own message.
