@@ -267,6 +267,16 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
       supervised.interrupted = !run_timing_rounds(batches, supervisor, observations);
     if (!supervised.interrupted) allow_results();
   } catch (const EnvironmentError& error) {
+    // Before any result: a check still out may say why first (an interpreter without xxhash fails its
+    // first worker too), and its refusal leaves no journal, as any refusal before a result.
+    if (!results_allowed) {
+      try {
+        allow_results();
+      } catch (const UserError&) {
+        discard_journal();
+        throw;
+      }
+    }
     // The machine failed the audit, not a cell: what finished stays journaled for --resume.
     throw EnvironmentError(
         fmt::format("{}\nthe audit stopped; its {} finished cell run(s) are kept in the journal "

@@ -113,6 +113,19 @@ TEST_F(PythonSetup, AnInterpreterThatCannotRunTheCallableIsRefusedBeforeAnyCell)
   const auto without_xxhash =
       program("python-without-xxhash", "PYTHONPATH=" + path("no-xxhash") + " exec " + test_paths::kPython + " \"$@\"");
   expect_refused(py + without_xxhash, "cannot import torch and xxhash: ImportError: no xxhash in this environment");
+  // A torch that is there but breaks on import: the check only finds it (each worker imports it), and
+  // the first worker's import fails the audit as the machine's failure, naming it, with no cell judged.
+  fs::create_directories(path("broken/torch"));
+  write("broken/torch/__init__.py", "raise ImportError('a torch built for another Python')\n");
+  const auto broken_torch =
+      program("python-broken-torch", "PYTHONPATH=" + path("broken") + " exec " + test_paths::kPython + " \"$@\"");
+  const auto broken = run(py + broken_torch + " --profile default --axis threads=1 --repeats 2 --processes 1 --no-cost",
+                          "XDG_STATE_HOME=" + path("state"));
+  EXPECT_EQ(broken.exit_code, 2) << broken.output;
+  EXPECT_NE(broken.output.find("this Python cannot import torch: ImportError: a torch built for another Python"),
+            std::string::npos)
+      << broken.output;
+  EXPECT_EQ(broken.output.find("exception"), std::string::npos) << "a cell was blamed\n" << broken.output;
 }
 
 // The interpreter is asked while the audit's first worker starts: a refusal that comes in after the
