@@ -26,7 +26,7 @@ TEST_F(DataLoss, AnOutputThatCannotBeWrittenStopsTheAuditBeforeItStarts) {
   };
   for (const auto& [option, message] : cases) {
     const auto journal = folder_ / "journal";
-    const auto result = run("run " + kSmallAudit + " --journal " + journal.string() + " " + option);
+    const auto result = run("run " + kSmallAudit + " --no-cost --journal " + journal.string() + " " + option);
     EXPECT_EQ(result.exit_code, 2) << option << "\n" << result.output;
     EXPECT_NE(result.output.find(message), std::string::npos) << option << "\n" << result.output;
     EXPECT_FALSE(fs::exists(journal)) << option << ": the audit started";
@@ -35,7 +35,7 @@ TEST_F(DataLoss, AnOutputThatCannotBeWrittenStopsTheAuditBeforeItStarts) {
 
 TEST_F(DataLoss, NoCommandOverwritesItsOwnInput) {
   const auto report = path("r.json");
-  ASSERT_EQ(run("run " + kSmallAudit + " --json " + report).exit_code, 0);
+  ASSERT_EQ(run("run " + kSmallAudit + " --no-cost --json " + report).exit_code, 0);
   const auto before = slurp(report);
   fs::create_symlink(report, folder_ / "link.json");
   const std::string commands[] = {
@@ -45,7 +45,7 @@ TEST_F(DataLoss, NoCommandOverwritesItsOwnInput) {
       "compare " + report + " " + report + " --html " + folder_.string() + "/../" + folder_.filename().string() +
           "/r.json",
       "gate --baseline " + report + " --report " + report + " --markdown " + report,
-      "run " + kSmallAudit + " --json " + path("x.json") + " --html " + path("x.json"),
+      "run " + kSmallAudit + " --no-cost --json " + path("x.json") + " --html " + path("x.json"),
   };
   for (const auto& command : commands) {
     const auto result = run(command);
@@ -98,7 +98,7 @@ TEST_F(DataLoss, OneJournalServesOneAuditAtATime) {
   const pid_t pid =
       start_group("run --device cpu --probe sum --probe cumsum --repeats 3 --journal " + journal.string(), out);
   ASSERT_TRUE(wait_until([&] { return count_files(journal, "cell-") > 0; }, pid)) << slurp(out);
-  const auto second = run("run " + kSmallAudit + " --journal " + journal.string());
+  const auto second = run("run " + kSmallAudit + " --no-cost --journal " + journal.string());
   EXPECT_EQ(second.exit_code, 2) << second.output;
   EXPECT_NE(second.output.find("in use by another running audit"), std::string::npos) << second.output;
   const auto resumed = run("run --resume " + journal.string());

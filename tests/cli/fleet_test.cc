@@ -9,7 +9,8 @@ namespace {
 using namespace testing_cli;
 using nlohmann::json;
 
-const std::string kFleetAudit = "run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2";
+const std::string kFleetAudit =
+    "run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2 --no-cost";
 
 class FleetCommand : public CliTest {
  protected:

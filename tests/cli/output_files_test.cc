@@ -17,7 +17,7 @@ using namespace testing_cli;
 using nlohmann::json;
 
 const std::string kQuickAudit =
-    "run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2 --processes 1 --quiet";
+    "run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2 --processes 1 --no-cost --quiet";
 
 class OutputFiles : public CliTest {
  protected:

@@ -17,7 +17,8 @@ using nlohmann::json;
 
 // Upsampling's vectorised kernels round otherwise than the generic ones (inputs identical under both).
 const std::string kLinear =
-    "--device cpu --probe interpolate/linear-f32 --profile default --axis threads=2 --repeats 2 --processes 1";
+    "--device cpu --probe interpolate/linear-f32 --profile default --axis threads=2 --repeats 2 --processes 1 "
+    "--no-cost";
 
 class Portability : public CliTest {
  protected:

@@ -106,7 +106,7 @@ TEST_F(Terminals, ACorruptJournalEntryIsSkippedWithAWarningAndItsCellRunsAgain) 
 }
 
 TEST_F(Terminals, ColourAndCursorCodesOnlyWhereTheTerminalTakesThem) {
-  const auto audit = binary() + " run " + kSmallAudit;
+  const auto audit = binary() + " run " + kSmallAudit + " --no-cost";
   const auto capable = run_on_terminal("TERM=xterm LANG=C.UTF-8 " + audit);
   EXPECT_NE(capable.find("\033["), std::string::npos) << capable;
   EXPECT_NE(capable.find("✓"), std::string::npos) << capable;
@@ -121,19 +121,19 @@ TEST_F(Terminals, ColourAndCursorCodesOnlyWhereTheTerminalTakesThem) {
 
 TEST_F(Terminals, ANonUtf8LocaleGetsAsciiMarks) {
   for (const std::string locale : {"LANG=C", "LC_ALL=POSIX LANG=C.UTF-8", "LANG= LC_ALL= LC_CTYPE=en_US.ISO-8859-1"}) {
-    const auto result = run("run " + kSmallAudit, "env " + locale);
+    const auto result = run("run " + kSmallAudit + " --no-cost", "env " + locale);
     EXPECT_EQ(result.exit_code, 0) << locale << result.output;
     EXPECT_NE(result.output.find("+ deterministic"), std::string::npos) << locale << result.output;
     EXPECT_FALSE(has_non_ascii(result.output)) << locale << result.output;
     const auto list = run("list", "env " + locale);
     EXPECT_FALSE(has_non_ascii(list.output)) << locale;
   }
-  EXPECT_TRUE(has_non_ascii(run("run " + kSmallAudit, "env LANG=C.UTF-8").output));
+  EXPECT_TRUE(has_non_ascii(run("run " + kSmallAudit + " --no-cost", "env LANG=C.UTF-8").output));
 }
 
 TEST_F(Terminals, ARelativeStateFolderIsIgnoredAsXdgSays) {
   fs::create_directories(folder_ / "cwd");
-  const auto result = run("run " + kSmallAudit + " --save-baseline " + path("b.yaml"),
+  const auto result = run("run " + kSmallAudit + " --no-cost --save-baseline " + path("b.yaml"),
                           "cd " + path("cwd") + " && XDG_STATE_HOME=relative HOME=" + folder_.string());
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("journal: " + folder_.string() + "/.local/state/repro-audit/journals/"),
@@ -156,7 +156,7 @@ TEST_F(Terminals, NothingIsLeftInTheTemporaryFolderAfterAKillAndTheNextAudit) {
   // No log is left (they were unlinked at once); the killed workers' own folders are, and the next
   // audit in that temporary folder removes them: no lock of a living owner holds them.
   EXPECT_EQ(count_files(tmp, ""), count_files(tmp, "repro-audit-worker-"));
-  EXPECT_EQ(run("run " + kSmallAudit, "TMPDIR=" + tmp.string()).exit_code, 0);
+  EXPECT_EQ(run("run " + kSmallAudit + " --no-cost", "TMPDIR=" + tmp.string()).exit_code, 0);
   EXPECT_EQ(count_files(tmp, ""), 0);
 }
 
