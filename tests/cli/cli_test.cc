@@ -220,14 +220,15 @@ namespace {
 using namespace testing_cli;
 
 TEST_F(Cli, ProgressIsOneFinalLineOffATerminalAndQuietLeavesTheSummaryOnly) {
-  const auto result = run("run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2");
+  const auto result = run("run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2 --no-cost");
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(std::regex_search(result.output,
                                 std::regex(R"(1/1 cells, \d+ runs, \d+:\d\d elapsed, done, 0 failing so far\n)")))
       << result.output;
   EXPECT_EQ(result.output.find('\r'), std::string::npos) << result.output;         // no redrawing in a log
   EXPECT_NE(result.output.find("sum/f32  "), std::string::npos) << result.output;  // the matrix
-  const auto quiet = run("run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2 --quiet");
+  const auto quiet =
+      run("run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2 --no-cost --quiet");
   EXPECT_EQ(quiet.exit_code, 0) << quiet.output;
   EXPECT_EQ(quiet.output.find("cells, "), std::string::npos) << quiet.output;
   EXPECT_EQ(quiet.output.find("sum/f32  "), std::string::npos) << quiet.output;

@@ -14,7 +14,7 @@ using nlohmann::json;
 // Two variants x two profiles x two thread counts: 8 deterministic cells on a CPU.
 const std::string kShardedAudit =
     "--device cpu --probe sum/f32 --probe bincount/f32 --profile default --profile strict --axis threads=1,2 "
-    "--repeats 2 --processes 1";
+    "--repeats 2 --processes 1 --no-cost";
 const std::string kSlurm = "SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_COUNT=2 SLURM_ARRAY_TASK_ID=";
 
 class Sharding : public CliTest {
