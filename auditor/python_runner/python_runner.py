@@ -32,6 +32,13 @@ import warnings  # noqa: E402
 
 EVENTS = os.fdopen(os.dup(1), "w")
 os.dup2(2, 1)  # anything written to fd 1 (C code, subprocesses) goes to the worker's log, not the pipe
+
+
+def emit(event):
+    EVENTS.write(json.dumps(event) + "\n")
+    EVENTS.flush()
+
+
 # Set by the C++ worker before it replaced itself, whatever the environment held (python_worker.cc).
 LOADED_LINE = os.environ.pop("REPRO_AUDIT_WORKER_LOADED", "")
 WORD_SUMS_LIBRARY = os.environ.pop("REPRO_AUDIT_WORD_SUMS_LIBRARY", "")
@@ -69,9 +76,8 @@ try:
 except BaseException as failure:  # a torch that is installed and breaks on import: no cell can run here
     # The interpreter check only found torch (it does not import it: each worker does, once); a torch that
     # cannot be imported fails the machine, as a missing interpreter does, never a cell.
-    EVENTS.write(json.dumps({"event": "environment_failure", "message": (
-        f"{sys.executable}: this Python cannot import torch: {type(failure).__name__}: {failure}")}) + "\n")
-    EVENTS.flush()
+    emit({"event": "environment_failure",
+          "message": f"{sys.executable}: this Python cannot import torch: {type(failure).__name__}: {failure}"})
     raise SystemExit(1)
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from torch.utils._pytree import tree_flatten  # noqa: E402
@@ -114,11 +120,6 @@ class CellError(Exception):
 
 class CellUnsupported(Exception):
     """A setting the installed torch lacks: the cell is unsupported, never a pass."""
-
-
-def emit(event):
-    EVENTS.write(json.dumps(event) + "\n")
-    EVENTS.flush()
 
 
 def interpreter_facts():

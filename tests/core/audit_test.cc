@@ -43,6 +43,29 @@ class Auditing : public ::testing::Test {
     return result;
   }
 
+  // The journal of a finished audit of 4 repeats, in `other`, and an interrupted one of config_ in journal_:
+  // entries copied from the first into the second are another config's.
+  void journal_of_four_repeats_beside_an_interrupted_one(const std::string& other) {
+    fs::remove_all(other);
+    auto more_repeats = config_;
+    more_repeats.repeats = 4;
+    auto first = options();
+    first.journal = other;
+    ASSERT_TRUE(run_audit(more_repeats, catalogue_, first).report.complete);
+    auto interrupted = options();
+    interrupted.stop_requested = [] { return true; };
+    run_audit(config_, catalogue_, interrupted);
+  }
+
+  // Resumes journal_ in fresh workers, its warnings in `warnings`.
+  AuditResult resume_collecting(std::vector<std::string>& warnings) {
+    FakeLauncher launcher;
+    auto resume = options(true);
+    resume.launcher = &launcher;
+    resume.on_warning = [&](const std::string& warning) { warnings.push_back(warning); };
+    return run_audit(config_, catalogue_, resume);
+  }
+
   int journal_entries() {
     int count = 0;
     for (const auto& file : fs::directory_iterator(journal_))
@@ -164,11 +187,7 @@ TEST_F(Auditing, JournalEntriesThatAreNotVerdictsRunAgain) {
   std::ofstream(journal_ / "cell-stray.json") << R"({"key": "nope", "process": 0, "observation": {"status": "ok"}})";
 
   std::vector<std::string> warnings;
-  FakeLauncher launcher;
-  auto resume = options(true);
-  resume.launcher = &launcher;
-  resume.on_warning = [&](const std::string& warning) { warnings.push_back(warning); };
-  const auto result = run_audit(config_, catalogue_, resume);
+  const auto result = resume_collecting(warnings);
   EXPECT_TRUE(result.report.complete);
   EXPECT_EQ(result.resumed_runs, 10);
   // Said once, with how many and why.
@@ -183,24 +202,13 @@ TEST_F(Auditing, JournalEntriesThatAreNotVerdictsRunAgain) {
 TEST_F(Auditing, JournalEntriesOfAnotherAuditRunAgainInsteadOfJoiningItsRuns) {
   // Entries of an audit with 4 repeats, copied into the journal of one with 2: before, they joined it.
   const auto other = journal_.string() + "-other";
-  fs::remove_all(other);
-  auto more_repeats = config_;
-  more_repeats.repeats = 4;
-  auto first = options();
-  first.journal = other;
-  ASSERT_TRUE(run_audit(more_repeats, catalogue_, first).report.complete);
-  auto interrupted = options();
-  interrupted.stop_requested = [] { return true; };
-  run_audit(config_, catalogue_, interrupted);
+  journal_of_four_repeats_beside_an_interrupted_one(other);
+  if (HasFatalFailure()) return;
   for (const auto& file : fs::directory_iterator(other))
     if (file.path().filename().string().rfind("cell-", 0) == 0)
       fs::copy_file(file.path(), journal_ / file.path().filename(), fs::copy_options::overwrite_existing);
   std::vector<std::string> warnings;
-  FakeLauncher launcher;
-  auto resume = options(true);
-  resume.launcher = &launcher;
-  resume.on_warning = [&](const std::string& warning) { warnings.push_back(warning); };
-  const auto result = run_audit(config_, catalogue_, resume);
+  const auto result = resume_collecting(warnings);
   fs::remove_all(other);
   EXPECT_TRUE(result.report.complete);
   EXPECT_EQ(result.resumed_runs, 0);
@@ -219,15 +227,8 @@ TEST_F(Auditing, JournalEntriesOfAnotherAuditRunAgainInsteadOfJoiningItsRuns) {
 TEST_F(Auditing, EntriesOfAnotherConfigInAJournalOfTheFirstVersionRunAgain) {
   config_.probes = {{"sum", {}}};  // documented deterministic: it runs the repeats asked for, no more
   const auto other = journal_.string() + "-other";
-  fs::remove_all(other);
-  auto more_repeats = config_;
-  more_repeats.repeats = 4;
-  auto first = options();
-  first.journal = other;
-  ASSERT_TRUE(run_audit(more_repeats, catalogue_, first).report.complete);
-  auto interrupted = options();
-  interrupted.stop_requested = [] { return true; };
-  run_audit(config_, catalogue_, interrupted);
+  journal_of_four_repeats_beside_an_interrupted_one(other);
+  if (HasFatalFailure()) return;
   auto header = nlohmann::json::parse(std::ifstream(journal_ / "audit.json"));
   header["schema"] = kJournalSchemaV1;
   std::ofstream(journal_ / "audit.json") << header.dump();
@@ -243,11 +244,7 @@ TEST_F(Auditing, EntriesOfAnotherConfigInAJournalOfTheFirstVersionRunAgain) {
   fs::remove_all(other);
   ASSERT_EQ(copied, 4);  // sum/f32 x 2 flag sets x 2 processes
   std::vector<std::string> warnings;
-  FakeLauncher launcher;
-  auto resume = options(true);
-  resume.launcher = &launcher;
-  resume.on_warning = [&](const std::string& warning) { warnings.push_back(warning); };
-  const auto result = run_audit(config_, catalogue_, resume);
+  const auto result = resume_collecting(warnings);
   EXPECT_TRUE(result.report.complete);
   EXPECT_EQ(result.resumed_runs, 0);
   ASSERT_EQ(warnings.size(), 1u);
