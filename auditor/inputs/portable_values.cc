@@ -1,31 +1,15 @@
 #include "inputs/portable_values.h"
 
+#include <bit>
 #include <stdexcept>
 
 namespace repro_audit {
-namespace {
 
-constexpr std::uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
-
-// SplitMix64's finaliser: every input bit reaches every output bit.
-std::uint64_t mix(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
+std::uint64_t stream_key(Stream stream) {
+  return mix(stream.seed + kGolden) ^ mix(stream.stream * kGolden + 0x632be59bd9b4e019ULL);
 }
 
-constexpr int kLowestExponent = -4;
-constexpr int kExponents = 7;  // -4 .. 2
-
-}  // namespace
-
-std::uint64_t counter_bits(Stream stream, std::uint64_t index) {
-  const std::uint64_t key = mix(stream.seed + kGolden) ^ mix(stream.stream * kGolden + 0x632be59bd9b4e019ULL);
-  return mix(key + (index + 1) * kGolden);
-}
+std::uint64_t counter_bits(Stream stream, std::uint64_t index) { return keyed_bits(stream_key(stream), index); }
 
 std::uint64_t float_bits(FloatFormat format, bool negative, int exponent, std::uint64_t fraction) {
   const int bias = (1 << (format.exponent_bits - 1)) - 1;
@@ -38,7 +22,10 @@ std::uint64_t float_bits(FloatFormat format, bool negative, int exponent, std::u
 }
 
 std::uint64_t spread_value_bits(FloatFormat format, Stream stream, std::uint64_t index) {
-  const auto bits = counter_bits(stream, index);
+  return spread_bits_of(format, counter_bits(stream, index));
+}
+
+std::uint64_t spread_bits_of(FloatFormat format, std::uint64_t bits) {
   // Low bits: the fraction; the top byte: sign and exponent (independent of the fraction's bits
   // for every format up to 52 fraction bits).
   const bool negative = (bits >> 63) != 0;
@@ -47,11 +34,14 @@ std::uint64_t spread_value_bits(FloatFormat format, Stream stream, std::uint64_t
 }
 
 std::uint64_t unit_value_bits(FloatFormat format, Stream stream, std::uint64_t index) {
+  return unit_bits_of(format, counter_bits(stream, index));
+}
+
+std::uint64_t unit_bits_of(FloatFormat format, std::uint64_t bits) {
   const int digits = format.mantissa_bits + 1;
-  const std::uint64_t m = counter_bits(stream, index) >> (64 - digits);  // m / 2^digits in [0, 1)
+  const std::uint64_t m = bits >> (64 - digits);  // m / 2^digits in [0, 1)
   if (m == 0) return 0;
-  int top = digits - 1;
-  while (((m >> top) & 1) == 0) --top;
+  const int top = std::bit_width(m) - 1;
   // m = 1.f * 2^top, so the value is 1.f * 2^(top - digits).
   const std::uint64_t fraction = (m << (format.mantissa_bits - top)) & ((std::uint64_t{1} << format.mantissa_bits) - 1);
   return float_bits(format, false, top - digits, fraction);

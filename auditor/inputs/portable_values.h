@@ -30,6 +30,26 @@ struct Stream {
 // 64 random bits: element `index` of `stream` (a SplitMix64-style mix of the three numbers).
 std::uint64_t counter_bits(Stream stream, std::uint64_t index);
 
+// The same in two steps, for the many elements of one stream: the stream's key once, then
+// counter_bits(stream, index) == keyed_bits(stream_key(stream), index). The constants are the ones a
+// device's integer kernels use (probe/portable_tensor.h) to make the same bits there.
+inline constexpr std::uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
+inline constexpr std::uint64_t kMix1 = 0xbf58476d1ce4e5b9ULL;
+inline constexpr std::uint64_t kMix2 = 0x94d049bb133111ebULL;
+inline constexpr int kLowestExponent = -4;
+inline constexpr int kExponents = 7;  // -4 .. 2
+std::uint64_t stream_key(Stream stream);
+// SplitMix64's finaliser: every input bit reaches every output bit.
+inline std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= kMix1;
+  x ^= x >> 27;
+  x *= kMix2;
+  x ^= x >> 31;
+  return x;
+}
+inline std::uint64_t keyed_bits(std::uint64_t key, std::uint64_t index) { return mix(key + (index + 1) * kGolden); }
+
 // The bit pattern (in the low bits) of (-1)^negative * 1.fraction * 2^exponent in `format`;
 // `exponent` must be within the format's normal range, `fraction` below 2^mantissa_bits.
 std::uint64_t float_bits(FloatFormat format, bool negative, int exponent, std::uint64_t fraction);
@@ -43,5 +63,9 @@ std::uint64_t unit_value_bits(FloatFormat format, Stream stream, std::uint64_t i
 // An integer uniform on [low, high) (high > low): bits modulo the range (bias below 2^-32 for any
 // range a probe uses).
 std::int64_t integer_value(Stream stream, std::uint64_t index, std::int64_t low, std::int64_t high);
+
+// The three above from an element's 64 bits (keyed_bits): what a tensor's elements are made with.
+std::uint64_t spread_bits_of(FloatFormat format, std::uint64_t bits);
+std::uint64_t unit_bits_of(FloatFormat format, std::uint64_t bits);
 
 }  // namespace repro_audit

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/phase_log.h"
 #include "hash/digest.h"
 #include "hash/tensor_digest.h"
 #include "probe/portable_tensor.h"
@@ -57,31 +58,37 @@ const std::string& ProbeContext::parameter(const std::string& name) const {
                                           names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
 }
 
-at::Tensor ProbeContext::made(const at::Tensor& cpu_tensor, std::string digest) {
-  inputs_.emplace_back(std::to_string(inputs_.size()), digest.empty() ? digest_tensor(cpu_tensor) : digest);
-  return to_device(cpu_tensor);
+at::Tensor ProbeContext::made(const at::Tensor& tensor, std::string digest) {
+  inputs_.emplace_back(std::to_string(inputs_.size()), digest.empty() ? digest_tensor(tensor) : digest);
+  return to_device(tensor);
 }
 
 at::Tensor ProbeContext::drawn(const std::string& request, const std::function<at::Tensor()>& draw) {
   if (!cache_) return made(draw());
+  const PhaseScope phase(Phase::inputs);
   const bool aten = scheme_ == InputScheme::aten;
   const auto place =
       aten ? digest_tensor(generator_.get_state()) : fmt::format("portable seed {} draw {}", seed_, draws_);
   const auto key = request + " " + place;
   if (auto* entry = cache_->find(key)) {
-    auto digest = digest_tensor(entry->tensor);
+    // Kept on the device, it is handed out as a copy the cell cannot change; kept on the CPU, it is the
+    // cell's own tensor (to_device copies nothing), handed out again only while its bits are as made.
+    const bool on_device = !entry->tensor.device().is_cpu();
+    auto digest = on_device ? entry->digest : digest_tensor(entry->tensor);
     if (digest == entry->digest) {
       if (aten)
         generator_.set_state(entry->state_after);
       else
         ++draws_;
       cache_->note_hit();
-      return made(entry->tensor, std::move(digest));
+      return made(on_device ? entry->tensor.clone() : entry->tensor, std::move(digest));
     }
   }
   auto tensor = draw();
   auto digest = digest_tensor(tensor);
-  cache_->keep({key, tensor, digest, aten ? generator_.get_state() : at::Tensor()});
+  // One made on the device stays there, and the cache keeps a copy of its own (see above).
+  cache_->keep(
+      {key, tensor.device().is_cpu() ? tensor : tensor.clone(), digest, aten ? generator_.get_state() : at::Tensor()});
   return made(tensor, std::move(digest));
 }
 
@@ -91,7 +98,8 @@ at::Tensor ProbeContext::portable(const std::string& kind, at::IntArrayRef sizes
   const auto portable_kind = kind == "unit"     ? PortableKind::unit
                              : kind == "spread" ? PortableKind::spread
                                                 : PortableKind::integer;
-  return portable_tensor(portable_kind, stream, sizes, dtype, low, high);
+  // Made where the cell runs: a device makes the same bits in a fraction of the time (probe/portable_tensor.h).
+  return portable_tensor(portable_kind, stream, sizes, dtype, low, high, device_);
 }
 
 const at::Tensor& ProbeContext::input(const std::string& name, const at::Tensor& tensor) {

@@ -1,5 +1,6 @@
 #pragma once
-// What a probe sees: a context that builds seeded inputs on the CPU and moves them to the device.
+// What a probe sees: a context that builds seeded inputs (portable ones on the cell's device, others on
+// the CPU, then moved there).
 // A probe prepares its inputs once per cell and returns the op to run (probe/probe.h declares it).
 #include <ATen/ATen.h>
 
@@ -80,8 +81,9 @@ class ProbeContext {
   // The parameter, or `fallback` when the variant does not declare it.
   std::string parameter_or(const std::string& name, const std::string& fallback) const;
 
-  // Made on the CPU from the seed, then moved: every device and process sees the same inputs, and
-  // under the portable scheme every host too (inputs/portable_values.h).
+  // Made from the seed: every device and process sees the same inputs, and under the portable scheme
+  // every host too (inputs/portable_values.h), made on the device itself (probe/portable_tensor.h);
+  // under the aten scheme made on the CPU, then moved.
   // Signed values with spread exponents (aten scheme: standard normal).
   at::Tensor randn(at::IntArrayRef sizes, at::ScalarType dtype = at::kFloat);
   // Uniform on [0, 1).
@@ -109,7 +111,7 @@ class ProbeContext {
   std::string input_digest() const;
 
  private:
-  at::Tensor made(const at::Tensor& cpu_tensor, std::string digest = "");
+  at::Tensor made(const at::Tensor& tensor, std::string digest = "");
   // The cached draw for this request and place, or `draw()` kept for the next cell.
   at::Tensor drawn(const std::string& request, const std::function<at::Tensor()>& draw);
   // The portable scheme's next draw of `kind` ("spread", "unit", "integer [low, high)").

@@ -84,9 +84,9 @@ nlohmann::json export_model_cell(const Cell& cell, InputScheme scheme, const std
       add(name, value);
       answer["named"].push_back(name);
     }
-    save_tensors(tensors, std::filesystem::path(directory) / "inputs.pt");
+    if (!directory.empty()) save_tensors(tensors, std::filesystem::path(directory) / "inputs.pt");
     answer["input_digest"] = context.input_digest();
-    if (origin_start < 0) return answer;
+    if (origin_start < 0 || directory.empty()) return answer;
     ProbeContext run_context(at::Device(at::kCPU), seed, variant, nullptr, scheme);
     const auto prepared = prepare_model(*cell.model, run_context);
     OriginCapture capture(origin_start);
@@ -139,7 +139,7 @@ nlohmann::json export_probe_cell(const Cell& cell, InputScheme scheme, const std
     answer["inputs"].push_back(described(name, tensors.back()));
   }
   try {
-    save_tensors(tensors, std::filesystem::path(directory) / "inputs.pt");
+    if (!directory.empty()) save_tensors(tensors, std::filesystem::path(directory) / "inputs.pt");
   } catch (const WriteFailure& error) {
     answer["write_error"] = error.what();
     return answer;

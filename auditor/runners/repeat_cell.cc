@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "common/phase_log.h"
 #include "probe/sensitivity.h"
 #include "runners/input_export.h"
 
@@ -26,6 +27,7 @@ void measure_first_sensitivity(const ProbeDefinition& probe, const VariantInfo& 
   std::optional<std::pair<std::optional<Sensitivity>, std::string>> measured;
   if (setup.inputs && setup.inputs->sensitivity) measured = setup.inputs->sensitivity;
   if (!measured) {
+    const PhaseScope phase(Phase::sensitivity);
     try {
       measured.emplace(measure_sensitivity(probe, variant, setup.seed, setup.scheme), "");
     } catch (const std::exception& error) {

@@ -13,6 +13,7 @@ int rank_main();
 // tensors each probe named (ProbeContext::input) as DIR/inputs.pt (runners/input_export.h). Started by
 // `repro` with the cells' process settings in its environment (ATEN_CPU_CAPABILITY changes ATen's
 // random kernels, so it can change the inputs).
+// A directory given as "" saves nothing: the answer's digests and descriptions only.
 //   stdin:  {"request": WorkerRequest, "directories": [one per cell]}
 //   stdout: one line per cell {"key", "input_digest", "inputs": [{"name","dtype","sizes"}], "error"}
 int export_inputs_main();

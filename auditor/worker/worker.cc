@@ -22,7 +22,7 @@
 #include "runners/cell_runner.h"
 #include "verdict/cell_runs.h"
 #include "worker/environment.h"
-#include "worker/phase_log.h"
+#include "common/phase_log.h"
 
 namespace repro_audit {
 namespace {

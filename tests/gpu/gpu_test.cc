@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -152,6 +155,90 @@ TEST_F(Gpu, FlagSetsThatRunTheSameKernelsCostTheSame) {
     EXPECT_TRUE(pair.agree()) << pair.first << " " << repro_audit::cost_detail(pair.first_cost) << " against "
                               << pair.second << " " << repro_audit::cost_detail(pair.second_cost);
   }
+}
+
+// Portable inputs are made on the GPU by its integer kernels (probe/portable_tensor.h): every probe cell of
+// the default CUDA audit (REPRO_AUDIT_GPU_DEFAULT_REPORT, else an audit of the probes with the largest
+// inputs) has the input digest that `export-inputs` gets from the same draws made on the CPU.
+TEST_F(Gpu, PortableInputsMadeOnTheGpuHaveTheBitsTheCpuMakes) {
+  auto report_path = path("inputs.json");
+  if (const char* made = std::getenv("REPRO_AUDIT_GPU_DEFAULT_REPORT"); made && *made) {
+    report_path = made;
+  } else {
+    const auto result =
+        run("run --device cuda --no-cost --repeats 2 --probe rnn --probe histc --probe nll_loss2d"
+            " --probe index_write --probe sdpa_backward --profile default --json " +
+            report_path);
+    ASSERT_NE(result.exit_code, 2) << result.output;
+  }
+  const auto report = json::parse(slurp(report_path));
+  ASSERT_EQ(report.at("config").value("input_scheme", 0), 2) << "a portable audit";
+  json cells = json::array(), directories = json::array();
+  std::map<std::string, std::string> on_the_gpu;
+  for (const auto& cell : report.at("cells")) {
+    if (cell.at("probe").get<std::string>().rfind("py.", 0) == 0) continue;
+    for (const auto& observation : cell.value("observations", json::array()))
+      if (observation.contains("input_digest")) {
+        on_the_gpu[cell.at("key")] = observation.at("input_digest");
+        json asked = json::object();
+        for (const auto* field : {"key", "probe", "variant", "device", "settings", "invariance"})
+          if (cell.contains(field)) asked[field] = cell.at(field);
+        cells.push_back(asked);
+        directories.push_back("");
+        break;
+      }
+  }
+  ASSERT_GE(on_the_gpu.size(), 10u);
+  std::ofstream(path("request.json")) << json{
+      {"request", {{"device", "cpu"}, {"cells", cells}, {"process_settings", json::object()}, {"input_scheme", 2}}},
+      {"directories", directories}};
+  const auto exported = run("export-inputs < " + path("request.json"));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  std::size_t compared = 0;
+  std::istringstream lines(exported.output);
+  for (std::string line; std::getline(lines, line);) {
+    const auto answer = json::parse(line, nullptr, false);
+    if (answer.is_discarded() || !answer.is_object() || !answer.contains("key")) continue;
+    const auto key = answer.at("key").get<std::string>();
+    EXPECT_FALSE(answer.contains("error")) << answer.dump();
+    EXPECT_EQ(answer.value("input_digest", "none"), on_the_gpu.at(key)) << key;
+    ++compared;
+  }
+  std::printf("input digests compared: %zu cells made on the GPU against the CPU\n", compared);
+  EXPECT_EQ(compared, on_the_gpu.size()) << exported.output.substr(0, 2000);
+}
+
+// The randomness half of the recipe on CUDA: a step drawing from a CUDA generator of its own that the OS
+// seeded differs across processes and the cause names that generator; a step drawing from torch's global
+// CUDA generator is deterministic (the runner seeds it for each run) and the report lists that source.
+TEST_F(Gpu, PyCellsOnCudaNameTheirCudaGenerators) {
+  const std::string script = std::string(test_paths::kSourceDir) + "/tests/gpu/py/cuda_randomness.py";
+  const auto report_path = path("random.json");
+  const auto config = write("random.yaml", "models:\n  - callable: " + script +
+                                               ":own_generator\n  - callable: " + script + ":global_generator\n");
+  const auto result =
+      run("py --config " + config +
+          " --device cuda --repeats 2 --processes 2 --no-cost --per-op off --profile default --json " + report_path);
+  if (result.output.find("no Python found next to the libtorch") != std::string::npos)
+    GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  ASSERT_EQ(result.exit_code, 1) << result.output;
+  std::printf("%s\n", result.output.c_str());
+  const auto report = json::parse(slurp(report_path));
+  const json* own = nullptr;
+  const json* global = nullptr;
+  for (const auto& cell : report.at("cells")) {
+    const auto key = cell.at("key").get<std::string>();
+    if (key.find("own_generator") != std::string::npos) own = &cell;
+    if (key.find("global_generator") != std::string::npos) global = &cell;
+  }
+  ASSERT_TRUE(own && global) << report.dump().substr(0, 2000);
+  EXPECT_EQ(own->at("verdict"), "nondeterministic");
+  EXPECT_NE(own->value("cause", "").find("generator"), std::string::npos) << own->dump().substr(0, 3000);
+  EXPECT_EQ(global->at("verdict"), "deterministic") << global->dump().substr(0, 3000);
+  bool listed = false;
+  for (const auto& source : global->value("random_sources", json::array()))
+    listed = listed || source.at("name") == "torch (cuda:0)";
+  EXPECT_TRUE(listed) << global->value("random_sources", json::array()).dump();
 }
 
 // A py cell on CUDA names the kernels its digested runs launched (torch.profiler's CUDA activity), as a C++

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -49,8 +51,8 @@ std::map<std::string, std::string> input_digests(const std::string& environment,
   request.cells = every_cell();
   request.process_settings = {{"threads", threads}};
   request.input_scheme = scheme;
-  nlohmann::json directories = nlohmann::json::array();
-  for (std::size_t i = 0; i < request.cells.size(); ++i) directories.push_back((folder / std::to_string(i)).string());
+  // Digests only: no folder, so nothing is saved.
+  const auto directories = nlohmann::json(std::vector<std::string>(request.cells.size()));
   const auto request_file = folder / "request.json";
   fs::create_directories(folder);
   std::ofstream(request_file) << nlohmann::json{{"request", request_to_json(request)}, {"directories", directories}};
@@ -132,6 +134,48 @@ TEST(PortableInputs, TensorsHoldTheGoldenValues) {
   const auto integers = portable_tensor(PortableKind::integer, {0, 2}, {6}, at::kLong, 0, 1000);
   EXPECT_TRUE(at::equal(integers, at::tensor({485, 383, 748, 153, 695, 705}, at::kLong)));
   EXPECT_THROW(portable_tensor(PortableKind::spread, {0, 0}, {4}, at::kInt), std::invalid_argument);
+}
+
+// A device makes them with its integer kernels (probe/portable_tensor.h): the same kernels on the CPU
+// give the integer code's bits, for every kind and dtype, many streams and lengths (a length that is no
+// multiple of a vector's, an empty one), and ranges up to the largest the kernels take.
+TEST(PortableInputs, TheDevicesKernelsMakeTheIntegerCodesBits) {
+  const std::vector<std::vector<std::int64_t>> shapes = {{0}, {1}, {37}, {3, 5, 7}, {65536 + 13}};
+  const std::vector<Stream> streams = {{0, 0}, {0, 1}, {42, 7}, {~std::uint64_t{0}, 3}, {123456789, 1000}};
+  const auto same_bits = [](const at::Tensor& a, const at::Tensor& b) {
+    return a.scalar_type() == b.scalar_type() && a.sizes() == b.sizes() &&
+           (a.numel() == 0 || std::memcmp(a.data_ptr(), b.data_ptr(), a.nbytes()) == 0);
+  };
+  int compared = 0;
+  for (const auto& sizes : shapes)
+    for (const auto& stream : streams) {
+      for (const auto kind : {PortableKind::spread, PortableKind::unit})
+        for (const auto dtype : {at::kHalf, at::kBFloat16, at::kFloat, at::kDouble}) {
+          const auto made = portable_tensor_by_kernels(kind, stream, sizes, dtype, 0, 0, at::kCPU);
+          EXPECT_TRUE(same_bits(made, portable_tensor(kind, stream, sizes, dtype)))
+              << c10::toString(dtype) << " stream " << stream.seed << "/" << stream.stream << " " << sizes.size();
+          ++compared;
+        }
+      for (const auto& [low, high] :
+           std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1},
+                                                              {0, 1000},
+                                                              {-5, 5},
+                                                              {7, 8},
+                                                              {0, std::int64_t{1} << 40},
+                                                              {-(std::int64_t{1} << 61), std::int64_t{1} << 61},
+                                                              {0, std::numeric_limits<std::int64_t>::max()}}) {
+        const auto made =
+            portable_tensor_by_kernels(PortableKind::integer, stream, sizes, at::kLong, low, high, at::kCPU);
+        EXPECT_TRUE(same_bits(made, portable_tensor(PortableKind::integer, stream, sizes, at::kLong, low, high)))
+            << "[" << low << ", " << high << ")";
+        ++compared;
+      }
+    }
+  EXPECT_EQ(compared, 5 * 5 * (8 + 7));
+  // The unit values reach their extremes: 0 and the largest below 1 are made the same way as the rest.
+  const auto many = portable_tensor_by_kernels(PortableKind::unit, {1, 2}, {1 << 16}, at::kBFloat16, 0, 0, at::kCPU);
+  EXPECT_EQ(many.min().item<double>(), 0.0);
+  EXPECT_EQ(many.max().item<double>(), 1.0 - 1.0 / 256);
 }
 
 // A probe's context: the draws follow each other as streams 0, 1, 2, ... of the seed.

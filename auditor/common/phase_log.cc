@@ -1,4 +1,4 @@
-#include "worker/phase_log.h"
+#include "common/phase_log.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,7 +11,8 @@ namespace repro_audit {
 namespace {
 
 constexpr std::array<const char*, static_cast<std::size_t>(Phase::count)> kNames = {
-    "prepare", "begin_run", "run", "collect", "end_run", "submit", "pause", "timing", "resume", "warmup", "cell"};
+    "prepare", "inputs", "sensitivity", "begin_run", "run",    "collect", "end_run",
+    "submit",  "pause",  "timing",      "resume",    "warmup", "cell"};
 
 const char* log_path() {
   static const char* path = [] {

@@ -1,6 +1,7 @@
 #pragma once
 // REPRO_AUDIT_PHASE_LOG=FILE: every cell a worker runs appends one JSON line to FILE with the time its
-// phases took: preparing it (inputs), the runs, the tracer's begin and end of each run, the digests,
+// phases took: preparing it, and within that the inputs it drew (made, digested and moved to the
+// device) and the sensitivity check on the CPU, the runs, the tracer's begin and end of each run, the digests,
 // the timing-only runs and the tracer's pause and resume around them, a later round's warm-up, and
 // the whole cell. Inert unless set; tools/gpu-proof reads it to say where a GPU audit's time goes.
 #include <chrono>
@@ -9,7 +10,22 @@
 
 namespace repro_audit {
 
-enum class Phase { prepare, begin_run, run, collect, end_run, submit, pause, timing, resume, warmup, cell, count };
+enum class Phase {
+  prepare,
+  inputs,
+  sensitivity,
+  begin_run,
+  run,
+  collect,
+  end_run,
+  submit,
+  pause,
+  timing,
+  resume,
+  warmup,
+  cell,
+  count
+};
 
 bool phase_log_enabled();
 void add_phase_time(Phase phase, std::int64_t ns);
