@@ -1,5 +1,6 @@
 // CUDA kernels of the control ops: atomicAdd in whatever order the warps reach it, and a fixed-order
-// twin with one thread per slot walking the values in index order.
+// twin: one block per slot, each thread summing the values at its own fixed positions in index order,
+// then the threads' sums added in one fixed tree.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -16,14 +17,22 @@ __global__ void racy_accumulate_kernel(const float* values, const std::int64_t* 
     atomicAdd(out + index[k], values[k]);
 }
 
+constexpr int kOrderedThreads = 512;
+
 __global__ void ordered_accumulate_kernel(const float* values, const std::int64_t* index, std::int64_t n,
-                                          std::int64_t slots, float* out) {
-  const std::int64_t slot = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (slot >= slots) return;
+                                          float* out) {
+  __shared__ float sums[kOrderedThreads];
+  const std::int64_t slot = blockIdx.x;
   float sum = 0;
-  for (std::int64_t k = 0; k < n; ++k)
+  for (std::int64_t k = threadIdx.x; k < n; k += kOrderedThreads)
     if (index[k] == slot) sum += values[k];
-  out[slot] = sum;
+  sums[threadIdx.x] = sum;
+  __syncthreads();
+  for (int half = kOrderedThreads / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.x) < half) sums[threadIdx.x] += sums[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[slot] = sums[0];
 }
 
 __global__ void busy_work_kernel(std::int64_t iterations, std::int64_t keep_at, std::int64_t* out) {
@@ -44,10 +53,9 @@ int launch_racy_accumulate(const float* values, const std::int64_t* index, std::
 
 int launch_ordered_accumulate(const float* values, const std::int64_t* index, std::int64_t n, std::int64_t slots,
                               float* out, void* stream) {
-  const int threads = 128;
-  const int blocks = static_cast<int>((slots + threads - 1) / threads);
   if (slots > 0)
-    ordered_accumulate_kernel<<<blocks, threads, 0, static_cast<cudaStream_t>(stream)>>>(values, index, n, slots, out);
+    ordered_accumulate_kernel<<<static_cast<unsigned>(slots), kOrderedThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        values, index, n, out);
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -110,7 +110,7 @@ RunFunction prepare(ProbeContext& context) {
   std::optional<at::Tensor> mask;
   if (masking == "mask") mask = context.input("attn_mask", context.randn({1, 1, length, length}, dtype));
   const auto grad_output = context.input("grad_output", context.randn(sizes, dtype));
-  require_backend(backend, query, key, value, mask, causal);
+  if (context.runs_here()) require_backend(backend, query, key, value, mask, causal);
   return [=] {
     at::Tensor output;
     {

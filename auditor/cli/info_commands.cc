@@ -81,7 +81,9 @@ Command add_list_command(CLI::App& app) {
                 for (const auto& older : variant.documented_before)
                   std::cout << fmt::format("    {:<22} documented before torch {}: {}: {} ({})\n", "", older.until,
                                            older.device_kind, to_string(older.documented), older.source);
-                if (!variant.default_suite_devices.empty())
+                if (variant.default_suite_nowhere)
+                  std::cout << fmt::format("    {:<22} in no default suite: {}\n", "", variant.default_suite_reason);
+                else if (!variant.default_suite_devices.empty())
                   std::cout << fmt::format("    {:<22} default suite on {} only: {}\n", "",
                                            fmt::join(variant.default_suite_devices, ", "),
                                            variant.default_suite_reason);

@@ -95,7 +95,10 @@ struct VariantInfo {
   std::string default_suite_reason;                 // why it is left out of the other devices' default suite
   std::vector<DocumentedBefore> documented_before;  // older releases' declarations, overriding the probe's
 
+  bool default_suite_nowhere = false;  // run only when its probe is named, on every device (the reason above)
+
   bool in_default_suite_on(const std::string& device_kind) const {
+    if (default_suite_nowhere) return false;
     return default_suite_devices.empty() || std::find(default_suite_devices.begin(), default_suite_devices.end(),
                                                       device_kind) != default_suite_devices.end();
   }

@@ -75,6 +75,13 @@ Variant& Variant::default_suite_on(std::vector<std::string> device_kinds, std::s
   return *this;
 }
 
+Variant& Variant::default_suite_nowhere(std::string reason) {
+  info_.default_suite_devices.clear();
+  info_.default_suite_nowhere = true;
+  info_.default_suite_reason = std::move(reason);
+  return *this;
+}
+
 Variant& Variant::cuda_only(std::string reason) {
   info_.devices = {"cuda"};
   info_.unsupported_reason = std::move(reason);

@@ -48,6 +48,8 @@ class Variant {
   // In the default suite only on these device kinds (its path is theirs); elsewhere run when its probe
   // is named. `reason` is what `list` says of the others.
   Variant& default_suite_on(std::vector<std::string> device_kinds, std::string reason);
+  // In no device's default suite: run when its probe is named.
+  Variant& default_suite_nowhere(std::string reason);
 
   const VariantInfo& info() const { return info_; }
 

@@ -73,6 +73,9 @@ class ProbeContext {
   // on the CPU (shapes_as_on: `repro`'s and parity's exports).
   bool on_cuda() const { return cuda_shapes_ || device_.is_cuda(); }
   void shapes_as_on(const at::Device& device) { cuda_shapes_ = device.is_cuda(); }
+  // Whether the inputs are made where the op runs: false for an export's CUDA shapes made on the CPU, where
+  // what the op can run on this device (a fused attention backend) says nothing of the cell.
+  bool runs_here() const { return !cuda_shapes_ || device_.is_cuda(); }
 
   // The variant's typed parameters, as declared with Variant: its dtype (as torch's) and named values.
   // Asking for one the variant does not declare throws std::invalid_argument naming what it has.

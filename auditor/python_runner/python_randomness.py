@@ -116,7 +116,11 @@ class Source:
         elif self.where == "global":
             found["recipe"] = GLOBAL_RECIPES.get(self.name, "")
         else:
-            found["recipe"] = OWN_RECIPES.get(self.kind, "") + ": the global seeds do not reach it"
+            recipe = OWN_RECIPES.get(self.kind, "")
+            device = getattr(self.value, "device", None)  # a torch.Generator on another device is made there
+            if self.kind == "torch.Generator" and device is not None and str(device) != "cpu":
+                recipe = recipe.replace("torch.Generator()", f"torch.Generator(device='{device}')")
+            found["recipe"] = recipe + ": the global seeds do not reach it"
         return found
 
 

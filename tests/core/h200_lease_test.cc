@@ -7,6 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <string>
@@ -113,6 +117,92 @@ TEST(H200Lease, ACostWithinOnePercentIsNoCost) {
       EXPECT_NEAR(cell.cost->value, 1.3, 0.05) << cost_detail(*cell.cost);
   }
   EXPECT_EQ(costed, 2);
+}
+
+// What the third GPU lease (an H200, torch 2.11.0+cu130, cuDNN 9.19, 2026-11-28) measured, kept as fixtures
+// (tests/core/fixtures/h200-torch-2.11.0-*-2026-11-28.json.gz, written by tools/gpu-proof, machine paths
+// removed) and held here without a GPU: the same-kernel pairs agree within the negligible cost (three
+// intervals did not overlap by tenths of a percent), cuDNN's RNN agreed in every cell (why only its LSTM
+// stays in the CUDA default suite), the fused attention backwards raced where they ran, and a py cell on
+// CUDA names the generators it drew from.
+
+const Report& third_lease_audit() {
+  static const Report loaded = testing::gpu_audit("h200-torch-2.11.0-default-audit-2026-11-28.json.gz");
+  return loaded;
+}
+
+TEST(H200Lease2, EverySameKernelPairAgreesWithinTheNegligibleCost) {
+  const auto pairs = same_kernel_pairs(third_lease_audit());
+  EXPECT_GE(pairs.size(), 60u);
+  std::set<std::string> apart;  // intervals that do not overlap as measured
+  for (const auto& pair : pairs) {
+    EXPECT_TRUE(pair.agree()) << pair.first << " " << cost_detail(pair.first_cost) << " against " << pair.second;
+    if (pair.first_cost.low > pair.second_cost.high || pair.second_cost.low > pair.first_cost.high)
+      apart.insert(pair.first.substr(0, pair.first.find('@')));
+  }
+  EXPECT_EQ(apart, (std::set<std::string>{"control.ordered_accumulate/f32", "fill_uninitialized/empty-f32",
+                                          "fill_uninitialized/empty_like-f32"}));
+}
+
+TEST(H200Lease2, CudnnsRnnAgreedInEveryCell) {
+  int cells = 0;
+  for (const auto& cell : third_lease_audit().cells) {
+    if (cell.cell.probe != "rnn") continue;
+    EXPECT_EQ(cell.verdict.kind, VerdictKind::deterministic) << cell.cell.key;
+    ++cells;
+  }
+  EXPECT_EQ(cells, 27);  // 9 variants x default, strict, strict-warn
+}
+
+// The fused backwards race where they run by default (the math one is deterministic by construction);
+// two efficient cells agreed in their 20 runs.
+TEST(H200Lease2, TheFusedAttentionBackwardsRacedWhereTheyRan) {
+  int raced = 0, agreed = 0, ran = 0;
+  for (const auto& cell : third_lease_audit().cells) {
+    if (cell.cell.probe != "sdpa_backward" || cell.cell.label != "default") continue;
+    const bool math = cell.cell.variant.rfind("math", 0) == 0;
+    if (math) {
+      EXPECT_EQ(cell.verdict.kind, VerdictKind::deterministic) << cell.cell.key;
+      continue;
+    }
+    if (cell.verdict.kind == VerdictKind::unsupported) continue;
+    ++ran;
+    raced += cell.verdict.kind == VerdictKind::nondeterministic;
+    agreed += cell.verdict.kind == VerdictKind::deterministic;
+  }
+  EXPECT_EQ(ran, 19);
+  EXPECT_EQ(raced, 17);
+  EXPECT_EQ(agreed, 2);
+}
+
+// A py step on CUDA drawing from a CUDA generator the OS seeded differs across processes and the cause names
+// it; one drawing from torch's global CUDA generator agrees, and that source is in the report.
+TEST(H200Lease2, PyCellsOnCudaNameTheirCudaGenerators) {
+  const auto path = std::filesystem::temp_directory_path() / ("generators-" + std::to_string(getpid()) + ".json");
+  ASSERT_EQ(std::system(("gzip -dc '" + std::string(test_paths::kFixtureDir) +
+                         "/h200-torch-2.11.0-py-cuda-generators-2026-11-28.json.gz' > '" + path.string() + "'")
+                            .c_str()),
+            0);
+  std::ifstream in(path);
+  const auto report = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  int seen = 0;
+  for (const auto& cell : report.at("cells")) {
+    const auto key = cell.at("key").get<std::string>();
+    std::set<std::string> sources;
+    for (const auto& source : cell.value("random_sources", nlohmann::json::array()))
+      sources.insert(source.at("name").get<std::string>());
+    if (key.find("own_generator") != std::string::npos) {
+      EXPECT_EQ(cell.at("verdict"), "nondeterministic");
+      EXPECT_NE(cell.value("cause", "").find("step.<closure generator>"), std::string::npos) << cell.dump();
+      ++seen;
+    } else if (key.find("global_generator") != std::string::npos) {
+      EXPECT_EQ(cell.at("verdict"), "deterministic");
+      EXPECT_TRUE(sources.count("torch (cuda:0)")) << cell.dump();
+      ++seen;
+    }
+  }
+  EXPECT_EQ(seen, 2);
 }
 
 }  // namespace

@@ -169,6 +169,13 @@ TEST(Plan, AVariantOfAnotherDevicesDefaultSuiteRunsHereOnlyWhenNamed) {
   EXPECT_EQ(variants_of_sum(named, "cpu"), (std::set<std::string>{"f32", "decomposed-f32"}));
   named.probes = {{"sum", {"decomposed-f32"}}};
   EXPECT_EQ(variants_of_sum(named, "cpu"), std::set<std::string>{"decomposed-f32"});
+  // One in no default suite runs on every device only when named.
+  auto& nowhere = catalogue[1].variants.back();
+  nowhere.default_suite_nowhere = true;
+  EXPECT_EQ(variants_of_sum(Config{}, "cpu"), std::set<std::string>{"f32"});
+  EXPECT_EQ(variants_of_sum(Config{}, "cuda:0"), std::set<std::string>{"f32"});
+  named.probes = {{"sum", {}}};
+  EXPECT_EQ(variants_of_sum(named, "cuda:0"), (std::set<std::string>{"f32", "decomposed-f32"}));
 }
 
 // An invariance probe documented deterministic on the device answers the same under strict as without:

@@ -136,6 +136,61 @@ TEST(PortableInputs, TensorsHoldTheGoldenValues) {
   EXPECT_THROW(portable_tensor(PortableKind::spread, {0, 0}, {4}, at::kInt), std::invalid_argument);
 }
 
+// An H200 made these cells' inputs with its integer kernels (tests/core/h200_lease_2_test.cc's audit); made
+// here on the CPU in the same CUDA shapes, as `repro` exports them, they have the same digests. The fused
+// attention cells among them export although this CPU runs no such backend.
+TEST(PortableInputs, TheCpuMakesTheInputsAGpuMadeInItsShapes) {
+  const auto folder = fs::temp_directory_path() / ("gpu-made-inputs-" + std::to_string(getpid()));
+  fs::create_directories(folder);
+  const auto report_path = folder / "audit.json";
+  ASSERT_EQ(std::system(("gzip -dc '" + std::string(test_paths::kFixtureDir) +
+                         "/h200-torch-2.11.0-default-audit-2026-11-28.json.gz' > '" + report_path.string() + "'")
+                            .c_str()),
+            0);
+  std::ifstream in(report_path);
+  const auto report = nlohmann::json::parse(in);
+  const std::set<std::string> keys = {"sdpa_backward/efficient-f32@cuda:0",
+                                      "sdpa_backward/cudnn-bf16@cuda:0",
+                                      "sdpa_backward/flash-causal-f16@cuda:0",
+                                      "index_add/f32@cuda:0",
+                                      "bincount/f32@cuda:0",
+                                      "rnn/lstm-f32@cuda:0",
+                                      "histc/f64@cuda:0",
+                                      "scatter_reduce/sum-f32@cuda:0"};
+  nlohmann::json cells = nlohmann::json::array();
+  std::map<std::string, std::string> made_there;
+  for (const auto& cell : report.at("cells")) {
+    if (!keys.count(cell.at("key"))) continue;
+    made_there[cell.at("key")] = cell.at("observations").at(0).at("input_digest");
+    cells.push_back({{"key", cell.at("key")},
+                     {"probe", cell.at("probe")},
+                     {"variant", cell.at("variant")},
+                     {"device", cell.at("device")},
+                     {"settings", cell.at("settings")}});
+  }
+  ASSERT_EQ(made_there.size(), keys.size());
+  std::ofstream(folder / "request.json") << nlohmann::json{
+      {"request", {{"device", "cpu"}, {"cells", cells}, {"input_scheme", 2}}},
+      {"directories", std::vector<std::string>(cells.size())}};
+  const auto command = std::string(test_paths::kBinary) + " export-inputs < " + (folder / "request.json").string();
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  while (auto n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  EXPECT_EQ(pclose(pipe), 0) << output;
+  fs::remove_all(folder);
+  std::size_t compared = 0;
+  std::size_t start = 0;
+  for (std::size_t end; (end = output.find('\n', start)) != std::string::npos; start = end + 1) {
+    const auto answer = nlohmann::json::parse(output.substr(start, end - start));
+    const auto key = answer.at("key").get<std::string>();
+    EXPECT_FALSE(answer.contains("error")) << answer.dump();
+    EXPECT_EQ(answer.value("input_digest", "none"), made_there.at(key)) << key;
+    ++compared;
+  }
+  EXPECT_EQ(compared, keys.size()) << output;
+}
+
 // A device makes them with its integer kernels (probe/portable_tensor.h): the same kernels on the CPU
 // give the integer code's bits, for every kind and dtype, many streams and lengths (a length that is no
 // multiple of a vector's, an empty one), and ranges up to the largest the kernels take.
