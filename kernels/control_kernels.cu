@@ -19,8 +19,7 @@ __global__ void racy_accumulate_kernel(const float* values, const std::int64_t* 
 
 constexpr int kOrderedThreads = 512;
 
-__global__ void ordered_accumulate_kernel(const float* values, const std::int64_t* index, std::int64_t n,
-                                          float* out) {
+__global__ void ordered_accumulate_kernel(const float* values, const std::int64_t* index, std::int64_t n, float* out) {
   __shared__ float sums[kOrderedThreads];
   const std::int64_t slot = blockIdx.x;
   float sum = 0;

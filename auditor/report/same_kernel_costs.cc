@@ -7,12 +7,15 @@
 namespace repro_audit {
 namespace {
 
-std::set<std::string> kernel_names(const CellReport& cell) {
-  std::set<std::string> names;
+// Every launch the cell's processes made: the kernel's name with its grid and block (an H200 ran the memory-
+// efficient attention backward under the same name on one block per row under strict, 16 under warn_only).
+using Launch = std::tuple<std::string, std::string, std::string>;
+std::set<Launch> launches(const CellReport& cell) {
+  std::set<Launch> found;
   for (const auto& observation : cell.observations)
     for (const auto& [digest, kernels] : observation.kernel_sequences)
-      for (const auto& kernel : kernels) names.insert(kernel.name);
-  return names;
+      for (const auto& kernel : kernels) found.insert({kernel.name, kernel.grid, kernel.block});
+  return found;
 }
 
 std::string setting(const Cell& cell, const std::string& name) {
@@ -30,8 +33,8 @@ std::vector<SameKernelPair> same_kernel_pairs(const Report& report) {
       groups[{cell.cell.probe, cell.cell.variant, cell.cell.device, setting(cell.cell, "threads")}].push_back(&cell);
   std::vector<SameKernelPair> pairs;
   for (const auto& [group, cells] : groups) {
-    std::vector<std::set<std::string>> names;
-    for (const auto* cell : cells) names.push_back(kernel_names(*cell));
+    std::vector<std::set<Launch>> names;
+    for (const auto* cell : cells) names.push_back(launches(*cell));
     for (std::size_t i = 0; i < cells.size(); ++i)
       for (std::size_t j = i + 1; j < cells.size(); ++j)
         if (!names[i].empty() && names[i] == names[j] && cells[i]->cell.settings != cells[j]->cell.settings)

@@ -25,7 +25,7 @@ struct SameKernelPair {
 };
 
 // Every pair of cells of one probe, variant, device and thread count whose flag sets differ, both
-// deterministic and both with a cost, whose processes launched the same kernels (by name).
+// deterministic and both with a cost, whose processes launched the same kernels (by name, grid and block).
 std::vector<SameKernelPair> same_kernel_pairs(const Report& report);
 
 }  // namespace repro_audit
