@@ -221,6 +221,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   if (options.budget_seconds > 0) supervisor.timing.rounds = 1;
   supervisor.jobs = jobs_on(device_kind(device.device), options.jobs);
   supervisor.cores = options.cores;
+  supervisor.measure_sensitivity = options.measure_sensitivity;
   supervisor.stop_requested = options.stop_requested;
   supervisor.sensitivity_elsewhere = sensitivity_measured_elsewhere(batches);
   nlohmann::json environment;

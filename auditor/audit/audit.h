@@ -57,6 +57,9 @@ struct AuditOptions {
   // divided by each cell's threads on the CPU, one at a time on a GPU.
   int jobs = 1;
   int cores = 1;
+  // False: no probe's sensitivity check (probe/sensitivity.h) is measured: an audit whose verdicts alone are
+  // read (selftest's parity), which would spend seconds of CPU on a property of the inputs it never shows.
+  bool measure_sensitivity = true;
 };
 
 struct AuditResult {

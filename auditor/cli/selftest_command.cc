@@ -122,6 +122,7 @@ int python_parity(const PythonCheck& python, const std::string& device, const st
   AuditOptions options = local_audit_options();
   // Digests, not timings: no timing-only runs, as an audit without costs (audit/run_policy.h).
   options.timing = decide_run_policy({.no_cost = true}, options.timing).timing;
+  options.measure_sensitivity = false;  // verdicts and digests are compared, nothing else (7 of 60 s here)
   options.stop_requested = stop_requested;
   std::cout << fmt::format(
       "\nPython parity: {} probes on {} under strict, 1 thread, against {} (Python {}, torch {})\n",

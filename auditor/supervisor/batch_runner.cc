@@ -219,7 +219,7 @@ WorkerRequest batch_request(const Batch& batch, const std::vector<Cell>& cells, 
                             const SupervisorOptions& options) {
   WorkerRequest request{options.device,         process, options.repeats,     options.warmup, options.timing, 0,
                         batch.process_settings, cells,   options.input_scheme};
-  request.sensitivity_process = sensitivity_process(options.processes);
+  request.sensitivity_process = options.measure_sensitivity ? sensitivity_process(options.processes) : -1;
   request.quiet_runs = quiet_runs_per_process(options.processes);
   for (const auto& cell : cells)
     if (options.sensitivity_elsewhere.count(cell.key)) request.sensitivity_elsewhere.push_back(cell.key);

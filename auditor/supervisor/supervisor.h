@@ -29,7 +29,8 @@ struct SupervisorOptions {
   // digests; 0: the cores divided by the cells' threads. The first process always runs alone: its
   // runs are the cell's timings. 1: every worker alone, batch by batch.
   int jobs = 1;
-  int cores = 1;  // what `jobs` 0 divides
+  int cores = 1;                    // what `jobs` 0 divides
+  bool measure_sensitivity = true;  // false: no process makes the sensitivity checks
   // A worker loads libtorch (and on a GPU machine creates a context) before its first cell.
   std::chrono::milliseconds startup_allowance = std::chrono::seconds(60);
   std::chrono::milliseconds terminate_grace = std::chrono::seconds(3);  // between TERM and KILL

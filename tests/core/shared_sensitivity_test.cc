@@ -38,6 +38,11 @@ TEST(SharedSensitivity, OnlyTheFirstBatchOfAVariantAndSeedMeasuresIt) {
   const auto read = request_from_json(request_to_json(request));
   EXPECT_EQ(read.sensitivity_elsewhere, request.sensitivity_elsewhere);
   EXPECT_EQ(read.sensitivity_process, request.sensitivity_process);
+  // An audit that measures none (selftest's parity) names no process, and the request says so.
+  options.measure_sensitivity = false;
+  const auto none = batch_request(batches[0], batches[0].cells, 0, options);
+  EXPECT_EQ(none.sensitivity_process, -1);
+  EXPECT_EQ(request_from_json(request_to_json(none)).sensitivity_process, -1);
 }
 
 TEST(SharedSensitivity, CellsOfTheVariantTakeTheMeasurementAndNothingElseChanges) {
