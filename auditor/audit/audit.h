@@ -50,16 +50,13 @@ struct AuditOptions {
   WorkerLauncher* launcher = nullptr;
   // How long a worker may take to load before its first cell (tests shorten it).
   std::chrono::milliseconds startup_allowance = std::chrono::seconds(60);
-  TimingRule timing;  // when each cell's timing-only runs stop (timing/timing.h)
-  // > 0: the audit's time budget in seconds (--budget), shared among the cells by expected cost.
-  double budget_seconds = 0;
+  TimingRule timing;          // when each cell's timing-only runs stop (timing/timing.h)
+  double budget_seconds = 0;  // > 0: the time budget in seconds (--budget), shared by expected cost
   // Workers side by side for the processes after the first (supervisor/supervisor.h); 0: the cores
   // divided by each cell's threads on the CPU, one at a time on a GPU.
   int jobs = 1;
   int cores = 1;
-  // False: no probe's sensitivity check (probe/sensitivity.h) is measured: an audit whose verdicts alone are
-  // read (selftest's parity), which would spend seconds of CPU on a property of the inputs it never shows.
-  bool measure_sensitivity = true;
+  bool measure_sensitivity = true;  // false: no sensitivity check (selftest's parity reads verdicts alone)
 };
 
 struct AuditResult {
