@@ -33,11 +33,11 @@ std::vector<SameKernelPair> same_kernel_pairs(const Report& report) {
       groups[{cell.cell.probe, cell.cell.variant, cell.cell.device, setting(cell.cell, "threads")}].push_back(&cell);
   std::vector<SameKernelPair> pairs;
   for (const auto& [group, cells] : groups) {
-    std::vector<std::set<Launch>> names;
-    for (const auto* cell : cells) names.push_back(launches(*cell));
+    std::vector<std::set<Launch>> launched;
+    for (const auto* cell : cells) launched.push_back(launches(*cell));
     for (std::size_t i = 0; i < cells.size(); ++i)
       for (std::size_t j = i + 1; j < cells.size(); ++j)
-        if (!names[i].empty() && names[i] == names[j] && cells[i]->cell.settings != cells[j]->cell.settings)
+        if (!launched[i].empty() && launched[i] == launched[j] && cells[i]->cell.settings != cells[j]->cell.settings)
           pairs.push_back({cells[i]->cell.key, cells[j]->cell.key, *cells[i]->cost, *cells[j]->cost});
   }
   return pairs;

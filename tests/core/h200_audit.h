@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "report/json_io.h"
@@ -13,15 +15,30 @@
 
 namespace repro_audit::testing {
 
-// A gzipped report of tests/core/fixtures, loaded.
-inline Report gpu_audit(const std::string& fixture) {
-  const auto path = std::filesystem::temp_directory_path() / ("gpu-audit-" + std::to_string(getpid()) + ".json");
+// A gzipped file of tests/core/fixtures, unpacked into a temporary file for `read`, then removed.
+template <typename Read>
+auto read_fixture(const std::string& fixture, const Read& read) {
+  const auto path = std::filesystem::temp_directory_path() / ("gpu-fixture-" + std::to_string(getpid()) + ".json");
   const auto command =
       std::string("gzip -dc '") + test_paths::kFixtureDir + "/" + fixture + "' > '" + path.string() + "'";
   EXPECT_EQ(std::system(command.c_str()), 0);
-  auto report = load_report_file(path.string());
+  auto read_back = read(path);
   std::filesystem::remove(path);
-  return report;
+  return read_back;
+}
+
+// A gzipped report of tests/core/fixtures, loaded.
+inline Report gpu_audit(const std::string& fixture) {
+  return read_fixture(fixture, [](const std::filesystem::path& path) { return load_report_file(path.string()); });
+}
+
+// A gzipped JSON file of tests/core/fixtures as it is (fields the report model does not keep: py cells' causes,
+// random sources, per-op timings).
+inline nlohmann::json fixture_json(const std::string& fixture) {
+  return read_fixture(fixture, [](const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+  });
 }
 
 inline Report h200_audit() { return gpu_audit("h200-torch-2.11.0-default-audit.json.gz"); }

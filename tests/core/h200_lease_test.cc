@@ -136,14 +136,7 @@ TEST(H200Lease, ACostWithinOnePercentIsNoCost) {
 TEST(H200Lease, PyPerOpDigestsNameTheEagerAndCompiledOriginsAndWhatTheyCost) {
   for (const auto* date : {"2026-11-27", "2026-11-28"}) {
     SCOPED_TRACE(date);
-    const auto path = std::filesystem::temp_directory_path() / ("per-op-" + std::to_string(getpid()) + ".json");
-    ASSERT_EQ(std::system(("gzip -dc '" + std::string(test_paths::kFixtureDir) + "/h200-torch-2.11.0-py-cuda-per-op-" +
-                           date + ".json.gz' > '" + path.string() + "'")
-                              .c_str()),
-              0);
-    std::ifstream in(path);
-    const auto report = nlohmann::json::parse(in);
-    std::filesystem::remove(path);
+    const auto report = testing::fixture_json(std::string("h200-torch-2.11.0-py-cuda-per-op-") + date + ".json.gz");
     int cells = 0;
     for (const auto& cell : report.at("cells")) {
       const auto op = cell.at("origin").at("op").get<std::string>();
@@ -245,14 +238,7 @@ TEST(H200Lease2, TheFusedAttentionBackwardsRacedWhereTheyRan) {
 // A py step on CUDA drawing from a CUDA generator the OS seeded differs across processes and the cause names
 // it; one drawing from torch's global CUDA generator agrees, and that source is in the report.
 TEST(H200Lease2, PyCellsOnCudaNameTheirCudaGenerators) {
-  const auto path = std::filesystem::temp_directory_path() / ("generators-" + std::to_string(getpid()) + ".json");
-  ASSERT_EQ(std::system(("gzip -dc '" + std::string(test_paths::kFixtureDir) +
-                         "/h200-torch-2.11.0-py-cuda-generators-2026-11-28.json.gz' > '" + path.string() + "'")
-                            .c_str()),
-            0);
-  std::ifstream in(path);
-  const auto report = nlohmann::json::parse(in);
-  std::filesystem::remove(path);
+  const auto report = testing::fixture_json("h200-torch-2.11.0-py-cuda-generators-2026-11-28.json.gz");
   int seen = 0;
   for (const auto& cell : report.at("cells")) {
     const auto key = cell.at("key").get<std::string>();

@@ -5,18 +5,20 @@
 
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "../core/h200_audit.h"
 #include "config/settings.h"
 #include "fingerprint/cpu_info.h"
 #include "probe/portable_tensor.h"
 #include "probe/probe.h"
 #include "probe/probe_catalogue.h"
+#include "protocol/observation_json.h"
 #include "protocol/worker_protocol.h"
 #include "test_paths.h"
 
@@ -44,14 +46,10 @@ std::vector<Cell> every_cell() {
   return cells;
 }
 
-// probe/variant -> input digest, as `export-inputs` made them with `environment` set and `threads`.
-std::map<std::string, std::string> input_digests(const std::string& environment, const std::string& threads,
-                                                 InputScheme scheme, const fs::path& folder) {
-  WorkerRequest request;
-  request.cells = every_cell();
-  request.process_settings = {{"threads", threads}};
-  request.input_scheme = scheme;
-  // Digests only: no folder, so nothing is saved.
+// key -> input digest, as `export-inputs` made the request's inputs with `environment` set (digests only:
+// no folder, so nothing is saved).
+std::map<std::string, std::string> exported_digests(const WorkerRequest& request, const std::string& environment,
+                                                    const fs::path& folder) {
   const auto directories = nlohmann::json(std::vector<std::string>(request.cells.size()));
   const auto request_file = folder / "request.json";
   fs::create_directories(folder);
@@ -74,6 +72,16 @@ std::map<std::string, std::string> input_digests(const std::string& environment,
   fs::remove_all(folder);
   EXPECT_EQ(digests.size(), request.cells.size()) << output;
   return digests;
+}
+
+// probe/variant -> input digest, as `export-inputs` made them with `environment` set and `threads`.
+std::map<std::string, std::string> input_digests(const std::string& environment, const std::string& threads,
+                                                 InputScheme scheme, const fs::path& folder) {
+  WorkerRequest request;
+  request.cells = every_cell();
+  request.process_settings = {{"threads", threads}};
+  request.input_scheme = scheme;
+  return exported_digests(request, environment, folder);
 }
 
 struct Setup {
@@ -136,19 +144,11 @@ TEST(PortableInputs, TensorsHoldTheGoldenValues) {
   EXPECT_THROW(portable_tensor(PortableKind::spread, {0, 0}, {4}, at::kInt), std::invalid_argument);
 }
 
-// An H200 made these cells' inputs with its integer kernels (tests/core/h200_lease_2_test.cc's audit); made
+// An H200 made these cells' inputs with its integer kernels (tests/core/h200_lease_test.cc's third lease); made
 // here on the CPU in the same CUDA shapes, as `repro` exports them, they have the same digests. The fused
 // attention cells among them export although this CPU runs no such backend.
 TEST(PortableInputs, TheCpuMakesTheInputsAGpuMadeInItsShapes) {
-  const auto folder = fs::temp_directory_path() / ("gpu-made-inputs-" + std::to_string(getpid()));
-  fs::create_directories(folder);
-  const auto report_path = folder / "audit.json";
-  ASSERT_EQ(std::system(("gzip -dc '" + std::string(test_paths::kFixtureDir) +
-                         "/h200-torch-2.11.0-default-audit-2026-11-28.json.gz' > '" + report_path.string() + "'")
-                            .c_str()),
-            0);
-  std::ifstream in(report_path);
-  const auto report = nlohmann::json::parse(in);
+  const auto report = testing::fixture_json("h200-torch-2.11.0-default-audit-2026-11-28.json.gz");
   const std::set<std::string> keys = {"sdpa_backward/efficient-f32@cuda:0",
                                       "sdpa_backward/cudnn-bf16@cuda:0",
                                       "sdpa_backward/flash-causal-f16@cuda:0",
@@ -157,38 +157,17 @@ TEST(PortableInputs, TheCpuMakesTheInputsAGpuMadeInItsShapes) {
                                       "rnn/lstm-f32@cuda:0",
                                       "histc/f64@cuda:0",
                                       "scatter_reduce/sum-f32@cuda:0"};
-  nlohmann::json cells = nlohmann::json::array();
+  WorkerRequest request;
+  request.input_scheme = InputScheme::portable;
   std::map<std::string, std::string> made_there;
   for (const auto& cell : report.at("cells")) {
     if (!keys.count(cell.at("key"))) continue;
     made_there[cell.at("key")] = cell.at("observations").at(0).at("input_digest");
-    cells.push_back({{"key", cell.at("key")},
-                     {"probe", cell.at("probe")},
-                     {"variant", cell.at("variant")},
-                     {"device", cell.at("device")},
-                     {"settings", cell.at("settings")}});
+    request.cells.push_back(cell.get<Cell>());
   }
   ASSERT_EQ(made_there.size(), keys.size());
-  std::ofstream(folder / "request.json") << nlohmann::json{
-      {"request", {{"device", "cpu"}, {"cells", cells}, {"input_scheme", 2}}},
-      {"directories", std::vector<std::string>(cells.size())}};
-  const auto command = std::string(test_paths::kBinary) + " export-inputs < " + (folder / "request.json").string();
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  char buffer[4096];
-  while (auto n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  EXPECT_EQ(pclose(pipe), 0) << output;
-  fs::remove_all(folder);
-  std::size_t compared = 0;
-  std::size_t start = 0;
-  for (std::size_t end; (end = output.find('\n', start)) != std::string::npos; start = end + 1) {
-    const auto answer = nlohmann::json::parse(output.substr(start, end - start));
-    const auto key = answer.at("key").get<std::string>();
-    EXPECT_FALSE(answer.contains("error")) << answer.dump();
-    EXPECT_EQ(answer.value("input_digest", "none"), made_there.at(key)) << key;
-    ++compared;
-  }
-  EXPECT_EQ(compared, keys.size()) << output;
+  const auto folder = fs::temp_directory_path() / ("gpu-made-inputs-" + std::to_string(getpid()));
+  EXPECT_EQ(exported_digests(request, "", folder), made_there);
 }
 
 // A device makes them with its integer kernels (probe/portable_tensor.h): the same kernels on the CPU
