@@ -60,6 +60,10 @@ inline constexpr const char* kWorkerPython = "REPRO_AUDIT_WORKER_PYTHON";
 // And the Inductor cache every process of the batch's py cells shares (--compile-cache), which the
 // runner must set before it imports torch._dynamo; unset: each compiles afresh.
 inline constexpr const char* kWorkerCompileCache = "REPRO_AUDIT_COMPILE_CACHE";
+// "1" where a cell of the batch compiles (its `compile` setting is a mode): the runner imports Dynamo while
+// it loads, beside the workers started ahead; unset: it never imports it unless a callable does (a second
+// of CPU a worker, mostly torch._inductor's config, which torch.use_deterministic_algorithms imports).
+inline constexpr const char* kWorkerCompiles = "REPRO_AUDIT_WORKER_COMPILES";
 
 nlohmann::json environment_event(const nlohmann::json& environment);
 nlohmann::json start_event(const std::string& key);

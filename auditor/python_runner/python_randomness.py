@@ -127,7 +127,10 @@ class Source:
 def global_sources():
     """Python's and NumPy's global generators and torch's, by the names the report gives them."""
     found = [Source("random", "random.Random", random._inst, "global")]
-    numpy_random = sys.modules.get("numpy.random")
+    # NumPy 2 imports numpy.random on its first use (torch imports numpy, not numpy.random): made here,
+    # seeded by the operating system as the step's first use would make it, so that its state is known.
+    numpy = sys.modules.get("numpy")
+    numpy_random = getattr(numpy, "random", None) if numpy is not None else None
     if numpy_random is not None and hasattr(numpy_random, "mtrand"):
         found.append(Source("numpy.random", "numpy.random.RandomState", numpy_random.mtrand._rand, "global"))
     torch_cpu = Source("torch (cpu)", "torch.Generator", torch.default_generator, "global")

@@ -20,6 +20,8 @@ if sys.path and sys.path[0] == "":
     del sys.path[0]
 
 import errno  # noqa: E402
+import importlib.abc  # noqa: E402
+import importlib.machinery  # noqa: E402
 import inspect  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
@@ -86,13 +88,14 @@ try:
     import xxhash
 except ImportError:
     xxhash = None
-try:
-    # Imported by torch.use_deterministic_algorithms (through torch._inductor.config), which every cell
-    # calls, and by torch.compile (most of a second): here, while the worker loads beside the others
-    # started ahead, rather than inside the first cell.
-    import torch._dynamo  # noqa: E402,F401
-except Exception:  # a step that needs it meets the same error as its own, where it is reported
-    pass
+if os.environ.pop("REPRO_AUDIT_WORKER_COMPILES", ""):
+    try:
+        # Imported by torch.compile (most of a second): here, while the worker loads beside the others
+        # started ahead, rather than inside the first cell that compiles. A worker none of whose cells
+        # compiles never imports it (python_subject.py's use_deterministic_algorithms).
+        import torch._dynamo  # noqa: E402,F401
+    except Exception:  # a step that needs it meets the same error as its own, where it is reported
+        pass
 
 if LOADED_LINE:
     EVENTS.write(LOADED_LINE + "\n")

@@ -12,6 +12,49 @@ INDUCTOR_SWITCHES = {
 }
 INDUCTOR_STARTED = {}
 
+# What torch.use_deterministic_algorithms does in the torch versions this runner knows: it imports
+# torch._inductor.config (and with it Dynamo: most of a second of CPU) to set its `deterministic` to the
+# mode, then sets torch's flag. A worker whose cells compile nothing need not pay for that import: the flag
+# is set directly, and Inductor's config, if a callable imports it later, gets the mode then
+# (InductorConfigFollowsTheFlag), as the call would have left it. Any other torch gets its own function.
+KNOWN_DETERMINISTIC_SETTER = ("torch._inductor.config", "_inductor", "config", "deterministic", "_C",
+                              "_set_deterministic_algorithms")
+DETERMINISTIC_MODE = [None]  # the mode last set, for an Inductor config imported after it
+
+
+class InductorConfigFollowsTheFlag(importlib.abc.MetaPathFinder):
+    """On the first import of torch._inductor.config: its `deterministic` set to the mode last set."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "torch._inductor.config" or DETERMINISTIC_MODE[0] is None:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        execute = spec.loader.exec_module
+
+        def exec_module(module):
+            execute(module)
+            if DETERMINISTIC_MODE[0] is not None:
+                module.deterministic = DETERMINISTIC_MODE[0]
+
+        spec.loader.exec_module = exec_module  # the loader's own object, so the module keeps its source
+        return spec
+
+
+def use_deterministic_algorithms(mode, warn_only):
+    """torch.use_deterministic_algorithms(mode, warn_only=warn_only), without importing Inductor's config."""
+    if torch.use_deterministic_algorithms.__code__.co_names != KNOWN_DETERMINISTIC_SETTER:
+        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+        return
+    config = sys.modules.get("torch._inductor.config")
+    if config is not None:
+        config.deterministic = mode
+    elif not any(isinstance(finder, InductorConfigFollowsTheFlag) for finder in sys.meta_path):
+        sys.meta_path.insert(0, InductorConfigFollowsTheFlag())
+    DETERMINISTIC_MODE[0] = mode
+    torch._C._set_deterministic_algorithms(mode, warn_only=warn_only)
+
 
 def apply_settings(settings, device):
     """The cell's flag set, as the C++ worker applies it (worker/settings_apply.cc)."""
@@ -19,7 +62,7 @@ def apply_settings(settings, device):
     if threads != "n/a":
         torch.set_num_threads(int(threads))
     mode = settings.get("deterministic_algorithms", "off")
-    torch.use_deterministic_algorithms(mode != "off", warn_only=mode == "warn")
+    use_deterministic_algorithms(mode != "off", warn_only=mode == "warn")
     fill = settings.get("fill_uninitialized_memory", "n/a")
     if fill != "n/a":
         torch.utils.deterministic.fill_uninitialized_memory = fill == "true"

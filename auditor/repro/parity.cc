@@ -90,9 +90,11 @@ std::vector<ScriptRun> run_scripts(const std::vector<ExportedCell>& exported,
         return;
       }
       std::vector<std::vector<std::string>> scripts;
-      for (const auto i : mine)
+      for (const auto i : mine) {
+        const auto runs = cells[i]->cell.invariance == Invariance::none ? options.runs : options.invariance_runs;
         scripts.push_back({(fs::path(exported[i].folder) / "repro.py").string(), "--json", "--runs",
-                           std::to_string(options.runs), "--processes", "1"});
+                           std::to_string(runs), "--processes", "1"});
+      }
       ScriptHostOptions host_options{options.python,
                                      (fs::path(options.folder) / fmt::format("script_host_{}.py", host)).string(),
                                      options.temporary_folder,
@@ -284,7 +286,7 @@ ParityResult run_parity(const Report& report, const Catalogue& catalogue, const 
   // one result where the C++ runs saw several is run again, at most twice and with 5 times the runs,
   // before that is a mismatch.
   auto race_options = options;
-  race_options.runs = std::max(options.runs * 5, 10);
+  race_options.runs = race_options.invariance_runs = std::max(options.runs * 5, 10);
   for (int attempt = 0; attempt < 2 && hung.empty() && result.complete; ++attempt) {
     std::vector<std::size_t> again;
     for (std::size_t i = 0; i < result.cells.size(); ++i)

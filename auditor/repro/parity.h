@@ -54,6 +54,10 @@ struct ParityOptions {
   std::string temporary_folder;
   int runs = 2;
   unsigned jobs = 1;  // scripts run at once
+  // An invariance cell's verdict and digests are its first run's: each perturbed result against the
+  // reference, side by side in one run. Whether its runs agree is the C++ cell's to show (the twin runs
+  // the same op); one run of its twin spares seconds where the op is slow (f16 GEMMs on most CPUs).
+  int invariance_runs = 1;
   // A script takes seconds (import torch, the op twice); a limit far above that still ends a hang.
   std::chrono::seconds script_time_limit{600};
   std::function<bool()> stop_requested;  // polled each second; scripts not started are then not run

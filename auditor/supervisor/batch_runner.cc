@@ -237,12 +237,15 @@ std::map<std::string, std::string> batch_environment(const Batch& batch) {
   auto environment = worker_environment(batch.process_settings);
   environment[kWorkerPython] = "";
   environment[kWorkerCompileCache] = "";
-  for (const auto& cell : batch.cells)
-    if (cell.model && is_python_model(*cell.model)) {
-      environment[kWorkerPython] = cell.model->python;
-      environment[kWorkerCompileCache] = cell.model->compile_cache;
-      break;
-    }
+  environment[kWorkerCompiles] = "";
+  for (const auto& cell : batch.cells) {
+    if (!cell.model || !is_python_model(*cell.model)) continue;
+    environment[kWorkerPython] = cell.model->python;
+    environment[kWorkerCompileCache] = cell.model->compile_cache;
+    const auto compile = cell.settings.find("compile");
+    if (compile != cell.settings.end() && compile->second != "off" && compile->second != kNotApplicable)
+      environment[kWorkerCompiles] = "1";
+  }
   return environment;
 }
 

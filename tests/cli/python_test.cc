@@ -265,6 +265,23 @@ TEST_F(PythonCallable, WhatACallableStartsNeitherHoldsUpTheAuditNorOutlivesIt) {
 // inductor_deterministic=on holds for every graph of a step with a graph break, under the default
 // profile: torch.use_deterministic_algorithms(False), which Dynamo calls again after each frame it
 // converts, sets Inductor's global flag back, so the switch also goes to every compile as a config patch.
+// A worker whose cells compile nothing sets torch's deterministic switch without importing Inductor's
+// config (and Dynamo with it: most of a second a worker): no cell's step finds Dynamo loaded. A step that
+// imports the config itself finds it holding the mode, as torch.use_deterministic_algorithms leaves it.
+TEST_F(PythonCallable, TheDeterministicSwitchLeavesInductorsConfigAsTorchDoesWithoutImportingIt) {
+  const std::string module = std::string(test_paths::kSourceDir) + "/tests/cli/py/late_inductor_config.py";
+  const std::string options =
+      " --device cpu --repeats 2 --processes 1 --no-cost --per-op off --axis threads=1 --profile strict";
+  auto cells = audit(module + ":dynamo_not_imported" + options + " --profile default --profile strict-warn", 0);
+  if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  ASSERT_EQ(cells.size(), 3u) << output_;
+  for (const auto& [key, cell] : cells) EXPECT_EQ(cell.at("verdict"), "deterministic") << key << "\n" << output_;
+  // Strict alone: the config is first imported after the switch was turned on.
+  cells = audit(module + ":config_imported_late" + options, 0);
+  ASSERT_EQ(cells.size(), 1u) << output_;
+  EXPECT_EQ(cells.begin()->second.at("verdict"), "deterministic") << output_;
+}
+
 TEST_F(PythonCallable, AnInductorSwitchHoldsForEveryGraphItCompiles) {
   const auto cells = audit(kSwitches +
                                ":broken --device cpu --repeats 2 --processes 1 --no-cost --per-op off "
