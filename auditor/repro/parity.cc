@@ -124,13 +124,18 @@ std::vector<std::pair<std::string, std::string>> first_run_outputs(const CellRep
   return {};
 }
 
-// The probes' declared Python paths, checked by the same Python; not run after a hang or a stop.
-void check_paths(const Catalogue& catalogue, const ParityOptions& options, const std::string& hung,
-                 ParityResult& result) {
+// The declared Python paths of the probes with cells in `report`, checked by the same Python; not run
+// after a hang or a stop.
+void check_paths(const Report& report, const Catalogue& catalogue, const ParityOptions& options,
+                 const std::string& hung, ParityResult& result) {
   nlohmann::json checks = nlohmann::json::array();
-  for (const auto& probe : catalogue)
+  for (const auto& probe : catalogue) {
+    if (std::none_of(report.cells.begin(), report.cells.end(),
+                     [&](const CellReport& cell) { return cell.cell.probe == probe.name; }))
+      continue;
     for (const auto& path : probe.python.paths)
       checks.push_back({{"probe", probe.name}, {"note", path.note}, {"check", path.check}});
+  }
   if (checks.empty()) return;
   std::string not_run;
   if (!result.complete) not_run = "not run: a stop was asked for";
@@ -306,7 +311,7 @@ ParityResult run_parity(const Report& report, const Catalogue& catalogue, const 
         result.cells[again[k]] = compare_with_script(
             *cells_again[k], *find_probe(catalogue, cells_again[k]->cell.probe), reruns[k].last_line);
   }
-  check_paths(catalogue, options, hung, result);
+  check_paths(report, catalogue, options, hung, result);
   return result;
 }
 

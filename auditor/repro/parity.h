@@ -63,7 +63,7 @@ struct ParityOptions {
   std::function<bool()> stop_requested;  // polled each second; scripts not started are then not run
 };
 
-// Exports every cell of `report`, runs each script, checks every probe's declared Python paths. A
+// Exports every cell of `report`, runs each script, checks the declared Python paths of its probes. A
 // script that cannot start or fails is that cell's mismatch, never an exception; the first script that
 // does not answer within the limit stops the run (see parity.cc).
 ParityResult run_parity(const Report& report, const Catalogue& catalogue, const ParityOptions& options);

@@ -43,6 +43,7 @@ TEST_F(ReproCommand, EveryProbeMatchesItsPythonTwinBitForBit) {
   EXPECT_NE(result.output.find("Python parity passed"), std::string::npos) << result.output;
   EXPECT_EQ(result.output.find("control.timed_cost"), std::string::npos) << "the controls ran";
   EXPECT_EQ(result.output.find("selftest passed"), std::string::npos) << "the controls were said to pass";
+  EXPECT_NE(result.output.find("path of interpolate "), std::string::npos) << "the declared paths were not checked";
 }
 
 // --probe narrows the twins checked to those named; a name without a twin is bad usage, naming it.
@@ -52,6 +53,7 @@ TEST_F(ReproCommand, TheTwinsOfTheNamedProbesAloneWithProbe) {
   EXPECT_NE(result.output.find("Python parity: 1 probes"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("cumsum/f32@cpu"), std::string::npos) << result.output;
   EXPECT_EQ(result.output.find("index_add/"), std::string::npos) << "a probe not named was checked";
+  EXPECT_EQ(result.output.find("path of "), std::string::npos) << "another probe's declared path was checked";
   const auto unknown = run("selftest --device cpu --python " + python() + " --python-only --probe no_such_probe");
   EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
   EXPECT_NE(unknown.output.find("--probe no_such_probe: no such probe"), std::string::npos) << unknown.output;
