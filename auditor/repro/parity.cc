@@ -90,11 +90,11 @@ std::vector<ScriptRun> run_scripts(const std::vector<ExportedCell>& exported,
         return;
       }
       std::vector<std::vector<std::string>> scripts;
-      for (const auto i : mine) {
-        const auto runs = cells[i]->cell.invariance == Invariance::none ? options.runs : options.invariance_runs;
-        scripts.push_back({(fs::path(exported[i].folder) / "repro.py").string(), "--json", "--runs",
-                           std::to_string(runs), "--processes", "1"});
-      }
+      for (const auto i : mine)
+        scripts.push_back(
+            {(fs::path(exported[i].folder) / "repro.py").string(), "--json", "--runs",
+             std::to_string(cells[i]->cell.invariance == Invariance::none ? options.runs : options.invariance_runs),
+             "--processes", "1"});
       ScriptHostOptions host_options{options.python,
                                      (fs::path(options.folder) / fmt::format("script_host_{}.py", host)).string(),
                                      options.temporary_folder,
@@ -124,8 +124,7 @@ std::vector<std::pair<std::string, std::string>> first_run_outputs(const CellRep
   return {};
 }
 
-// The declared Python paths of the probes with cells in `report`, checked by the same Python; not run
-// after a hang or a stop.
+// The declared Python paths of `report`'s probes, checked by the same Python; not after a hang or stop.
 void check_paths(const Report& report, const Catalogue& catalogue, const ParityOptions& options,
                  const std::string& hung, ParityResult& result) {
   nlohmann::json checks = nlohmann::json::array();

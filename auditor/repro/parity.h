@@ -1,8 +1,7 @@
 #pragma once
-// Parity: does each probe run the op a Python user runs? Every exported cell's repro.py is run with a
-// given Python, and its digests (or, where the probe declares why they cannot match, its verdict) are
-// compared with the C++ worker's. The probes' declared Python paths are checked too. Used by
-// `selftest --python` and by the test suite.
+// Parity: does each probe run the op a Python user runs? Every exported cell's repro.py is run with a given
+// Python, and its digests (or, where the probe declares why they cannot match, its verdict) are compared
+// with the C++ worker's; the probes' declared Python paths are checked too. `selftest --python` uses it.
 #include <chrono>
 #include <functional>
 #include <string>
@@ -30,9 +29,7 @@ struct ParityPath {
   bool holds = false;
   bool checked = true;  // false: not run (the scripts' interpreter hung, or a stop was asked for)
   std::string detail;
-  // false: it does not hold on a torch older than the one the notes describe (kPythonPathsCheckedWith):
-  // the path is newer than that torch, no stale note.
-  bool applies = true;
+  bool applies = true;  // false: it fails on a torch older than the notes' (kPythonPathsCheckedWith), not stale
 };
 
 struct ParityResult {
@@ -54,9 +51,7 @@ struct ParityOptions {
   std::string temporary_folder;
   int runs = 2;
   unsigned jobs = 1;  // scripts run at once
-  // An invariance cell's verdict and digests are its first run's: each perturbed result against the
-  // reference, side by side in one run. Whether its runs agree is the C++ cell's to show (the twin runs
-  // the same op); one run of its twin spares seconds where the op is slow (f16 GEMMs on most CPUs).
+  // An invariance cell's verdict and digests are its first run's; its C++ runs show whether they agree.
   int invariance_runs = 1;
   // A script takes seconds (import torch, the op twice); a limit far above that still ends a hang.
   std::chrono::seconds script_time_limit{600};
