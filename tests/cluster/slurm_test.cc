@@ -210,8 +210,10 @@ TEST(Slurm, ShardedJobArrayMergesIntoTheUnshardedAudit) {
   const auto script = fs::path(test_paths::kSourceDir) / "tools" / "cluster" / "slurm-audit.sbatch";
   const auto out = work / "reports";
   const auto submitted =
-      shell(fmt::format("cd {} && {} REPRO_AUDIT={} {} 3 {} --config {}", quoted(work), cluster.environment(),
-                        quoted(test_paths::kBinary), quoted(script), quoted(out), quoted(work / "audit.yaml")));
+      // One CPU a task (the script asks for two): two shards run at once on this node's two CPUs.
+      shell(fmt::format("cd {} && {} REPRO_AUDIT={} REPRO_AUDIT_SBATCH_OPTIONS=--cpus-per-task=1 {} 3 {} --config {}",
+                        quoted(work), cluster.environment(), quoted(test_paths::kBinary), quoted(script), quoted(out),
+                        quoted(work / "audit.yaml")));
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output << cluster.logs();
   EXPECT_NE(submitted.output.find("(3 tasks)"), std::string::npos) << submitted.output;
 
