@@ -138,6 +138,11 @@ DeterministicMode deterministic_mode(const FlagSet& flags) {
   return DeterministicMode::off;
 }
 
+bool compiles(const FlagSet& flags) {
+  const auto compile = flags.find("compile");
+  return compile != flags.end() && compile->second != "off" && compile->second != kNotApplicable;
+}
+
 bool inherits_environment(const FlagSet& flags) {
   for (const auto& spec : setting_specs()) {
     if (spec.environment_variable.empty() || spec.default_value != kInherit) continue;

@@ -101,6 +101,9 @@ std::map<std::string, std::string> setting_environment(const FlagSet& flags);
 // settings sees the user's own environment, so its fingerprint is the platform's.
 bool inherits_environment(const FlagSet& flags);
 
+// The `compile` setting names a mode (a py cell whose callable torch.compile compiles); off when absent.
+bool compiles(const FlagSet& flags);
+
 // The value of the `mode` setting (off when absent or not applicable).
 DeterministicMode deterministic_mode(const FlagSet& flags);
 // Every applicable `prerequisite` setting is off its default (the cuBLAS workspace is configured).

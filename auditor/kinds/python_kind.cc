@@ -113,8 +113,7 @@ class PythonKind : public CellKind {
     model_kind().judge(cell, observations, verdict);
     // A process compiles afresh unless the processes share an Inductor cache: bits that differ only
     // between processes may be two compiles that chose different kernels, and the report says so.
-    const auto compile = cell.settings.find("compile");
-    if (verdict.divergence_scope == "across-processes" && compile != cell.settings.end() && compile->second != "off" &&
+    if (verdict.divergence_scope == "across-processes" && compiles(cell.settings) &&
         cell.model->compile_cache.empty()) {
       const std::string note =
           "each process compiled the callable afresh (no --compile-cache): the processes' bits differ between two "

@@ -90,7 +90,7 @@ bool repeats_the_column_without_strict(const ProbeInfo& probe, const VariantInfo
 }
 
 // torch.compile and Inductor's switches reach a py cell's callable only: other cells skip those columns.
-bool compiles(const FlagSet& flags) {
+bool sets_a_py_only_switch(const FlagSet& flags) {
   for (const auto& [name, value] : flags) {
     const auto* spec = find_setting(name);
     if (spec && spec->py_cells_only && value != spec->default_value && value != kNotApplicable) return true;
@@ -100,8 +100,7 @@ bool compiles(const FlagSet& flags) {
 
 // Inductor's switches change nothing of an eager run.
 bool inductor_switch_without_compile(const FlagSet& flags) {
-  const auto compile = flags.find("compile");
-  if (compile != flags.end() && compile->second != "off" && compile->second != kNotApplicable) return false;
+  if (compiles(flags)) return false;
   for (const auto& [name, value] : flags) {
     const auto* spec = find_setting(name);
     if (spec && spec->compiled_only && value != spec->default_value && value != kNotApplicable) return true;
@@ -159,7 +158,7 @@ Plan make_plan(const Config& config, const Catalogue& catalogue, const std::stri
       const bool supported = std::find(variant.devices.begin(), variant.devices.end(), kind) != variant.devices.end();
       for (const auto& column : plan.columns) {
         if (probe->collective != (ranks_of(column.flags) >= 2)) continue;
-        if (!(model && is_python_model(*model)) && compiles(column.flags)) continue;
+        if (!(model && is_python_model(*model)) && sets_a_py_only_switch(column.flags)) continue;
         if (inductor_switch_without_compile(column.flags)) continue;  // the eager cell again
         if (repeats_the_column_without_strict(*probe, variant, kind, column.flags, plan.columns)) continue;
         Cell cell{cell_key(probe->name, variant.name, device, column.flags),

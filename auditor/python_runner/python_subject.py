@@ -35,8 +35,7 @@ class InductorConfigFollowsTheFlag(importlib.abc.MetaPathFinder):
 
         def exec_module(module):
             execute(module)
-            if DETERMINISTIC_MODE[0] is not None:
-                module.deterministic = DETERMINISTIC_MODE[0]
+            module.deterministic = DETERMINISTIC_MODE[0]
 
         spec.loader.exec_module = exec_module  # the loader's own object, so the module keeps its source
         return spec

@@ -242,9 +242,7 @@ std::map<std::string, std::string> batch_environment(const Batch& batch) {
     if (!cell.model || !is_python_model(*cell.model)) continue;
     environment[kWorkerPython] = cell.model->python;
     environment[kWorkerCompileCache] = cell.model->compile_cache;
-    const auto compile = cell.settings.find("compile");
-    if (compile != cell.settings.end() && compile->second != "off" && compile->second != kNotApplicable)
-      environment[kWorkerCompiles] = "1";
+    if (compiles(cell.settings)) environment[kWorkerCompiles] = "1";
   }
   return environment;
 }
