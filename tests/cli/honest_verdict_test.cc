@@ -25,12 +25,13 @@ class HonestVerdicts : public CliTest {
 
 TEST_F(HonestVerdicts, CtrlCOnTheTerminalReachesNoWorkerAndNeverBecomesACrash) {
   // A terminal's Ctrl-C signals the whole foreground process group. Sent while the first worker is
-  // still loading libtorch, then again in a second audit once cells have finished.
+  // still loading libtorch, then again in a second audit once cells have finished. No timing rounds:
+  // nothing here reads a cost.
   for (const int journaled_before_interrupt : {0, 1}) {
     const auto journal = folder_ / ("journal-" + std::to_string(journaled_before_interrupt));
     const auto out = folder_ / "out.txt";
-    const pid_t pid =
-        start_group("run --device cpu --probe sum --probe cumsum --repeats 3 --journal " + journal.string(), out);
+    const pid_t pid = start_group(
+        "run --device cpu --probe sum --probe cumsum --repeats 3 --no-cost --journal " + journal.string(), out);
     ASSERT_TRUE(wait_until(
         [&] {
           return journaled_before_interrupt == 0 ? slurp(out).find("journal:") != std::string::npos
@@ -44,7 +45,7 @@ TEST_F(HonestVerdicts, CtrlCOnTheTerminalReachesNoWorkerAndNeverBecomesACrash) {
     EXPECT_EQ(wait_exit(pid), 130) << slurp(out);
     EXPECT_EQ(slurp(out).find("crashed"), std::string::npos) << slurp(out);
     for (const auto& status : journaled_statuses(journal)) EXPECT_EQ(status, "ok");
-    const auto resumed = run("run --resume " + journal.string() + " --json " + path("r.json"));
+    const auto resumed = run("run --resume " + journal.string() + " --no-cost --json " + path("r.json"));
     EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
     // Kept in a variable: a range-for over a member of a temporary would walk freed memory.
     const auto resumed_report = json::parse(slurp(folder_ / "r.json"));
