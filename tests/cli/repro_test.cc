@@ -172,10 +172,10 @@ torch.jit.script(Scatter()).save(sys.argv[1])
   EXPECT_TRUE(answer.at("agrees").get<bool>());  // the report's digest, from Python
   // A training run with an SGD step, from Python: the same loss, gradients and parameters.
   const auto trained = path("trained.json");
-  ASSERT_EQ(
-      run("model " + model + " --input x:f32[1024,64] --train --steps 1 --profile strict --repeats 2 --json " + trained)
-          .exit_code,
-      0);
+  ASSERT_EQ(run("model " + model +
+                " --input x:f32[1024,64] --train --steps 1 --profile strict --repeats 2 --no-cost --json " + trained)
+                .exit_code,
+            0);
   ASSERT_EQ(run("repro " + trained + " model --model " + model + " -o " + path("trained")).exit_code, 0);
   const auto training =
       shell(python() + " " + path("trained/model.scatter_train.sgd1_cpu_deterministic_algorithms=on") +
@@ -212,7 +212,8 @@ torch.jit.script(torch.nn.Linear(8, 4)).save(sys.argv[1])
   const auto model = path("net.pt2");
   ASSERT_EQ(shell(python() + " " + path("make.py") + " " + model).exit_code, 0);
   const auto report = path("report.json");
-  const auto audit = run("model " + model + " --input x:f32[2,8] --profile strict --repeats 2 --json " + report);
+  const auto audit =
+      run("model " + model + " --input x:f32[2,8] --profile strict --repeats 2 --no-cost --json " + report);
   ASSERT_EQ(audit.exit_code, 0) << audit.output;
   const auto exported = run("repro " + report + " model --model " + model + " -o " + path("out"));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;

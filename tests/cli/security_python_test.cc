@@ -98,7 +98,7 @@ class SecurityPythonParity : public SecurityPython {
   void SetUp() override {
     SecurityPython::SetUp();
     const auto report_path = path("report.json");
-    const auto audited = run("run --probe cumsum --device cpu --profile strict --json " + report_path);
+    const auto audited = run("run --probe cumsum --device cpu --profile strict --no-cost --json " + report_path);
     ASSERT_EQ(audited.exit_code, 0) << audited.output;
     report_ = repro_audit::load_report_file(report_path);
     ASSERT_EQ(report_.cells.size(), 4u);
