@@ -89,23 +89,20 @@ bool repeats_the_column_without_strict(const ProbeInfo& probe, const VariantInfo
                      [&](const FlagSetColumn& column) { return canonical_settings(column.flags) == wanted; });
 }
 
-// torch.compile and Inductor's switches reach a py cell's callable only: other cells skip those columns.
-bool sets_a_py_only_switch(const FlagSet& flags) {
-  for (const auto& [name, value] : flags) {
-    const auto* spec = find_setting(name);
-    if (spec && spec->py_cells_only && value != spec->default_value && value != kNotApplicable) return true;
-  }
-  return false;
+// Whether `flags` move a setting of the kind `kind` marks (py_cells_only, compiled_only) off its default.
+bool sets_off_default(const FlagSet& flags, bool SettingSpec::*kind) {
+  return std::any_of(flags.begin(), flags.end(), [kind](const auto& flag) {
+    const auto* spec = find_setting(flag.first);
+    return spec && spec->*kind && flag.second != spec->default_value && flag.second != kNotApplicable;
+  });
 }
+
+// torch.compile and Inductor's switches reach a py cell's callable only: other cells skip those columns.
+bool sets_a_py_only_switch(const FlagSet& flags) { return sets_off_default(flags, &SettingSpec::py_cells_only); }
 
 // Inductor's switches change nothing of an eager run.
 bool inductor_switch_without_compile(const FlagSet& flags) {
-  if (compiles(flags)) return false;
-  for (const auto& [name, value] : flags) {
-    const auto* spec = find_setting(name);
-    if (spec && spec->compiled_only && value != spec->default_value && value != kNotApplicable) return true;
-  }
-  return false;
+  return !compiles(flags) && sets_off_default(flags, &SettingSpec::compiled_only);
 }
 
 }  // namespace
