@@ -81,6 +81,9 @@ except BaseException as failure:  # a torch that is installed and breaks on impo
     emit({"event": "environment_failure",
           "message": f"{sys.executable}: this Python cannot import torch: {type(failure).__name__}: {failure}"})
     raise SystemExit(1)
+# libtorch's once-per-process warnings (sdpa's backward under warn-only, a deprecation) reach every cell,
+# whichever cells this worker ran before it (the C++ worker does the same: worker/worker.cc).
+torch.set_warn_always(True)
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from torch.utils._pytree import tree_flatten  # noqa: E402
 

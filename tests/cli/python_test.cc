@@ -181,7 +181,8 @@ TEST_F(PythonCallable, GivesBadCallablesAClearVerdict) {
   // The time limit ends the hanging one; the first cell's also holds its module's import, which on a
   // machine busy with other tests took over 3 s.
   std::string config = "timeout: 8\nmodels:\n";
-  for (const std::string name : {"raises", "no_tensors", "prints", "exits", "dies", "hangs", "fine"})
+  for (const std::string name :
+       {"raises", "no_tensors", "prints", "warns_once", "warns_once_too", "exits", "dies", "hangs", "fine"})
     config += "  - callable: " + kBad + ":" + name + "\n";
   config += "  - callable: no_such_module_here:step\n";
   const auto temporary = folder_ / "tmp";
@@ -210,6 +211,10 @@ TEST_F(PythonCallable, GivesBadCallablesAClearVerdict) {
       << cell("fine").dump();
   EXPECT_EQ(cell("prints").at("verdict"), "deterministic");
   EXPECT_NE(cell("prints").at("observations").at(0).at("warnings").dump().find("printed"), std::string::npos);
+  // The second cell in the worker hears libtorch's once-per-process warning too.
+  for (const std::string name : {"warns_once", "warns_once_too"})
+    EXPECT_NE(cell(name).at("observations").at(0).at("warnings").dump().find("return_complex=False"), std::string::npos)
+        << cell(name).dump();
   const auto& missing = cells.at("py.no_such_module_here-step/call@cpu|threads=1");
   EXPECT_NE(missing.at("observations").at(0).value("message", "").find("cannot import"), std::string::npos);
 

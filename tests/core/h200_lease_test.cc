@@ -132,9 +132,10 @@ TEST(H200Lease, ACostWithinOnePercentIsNoCost) {
 
 // Per-op digests of a py step taken on the device, 8 repeats in one process: the eager origin is the
 // index_add, the compiled one a Triton kernel within its graph, and the recorded runs cost 3.3x and 3.2x
-// (2026-11-27), 3.6x and 3.2x (2026-11-28) the plain runs of the same process, which the report keeps.
+// (2026-11-27), 3.6x and 3.2x (2026-11-28), 3.7x and 2.9x (the fourth lease) the plain runs of the same
+// process, which the report keeps.
 TEST(H200Lease, PyPerOpDigestsNameTheEagerAndCompiledOriginsAndWhatTheyCost) {
-  for (const auto* date : {"2026-11-27", "2026-11-28"}) {
+  for (const auto* date : {"2026-11-27", "2026-11-28", "2026-11-28-lease4"}) {
     SCOPED_TRACE(date);
     const auto report = testing::fixture_json(std::string("h200-torch-2.11.0-py-cuda-per-op-") + date + ".json.gz");
     int cells = 0;
@@ -258,6 +259,22 @@ TEST(H200Lease2, PyCellsOnCudaNameTheirCudaGenerators) {
     }
   }
   EXPECT_EQ(seen, 2);
+}
+
+// The fourth lease (the same H200 and torch, later on 2026-11-28, `*-2026-11-28-lease4.json.gz`): every
+// same-kernel pair agrees, mv's launch-bound gemv among them (1.17x, interval 1.14-1.21x, against 1.14x,
+// 1.12-1.16x), which the lease before found apart.
+TEST(H200Lease4, EverySameKernelPairAgreesMvsGemvAmongThem) {
+  static const Report fourth = testing::gpu_audit("h200-torch-2.11.0-default-audit-2026-11-28-lease4.json.gz");
+  const auto pairs = same_kernel_pairs(fourth);
+  EXPECT_EQ(pairs.size(), 70u);
+  bool gemv = false;
+  for (const auto& pair : pairs) {
+    EXPECT_TRUE(pair.agree()) << pair.first << " " << cost_detail(pair.first_cost) << " against " << pair.second;
+    gemv = gemv || pair.first.rfind("mv_bmm/mv-f32@", 0) == 0;
+  }
+  EXPECT_TRUE(gemv);
+  EXPECT_EQ(fourth.cells.size(), 417u);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Every registered probe, on the CPU: runs, digests, and its verdict under strict.
 #include <gtest/gtest.h>
 
+#include "../core/h200_audit.h"
 #include "test_tools.h"
 
 #include "apply/settings_apply.h"
@@ -8,6 +9,9 @@
 #include "probe/probe.h"
 #include "verdict/verdict.h"
 #include "worker/worker.h"
+
+#include <map>
+#include <string>
 
 namespace repro_audit {
 namespace {
@@ -283,6 +287,46 @@ TEST(ProbeContext, InputsDependOnlyOnTheSeed) {
   const auto x = a.randn({100});
   EXPECT_TRUE(at::equal(x, b.randn({100})));
   EXPECT_FALSE(at::equal(x, c.randn({100})));
+}
+
+// On CUDA one dtype per backend and mask stands for sdpa_backward's others in the default suite. The fourth
+// H200 audit ran all 36 variants by default: wherever a dtype of a backend and mask raced, the one kept
+// raced too, and it ran wherever any of them ran. The others say how to run them.
+TEST(DefaultSuite, SdpasCudaVariantsStandForTheDtypesTheyLeaveOut) {
+  const auto* probe = find_registered_probe("sdpa_backward");
+  ASSERT_NE(probe, nullptr);
+  const auto family = [](const std::string& variant) { return variant.substr(0, variant.rfind('-')); };
+  std::map<std::string, std::string> kept;  // "flash-causal" -> "flash-causal-bf16"
+  for (const auto& variant : probe->info.variants) {
+    if (variant.in_default_suite_on("cuda"))
+      EXPECT_TRUE(kept.emplace(family(variant.name), variant.name).second) << variant.name;
+    else
+      EXPECT_NE(variant.default_suite_reason.find("--probe sdpa_backward"), std::string::npos) << variant.name;
+    EXPECT_FALSE(variant.in_default_suite_on("cpu")) << variant.name;
+  }
+  EXPECT_EQ(kept.size(), 12u);
+  const auto report = testing::fixture_json("h200-torch-2.11.0-default-audit-2026-11-28-lease4.json.gz");
+  std::map<std::string, std::map<std::string, std::string>> verdicts;  // family -> variant -> verdict
+  for (const auto& cell : report.at("cells"))
+    if (cell.at("probe") == "sdpa_backward" && cell.at("label") == "default") {
+      const auto variant = cell.at("variant").get<std::string>();
+      verdicts[family(variant)][variant] = cell.at("verdict").get<std::string>();
+    }
+  ASSERT_EQ(verdicts.size(), 12u);
+  int raced = 0;
+  for (const auto& [name, by_variant] : verdicts) {
+    ASSERT_TRUE(kept.count(name)) << name;
+    const auto& own = by_variant.at(kept.at(name));
+    bool any_raced = false, any_ran = false;
+    for (const auto& [_, verdict] : by_variant) {
+      any_raced = any_raced || verdict == "nondeterministic";
+      any_ran = any_ran || verdict != "unsupported";
+    }
+    if (any_raced) EXPECT_EQ(own, "nondeterministic") << name;
+    if (any_ran) EXPECT_NE(own, "unsupported") << name;
+    raced += own == "nondeterministic";
+  }
+  EXPECT_EQ(raced, 8);  // flash (no mask, causal), efficient and cuDNN (each mask); math is the ordered reference
 }
 
 }  // namespace

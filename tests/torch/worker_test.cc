@@ -12,6 +12,7 @@
 #include "timing/timing.h"
 #include "verdict/verdict.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -210,6 +211,37 @@ TEST(VerdictDetail, RaisesUnderStrictAndWarnsInWarnOnlyModeWithTheText) {
 
   const auto off = make_cell("test.unpool", "f32", {});
   EXPECT_EQ(judge(off, {testing::run_untraced(off, request)}).kind, VerdictKind::deterministic);
+}
+
+// A test-only probe whose op warns once per process in libtorch (TORCH_WARN_ONCE: stft's deprecated real
+// output), as sdpa's backward does under warn-only on CUDA.
+const bool warns_once_registered =
+    register_probe(ProbeBuilder("test.warns_once")
+                       .variant(Variant(DType::f32))
+                       .on_request_only()
+                       .no_python("a test probe")
+                       .prepare([](ProbeContext& context) -> RunFunction {
+                         const auto signal = context.randn({256});
+                         return [signal] {
+                           return Outputs{{"output", at::stft(signal, 32, std::nullopt, std::nullopt, std::nullopt,
+                                                              false, std::nullopt, false)}};
+                         };
+                       }));
+
+// Each cell hears a once-per-process warning, whichever cells ran before it in the worker: the same
+// cell run twice in this process keeps it both times.
+TEST(VerdictDetail, EveryCellKeepsAWarningLibtorchGivesOncePerProcess) {
+  WorkerRequest request;
+  request.repeats = 2;
+  const auto cell = make_cell("test.warns_once", "f32", {});
+  for (int time = 0; time < 2; ++time) {
+    const auto observation = testing::run_untraced(cell, request);
+    ASSERT_EQ(observation.status, ObservationStatus::ok) << observation.message;
+    const auto said = std::any_of(observation.warnings.begin(), observation.warnings.end(), [](const auto& text) {
+      return text.find("return_complex=False") != std::string::npos;
+    });
+    EXPECT_TRUE(said) << "cell " << time << " of this process heard no warning";
+  }
 }
 
 // Every kind in the table has its runner, and a cell that fails to prepare keeps nothing of its runs.

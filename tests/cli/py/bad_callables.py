@@ -19,6 +19,14 @@ def prints():
     return torch.arange(4.0)
 
 
+def warns_once():
+    """libtorch warns here once per process (TORCH_WARN_ONCE): every cell that calls it keeps the warning."""
+    return torch.stft(torch.arange(256.0), 32, window=torch.ones(32), return_complex=False)
+
+
+warns_once_too = warns_once
+
+
 def exits():
     sys.exit(3)
 
