@@ -14,6 +14,7 @@
 #include "models/model_checks.h"
 #include "models/model_inputs.h"
 #include "models/model_runner.h"
+#include "probe/invariance.h"
 #include "probe/probe.h"
 #include "protocol/worker_protocol.h"
 #include "recording/origin_capture.h"
@@ -127,6 +128,7 @@ nlohmann::json export_probe_cell(const Cell& cell, InputScheme scheme, const std
   try {
     context.shapes_as_on(at::Device(cell.device));
     apply_cell_settings(cell.settings);
+    const OnlyInputs only_inputs;
     probe->prepare(context);
   } catch (const std::exception& error) {
     answer["error"] = export_error_text(error);

@@ -266,8 +266,7 @@ std::optional<Contradiction> find_contradiction(Documented documented, const Fla
         return Contradiction{"deterministic", "documented deterministic, but raised: " + verdict.message, true};
       return std::nullopt;
     case Documented::alternative_unless_warn_only:
-      // warn_only runs the default kernel and warns (libtorch once per process; workers ask for every
-      // time, worker/worker.cc): a cell may diverge, warn or neither.
+      // warn_only runs the default kernel and warns (every time: worker/worker.cc): a cell may diverge or warn.
       if (mode != DeterministicMode::on) return std::nullopt;
       return find_contradiction(Documented::alternative_under_strict, settings, verdict);
     case Documented::alternative_under_strict:

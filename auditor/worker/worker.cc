@@ -298,9 +298,8 @@ ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Trac
   ProcessObservation observation;
   observation.process = request.process;
   observation.trace_unavailable = tracer.unavailable_reason();
-  // libtorch warns once per process where it says TORCH_WARN_ONCE (sdpa's backward under warn-only, a
-  // deprecation): every cell hears it, whichever cells ran before it in this worker, or a cell's `warns`
-  // would depend on how the audit split its cells between workers.
+  // TORCH_WARN_ONCE (sdpa's backward under warn-only) warns every cell, not only a worker's first: else a
+  // cell's `warns` would depend on how the audit split its cells between workers.
   c10::WarningUtils::set_warnAlways(true);
   WarningCollector collector;
   c10::WarningUtils::WarningHandlerGuard guard(&collector);

@@ -302,6 +302,22 @@ TEST_F(Gpu, EveryProbeMatchesItsPythonTwinOnTheGpu) {
   EXPECT_NE(result.output.find("Python parity passed"), std::string::npos) << result.output;
 }
 
+// libtorch warns of sdpa's atomic backward under warn-only once per process and kernel (TORCH_WARN_ONCE): an
+// H200 audit heard it only in the first such cell of a worker, and said `nondeterministic` of the others.
+// Workers ask for every warning, so each cell of the same kernel in one worker warns.
+TEST_F(Gpu, EveryWarnOnlyAttentionCellHearsItsWarning) {
+  const auto report = audit(
+      "--probe sdpa_backward/flash-bf16 --probe sdpa_backward/flash-causal-bf16 --probe sdpa_backward/efficient-f32"
+      " --probe sdpa_backward/efficient-causal-f32 --profile strict-warn --repeats 4 --processes 1 --no-cost",
+      0);
+  int warned = 0;
+  for (const auto& cell : report.at("cells")) {
+    EXPECT_EQ(cell.at("verdict"), "warns") << cell.at("key");
+    warned += cell.at("verdict") == "warns";
+  }
+  EXPECT_EQ(warned, 4);
+}
+
 // The upstream bug the first GPU runs found: AdaptiveMaxPool3d's CUDA backward is documented
 // deterministic and diverges; the audit says so and fails (exit 1).
 TEST_F(Gpu, AdaptiveMaxPool3dStillContradictsItsDocumentation) {

@@ -105,6 +105,29 @@ std::set<std::string> mm_rows_that_differ() {
   return differ;
 }
 
+// An export makes an invariance cell's inputs whatever the op can run here: under OnlyInputs the helpers
+// skip the trial call that turns a missing kernel into an unsupported cell (without it, the op's error).
+TEST(InvarianceHelpers, OnlyInputsSkipsTheTrialCallOfTheOp) {
+  int calls = 0;
+  const auto failing = [&](const at::Tensor&) -> at::Tensor {
+    ++calls;
+    TORCH_CHECK(false, "pack_vnni2 is only supported when avx512 is supported");
+  };
+  const auto failing_batch = [&](const std::vector<at::Tensor>& x) { return failing(x[0]); };
+  const auto anchor = at::ones({1, 3}), fillers = at::ones({2, 3});
+  EXPECT_THROW(layout_invariance(at::ones({2, 3}), failing), c10::Error);
+  EXPECT_THROW(batch_invariance({anchor}, {fillers}, failing_batch, {1, 2, 3}), c10::Error);
+  EXPECT_EQ(calls, 2);
+  {
+    const OnlyInputs only_inputs;
+    EXPECT_TRUE(OnlyInputs::active());
+    EXPECT_TRUE(layout_invariance(at::ones({2, 3}), failing));
+    EXPECT_TRUE(batch_invariance({anchor}, {fillers}, failing_batch, {1, 2, 3}));
+  }
+  EXPECT_EQ(calls, 2);
+  EXPECT_FALSE(OnlyInputs::active());
+}
+
 TEST(InvarianceBinary, TheBinarysVerdictOnOneRowOfMmIsWhatTorchComputesHere) {
   const auto expected = mm_rows_that_differ();
   const auto json = (std::filesystem::path(::testing::TempDir()) / "batch-mm.json").string();
