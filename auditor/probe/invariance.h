@@ -42,22 +42,6 @@ std::vector<std::pair<std::string, at::Tensor>> other_layouts(const at::Tensor& 
 RunFunction layout_invariance(const at::Tensor& input, std::function<at::Tensor(const at::Tensor&)> op,
                               bool channels_last = false);
 
-// While one lives on this thread, the helpers above make their batches without their trial call of the op
-// (which turns a kernel this device lacks into an unsupported cell): an export makes a cell's inputs,
-// whatever the op can run here (runners/input_export.h; on an AMX host libtorch's bf16 attention fails under
-// ATEN_CPU_CAPABILITY=avx2).
-class OnlyInputs {
- public:
-  OnlyInputs();
-  ~OnlyInputs();
-  OnlyInputs(const OnlyInputs&) = delete;
-  OnlyInputs& operator=(const OnlyInputs&) = delete;
-  static bool active();
-
- private:
-  bool outer_;
-};
-
 // An invariance probe in f32, bf16 and f16 with a 600 s limit (it runs dozens of batches per run).
 ProbeBuilder invariance_probe(std::string name, std::string description, Invariance invariance,
                               PrepareFunction prepare);

@@ -28,6 +28,16 @@ void InputCache::keep(Entry entry) {
   entries_.push_back(std::move(entry));
 }
 
+namespace {
+thread_local bool only_inputs = false;
+}  // namespace
+
+OnlyInputs::OnlyInputs() : outer_(only_inputs) { only_inputs = true; }
+OnlyInputs::~OnlyInputs() { only_inputs = outer_; }
+bool OnlyInputs::active() { return only_inputs; }
+
+bool ProbeContext::runs_here() const { return !OnlyInputs::active(); }
+
 ProbeContext::ProbeContext(const at::Device& device, std::uint64_t seed, VariantInfo variant, InputCache* cache,
                            InputScheme scheme)
     : seed_(seed),

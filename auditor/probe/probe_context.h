@@ -59,6 +59,22 @@ class InputCache {
   std::size_t hits_ = 0;
 };
 
+// While one lives on this thread, probes make their inputs without trying their op (ProbeContext::runs_here,
+// the invariance helpers' check for a missing kernel): an export (runners/input_export.h) makes a cell's
+// inputs whatever the op can run here (a CUDA cell's fused attention on the CPU; on an AMX host, libtorch's
+// bf16 attention under ATEN_CPU_CAPABILITY=avx2).
+class OnlyInputs {
+ public:
+  OnlyInputs();
+  ~OnlyInputs();
+  OnlyInputs(const OnlyInputs&) = delete;
+  OnlyInputs& operator=(const OnlyInputs&) = delete;
+  static bool active();
+
+ private:
+  bool outer_;
+};
+
 class ProbeContext {
  public:
   // `cache`, when given, outlives the context: its inputs are shared with later cells (see InputCache).
@@ -73,9 +89,9 @@ class ProbeContext {
   // on the CPU (shapes_as_on: `repro`'s and parity's exports).
   bool on_cuda() const { return cuda_shapes_ || device_.is_cuda(); }
   void shapes_as_on(const at::Device& device) { cuda_shapes_ = device.is_cuda(); }
-  // Whether the inputs are made where the op runs: false for an export's CUDA shapes made on the CPU, where
-  // what the op can run on this device (a fused attention backend) says nothing of the cell.
-  bool runs_here() const { return !cuda_shapes_ || device_.is_cuda(); }
+  // Whether the probe may try its op while it prepares (a backend check): not while an export makes only
+  // the inputs (OnlyInputs below), where what the op can run here says nothing of the cell.
+  bool runs_here() const;
 
   // The variant's typed parameters, as declared with Variant: its dtype (as torch's) and named values.
   // Asking for one the variant does not declare throws std::invalid_argument naming what it has.

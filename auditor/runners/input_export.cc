@@ -14,7 +14,6 @@
 #include "models/model_checks.h"
 #include "models/model_inputs.h"
 #include "models/model_runner.h"
-#include "probe/invariance.h"
 #include "probe/probe.h"
 #include "protocol/worker_protocol.h"
 #include "recording/origin_capture.h"
