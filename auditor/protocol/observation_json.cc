@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/json_number.h"
 #include "protocol/python_observation_json.h"
@@ -53,6 +54,15 @@ void from_json(const json& j, RunObservation& value) {
   value.per_op = json_field_or(j, "per_op", false);
 }
 
+// A difference is a number, or null where it is infinite (JSON has no infinity: an infinite value
+// against a finite one, or two outputs of other shapes), as every version has written it.
+namespace {
+double difference_or_infinity(const json& j, const char* key) {
+  if (const auto it = j.find(key); it != j.end() && it->is_null()) return INFINITY;
+  return json_amount_or(j, key, 0.0);
+}
+}  // namespace
+
 void to_json(json& j, const Divergence& value) {
   j = {{"output", value.output}, {"run", value.run}};
   if (value.differing_elements >= 0) {
@@ -67,8 +77,8 @@ void from_json(const json& j, Divergence& value) {
   value.run = json_integer_or(j, "run", 0);
   value.differing_elements = json_integer_or(j, "differing_elements", std::int64_t{-1});
   value.elements = json_integer_or(j, "elements", std::int64_t{0});
-  value.max_abs_difference = json_amount_or(j, "max_abs_difference", 0.0);
-  value.max_ulp_difference = json_amount_or(j, "max_ulp_difference", 0.0);
+  value.max_abs_difference = difference_or_infinity(j, "max_abs_difference");
+  value.max_ulp_difference = difference_or_infinity(j, "max_ulp_difference");
 }
 
 void to_json(json& j, const Sensitivity& value) {

@@ -78,7 +78,11 @@ std::optional<WorkerEvent> parse_event(const std::string& line) {
     } else if (kind == "cell") {
       event.kind = WorkerEvent::Kind::cell;
       event.key = j.at("key").get<std::string>();
-      event.observation = j.at("observation").get<ProcessObservation>();
+      try {
+        event.observation = j.at("observation").get<ProcessObservation>();
+      } catch (const json::exception& error) {
+        event.message = error.what();
+      }
     } else if (kind == "done") {
       event.kind = WorkerEvent::Kind::done;
     } else if (kind == "environment_failure") {

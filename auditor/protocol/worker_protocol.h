@@ -50,7 +50,7 @@ struct WorkerEvent {
   std::string key;                 // start, cell
   ProcessObservation observation;  // cell
   nlohmann::json environment;      // environment
-  std::string message;             // environment_failure
+  std::string message;             // environment_failure; a cell whose observation could not be read: why
 };
 
 // The environment variable naming the interpreter of a worker's py cells (supervisor/batch_runner.cc
@@ -72,7 +72,9 @@ nlohmann::json done_event();
 nlohmann::json environment_failure_event(const std::string& message);
 
 // nullopt for a line that is not a well-formed event (e.g. a library printing to stdout): the
-// supervisor ignores it, and a cell whose result never arrives is blamed when the worker ends.
+// supervisor ignores it, and a cell whose result never arrives is blamed when the worker ends. A cell
+// event whose key reads but whose observation does not is a cell event with `message` saying why: the
+// cell gets that failure, not the blame for whatever came after it.
 std::optional<WorkerEvent> parse_event(const std::string& line);
 
 }  // namespace repro_audit

@@ -1,5 +1,7 @@
 #include "report/report.h"
 
+#include <algorithm>
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -208,6 +210,27 @@ TEST(Report, ANegativeTimeOrCountIsALoadErrorNamingTheFileAndField) {
   auto edited = json;
   edited["cells"][cell]["observations"][0]["timing_ns"] = {1000, -5};
   EXPECT_NE(load_error(edited.dump()).find("\"timing_ns\": must be times of 0 or more, not -5"), std::string::npos);
+}
+
+// An infinite difference is written as null (JSON has no infinity) and loads as infinite, in a report as
+// in a worker's record: a report holding one loaded as malformed before.
+TEST(Report, AnInfiniteDifferenceIsWrittenAsNullAndLoadsAsInfinite) {
+  auto report = sample_report();
+  auto cell = std::find_if(report.cells.begin(), report.cells.end(),
+                           [](const CellReport& each) { return each.verdict.divergence.has_value(); });
+  ASSERT_NE(cell, report.cells.end());
+  cell->verdict.divergence->differing_elements = 3;
+  cell->verdict.divergence->elements = 8;
+  cell->verdict.divergence->max_abs_difference = std::numeric_limits<double>::infinity();
+  cell->verdict.divergence->max_ulp_difference = std::numeric_limits<double>::infinity();
+  const auto written = report_to_json(report).dump();
+  EXPECT_NE(written.find("\"max_abs_difference\":null"), std::string::npos);
+  const auto loaded = parse_report(written, "r.json");
+  const auto& divergence = loaded.cells.at(static_cast<std::size_t>(cell - report.cells.begin())).verdict.divergence;
+  ASSERT_TRUE(divergence);
+  EXPECT_TRUE(std::isinf(divergence->max_abs_difference));
+  EXPECT_TRUE(std::isinf(divergence->max_ulp_difference));
+  EXPECT_EQ(report_to_json(loaded).dump(), written);
 }
 
 // A report that does not say its audit finished is not taken for a whole one (a gate or a baseline

@@ -57,6 +57,24 @@ TEST_F(Supervising, AWorkerThatExitsBeforeAnyCellBlamesTheFirstAsAnException) {
   EXPECT_EQ(launcher_.requested_keys(1), (std::vector<std::string>{"b", "c"}));
 }
 
+// A record the supervisor cannot read (here a negative time) fails its own cell, saying so; the
+// worker's later cells still count, and no other cell is blamed when the worker ends.
+TEST_F(Supervising, ACellWhoseRecordCannotBeReadFailsItselfAndNothingElse) {
+  auto unreadable = nlohmann::json::parse(cell_line("b"));
+  unreadable["observation"]["runs"][0]["time_ns"] = -5;
+  launcher_.scripts.push_back(
+      {{start_line("a"), cell_line("a"), start_line("b"), unreadable.dump(), start_line("c"), cell_line("c")}, 0});
+  const auto result = run();
+  EXPECT_EQ(to_string(result.observations.at("a").at(0).status), "ok");
+  const auto& failed = result.observations.at("b").at(0);
+  EXPECT_EQ(to_string(failed.status), "exception");
+  EXPECT_NE(failed.message.find("the worker's record of the cell could not be read"), std::string::npos)
+      << failed.message;
+  EXPECT_NE(failed.message.find("time_ns"), std::string::npos) << failed.message;
+  EXPECT_EQ(to_string(result.observations.at("c").at(0).status), "ok");
+  EXPECT_EQ(launcher_.requests.size(), 1u);
+}
+
 TEST_F(Supervising, ACellOverItsTimeLimitIsATimeoutAndTheRestRunOn) {
   batch_.cells[1].timeout_seconds = 0.05;
   launcher_.scripts.push_back({{start_line("a"), cell_line("a"), start_line("b")}, 0, true});

@@ -6,13 +6,16 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "hash/digest.h"
+#include "protocol/worker_protocol.h"
 #include "test_paths.h"
 
 namespace repro_audit {
@@ -119,6 +122,29 @@ TEST(TensorDigest, EverySparseLayoutIsDigestedByItsParts) {
   EXPECT_EQ(compare_tensors("out", 1, huge, huge * 2).differing_elements, huge.numel());  // not made dense
   const auto divergence = compare_tensors("out", 1, dense.to_sparse_csr(), changed.to_sparse_csr());
   EXPECT_EQ(divergence.differing_elements, 1);
+}
+
+// An infinite difference (an infinite value against a finite one, or outputs of other shapes) is
+// written as null, JSON having no infinity, and read back as infinite: the worker's record of such a
+// cell reaches its supervisor (a garbage float of torch.empty once lost the whole cell).
+TEST(TensorDigest, AnInfiniteDifferenceReachesTheSupervisorAsInfinite) {
+  const auto finite = at::tensor({1.0f, 2.0f});
+  const auto infinite = at::tensor({std::numeric_limits<float>::infinity(), 2.0f});
+  for (const auto& [reference, other] : {std::pair{finite, infinite}, std::pair{finite, at::zeros({3})}}) {
+    ProcessObservation observation;
+    observation.process = 1;
+    observation.divergence = compare_tensors("out", 2, reference, other);
+    ASSERT_TRUE(std::isinf(observation.divergence->max_abs_difference));
+    const auto line = cell_event("p/v@cpu", observation).dump();
+    EXPECT_NE(line.find("\"max_abs_difference\":null"), std::string::npos) << line;
+    const auto event = parse_event(line);
+    ASSERT_TRUE(event) << line;
+    EXPECT_EQ(event->kind, WorkerEvent::Kind::cell);
+    EXPECT_EQ(event->message, "") << line;
+    ASSERT_TRUE(event->observation.divergence) << line;
+    EXPECT_TRUE(std::isinf(event->observation.divergence->max_abs_difference));
+    EXPECT_EQ(event->observation.divergence->differing_elements, observation.divergence->differing_elements);
+  }
 }
 
 // The py runner digests the same tensors alike: the report of a py audit of `parity` names each
