@@ -223,6 +223,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   supervisor.cores = options.cores;
   supervisor.measure_sensitivity = options.measure_sensitivity;
   supervisor.stop_requested = options.stop_requested;
+  supervisor.throw_if_refused = options.throw_if_refused;
   supervisor.sensitivity_elsewhere = sensitivity_measured_elsewhere(batches);
   nlohmann::json environment;
   // The platform is the user's own environment: a worker started with e.g. ATEN_CPU_CAPABILITY changed

@@ -31,6 +31,9 @@ struct AuditOptions {
   // audit's workers (a py cell's interpreter check) and may still refuse it. A UserError from it ends
   // the audit with nothing kept: a journal this audit created is removed again.
   std::function<void()> before_results;
+  // Polled while the workers load (before_results is not): throws the refusal of what it awaits if
+  // that has answered already, so a refused audit ends before its workers have loaded.
+  std::function<void()> throw_if_refused;
   // Required: `auto`/`cuda` -> a concrete device, and the environment fingerprint used when no
   // worker reported one (every cell skipped).
   std::function<ResolvedDevice(const std::string& requested)> resolve_device;

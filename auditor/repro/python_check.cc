@@ -110,12 +110,20 @@ std::string PythonChecks::start(const std::string& option, const std::string& wo
   return python;
 }
 
+void PythonChecks::settle(Pending& pending) {
+  if (!pending.answer.valid()) return;
+  const auto check = pending.answer.get();
+  if (!check.problem.empty()) throw UserError(fmt::format("{} {}: {}", pending.option, pending.word, check.problem));
+}
+
 void PythonChecks::wait() {
-  for (auto& pending : pending_) {
-    if (!pending.answer.valid()) continue;
-    const auto check = pending.answer.get();
-    if (!check.problem.empty()) throw UserError(fmt::format("{} {}: {}", pending.option, pending.word, check.problem));
-  }
+  for (auto& pending : pending_) settle(pending);
+}
+
+void PythonChecks::throw_if_refused() {
+  for (auto& pending : pending_)
+    if (pending.answer.valid() && pending.answer.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+      settle(pending);
 }
 
 PythonCheck checked_python(const std::string& option, const std::string& word, const std::string& temporary_folder,

@@ -39,12 +39,15 @@ class PythonChecks {
   std::string start(const std::string& option, const std::string& word, const std::string& temporary_folder,
                     const std::vector<std::string>& modules = {});
   void wait();
+  // As wait(), for the checks that have answered already; returns at once.
+  void throw_if_refused();
 
  private:
   struct Pending {
     std::string option, word;
     std::future<PythonCheck> answer;
   };
+  static void settle(Pending& pending);
   std::vector<Pending> pending_;
 };
 

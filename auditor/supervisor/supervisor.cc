@@ -71,6 +71,14 @@ bool has_work(const Batch& batch, int process, const SupervisorOptions& options)
 // then, so a worker started for a round that takes none is ended unused.
 constexpr std::size_t kWorkersAhead = 8;
 
+// While workers load: a refusal throws, a stop ends the waiting.
+std::function<bool()> give_up_loading(const SupervisorOptions& options) {
+  return [&options] {
+    if (options.throw_if_refused) options.throw_if_refused();
+    return options.stop_requested();
+  };
+}
+
 void start_ahead(const std::vector<std::pair<const Batch*, int>>& units, const std::vector<Batch>& batches,
                  const SupervisorOptions& options) {
   std::vector<std::map<std::string, std::string>> environments;
@@ -83,7 +91,8 @@ void start_ahead(const std::vector<std::pair<const Batch*, int>>& units, const s
           std::any_of(batch.cells.begin(), batch.cells.end(),
                       [](const Cell& cell) { return kind_of(cell).has_timing_runs(); }))
         environments.push_back(batch_environment(batch));
-  if (!environments.empty()) options.launcher->prestart(environments, Clock::now() + options.startup_allowance);
+  if (!environments.empty())
+    options.launcher->prestart(environments, Clock::now() + options.startup_allowance, give_up_loading(options));
 }
 
 }  // namespace
@@ -164,7 +173,8 @@ bool run_timing_rounds(const std::vector<Batch>& batches, const SupervisorOption
     std::vector<std::map<std::string, std::string>> environments;
     for (const auto& batch : round_batches)
       if (environments.size() < kWorkersAhead) environments.push_back(batch_environment(batch));
-    if (!environments.empty()) options.launcher->prestart(environments, Clock::now() + options.startup_allowance);
+    if (!environments.empty())
+      options.launcher->prestart(environments, Clock::now() + options.startup_allowance, give_up_loading(options));
     for (const auto& batch : round_batches) {
       if (options.on_round) options.on_round(round, batch);
       if (!run_timing_round(batch, round, options, observations, lock)) return false;

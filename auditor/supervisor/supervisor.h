@@ -47,6 +47,9 @@ struct SupervisorOptions {
   // fingerprint sees, e.g. ATEN_CPU_CAPABILITY).
   std::function<void(const nlohmann::json&, const FlagSet& process_settings)> on_environment;
   std::function<bool()> stop_requested = [] { return false; };
+  // Polled while the workers started ahead load: throws to end the run at once (a py cell's interpreter
+  // check that has refused the audit meanwhile). Empty: nothing to poll.
+  std::function<void()> throw_if_refused;
 };
 
 using Observations = std::map<std::string, std::vector<ProcessObservation>>;

@@ -3,6 +3,7 @@
 // `repro-audit worker` processes (ProcessLauncher, supervisor/worker_process.h); tests script fake workers to check
 // crash blame, time limits, interruptions and resume in milliseconds.
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -36,11 +37,13 @@ class WorkerLauncher {
                                         const std::map<std::string, std::string>& environment) = 0;
   // Starts a worker per entry ahead of its request, so their loading overlaps, and waits until each
   // has loaded (said its first line) or `deadline` passes; start() with the same environment then
-  // hands one of them its request. Nothing runs meanwhile that they could slow. Default: nothing.
+  // hands one of them its request. Nothing runs meanwhile that they could slow. `give_up`, when set, is
+  // polled while it waits (a stop, or a refusal it throws): true stops the waiting. Default: nothing.
   virtual void prestart(const std::vector<std::map<std::string, std::string>>& environments,
-                        std::chrono::steady_clock::time_point deadline) {
+                        std::chrono::steady_clock::time_point deadline, const std::function<bool()>& give_up) {
     (void)environments;
     (void)deadline;
+    (void)give_up;
   }
 };
 

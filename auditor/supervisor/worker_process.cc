@@ -263,7 +263,7 @@ std::unique_ptr<Worker> ProcessLauncher::start(const std::string& request,
 }
 
 void ProcessLauncher::prestart(const std::vector<std::map<std::string, std::string>>& environments,
-                               std::chrono::steady_clock::time_point deadline) {
+                               std::chrono::steady_clock::time_point deadline, const std::function<bool()>& give_up) {
   std::vector<WorkerProcess*> started;
   {
     const std::lock_guard hold(lock_);
@@ -284,7 +284,17 @@ void ProcessLauncher::prestart(const std::vector<std::map<std::string, std::stri
     }
   }
   // A worker that died or is slow is found out when its request is read: here it only stops waiting.
-  for (auto* worker : started) worker->has_line(deadline);
+  // Eight workers importing torch on two cores take seconds: a stop or a refusal (give_up) is heard
+  // within a poll, and the workers not handed out end with the launcher.
+  constexpr std::chrono::milliseconds kGiveUpPoll{100};
+  for (auto* worker : started)
+    while (true) {
+      const auto slice = std::min(deadline, std::chrono::steady_clock::now() + kGiveUpPoll);
+      if (worker->has_line(slice)) break;
+      const auto now = std::chrono::steady_clock::now();
+      if (now < slice || now >= deadline) break;  // it ended or was stopped, or the time is up
+      if (give_up && give_up()) return;
+    }
 }
 
 }  // namespace repro_audit

@@ -78,7 +78,7 @@ class ProcessLauncher : public WorkerLauncher {
   std::unique_ptr<Worker> start(const std::string& request,
                                 const std::map<std::string, std::string>& environment) override;
   void prestart(const std::vector<std::map<std::string, std::string>>& environments,
-                std::chrono::steady_clock::time_point deadline) override;
+                std::chrono::steady_clock::time_point deadline, const std::function<bool()>& give_up) override;
 
  private:
   struct Waiting {  // a worker started ahead, with its environment

@@ -61,11 +61,18 @@ TEST_F(Terminals, CtrlCOrHangupDuringARunWithOutputsEndsWithAResumeCommandRepeat
 
 TEST_F(Terminals, AnInterruptedGateResumes) {
   const auto baseline = path("b.yaml");
-  ASSERT_EQ(run("run --device cpu --probe sum --probe cumsum --repeats 2 --save-baseline " + baseline).exit_code, 0);
+  // Ten cells in one batch: the gate is stopped after the first reaches the journal.
+  ASSERT_EQ(run("run --device cpu --probe sum --probe cumsum --profile default --profile strict --axis threads=1 "
+                "--repeats 2 --save-baseline " +
+                baseline)
+                .exit_code,
+            0);
   const auto journal = folder_ / "journal";
   const auto out = folder_ / "out.txt";
   const pid_t pid = start_group("gate --baseline " + baseline + " --config " +
-                                    write("c.yaml", "device: cpu\nprobes: [sum, cumsum]\nrepeats: 2\n") +
+                                    write("c.yaml",
+                                          "device: cpu\nprobes: [sum, cumsum]\nprofiles: [default, strict]\n"
+                                          "axes: {threads: [1]}\nrepeats: 2\n") +
                                     " --journal " + journal.string() + " --junit " + path("g.xml"),
                                 out);
   ASSERT_TRUE(wait_until([&] { return count_files(journal, "cell-") > 0; }, pid)) << slurp(out);

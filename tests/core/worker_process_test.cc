@@ -260,6 +260,34 @@ int sweep_within_a_time_limit(const fs::path& parent) {
 
 // Folders of the user's that share the prefix, or are named like the tool's but carry no owner mark of
 // its own, are never the tool's to remove, however old.
+// Workers started ahead that never say they loaded are waited for until the deadline, unless the
+// caller gives up first (a stop, or a refusal it throws): then the waiting ends within a poll, and the
+// workers end with the launcher, their folders with them.
+TEST_F(WorkerFolders, WorkersStartedAheadAreNoLongerAwaitedOnceTheCallerGivesUp) {
+  const std::vector<std::map<std::string, std::string>> environments(3);
+  for (const bool throws : {false, true}) {
+    {
+      ProcessLauncher launcher("/bin/sleep", folder_.string(), "600");
+      const auto started = std::chrono::steady_clock::now();
+      int polls = 0;
+      const auto give_up = [&] {
+        ++polls;
+        if (std::chrono::steady_clock::now() - started < 300ms) return false;
+        if (throws) throw UserError("refused");
+        return true;
+      };
+      if (throws)
+        EXPECT_THROW(launcher.prestart(environments, started + 600s, give_up), UserError);
+      else
+        launcher.prestart(environments, started + 600s, give_up);
+      EXPECT_LT(std::chrono::steady_clock::now() - started, 60s) << "waited for workers that never load";
+      EXPECT_GE(polls, 2);
+      EXPECT_EQ(left(), 3);
+    }
+    EXPECT_EQ(left(), 0) << "a worker started ahead outlived its launcher";
+  }
+}
+
 TEST_F(WorkerFolders, AUsersFoldersWithThePrefixAreLeftAlone) {
   const std::vector<fs::path> mine = {
       users_folder(folder_, "repro-audit-worker-mynotes"),  // not the generated pattern
