@@ -113,8 +113,7 @@ std::string worker_executable(const std::string& device, const std::vector<Cell>
   return ::access(cpu.c_str(), X_OK) == 0 ? cpu.string() : own;
 }
 
-// $TMPDIR, or /tmp (in a worker: the user's, not its own; supervisor/worker_folder.h); checked before
-// any cell runs by making a file there.
+// $TMPDIR, or /tmp (a worker's: the user's, supervisor/worker_folder.h); a file made there first.
 std::string temporary_folder() {
   const std::string folder = user_tmpdir().value_or("/tmp");
   try {
@@ -139,8 +138,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   const auto temporary = options.launcher ? std::string() : temporary_folder();
   if (!options.launcher) remove_abandoned_worker_folders(temporary);  // an audit killed with SIGKILL left them
   supervisor.startup_allowance = options.startup_allowance;
-  // Named members, not a structured binding: lambdas below capture the journal (C++20 clang rejects
-  // capturing a structured binding).
+  // Named members, not a structured binding, which the lambdas below could not capture (clang, C++20).
   std::error_code ignored;
   const bool journal_existed = std::filesystem::exists(result.journal, ignored);
   auto opened = [&] {
@@ -156,8 +154,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   }();
   auto& journal = opened.journal;
   const auto& device = opened.device;
-  // Refused before any result was kept: a journal made for this audit goes too, so the same command runs
-  // again once the cause is fixed.
+  // Refused before any result was kept: a journal made for it goes too, so the same command runs again.
   const auto discard_journal = [&] {
     if (options.resume) return;
     if (journal_existed)

@@ -29,10 +29,9 @@ struct AuditOptions {
   std::function<bool()> stop_requested = [] { return false; };
   // Awaited before the first result is journaled, and once the runs end: what was started beside the
   // audit's workers (a py cell's interpreter check) and may still refuse it. A UserError from it ends
-  // the audit with nothing kept: a journal this audit created is removed again.
+  // the audit with nothing kept: a journal this audit created is removed again. throw_if_refused: the
+  // same, polled while the workers load, for a refusal that has come in already (it never waits).
   std::function<void()> before_results;
-  // Polled while the workers load (before_results is not): throws the refusal of what it awaits if
-  // that has answered already, so a refused audit ends before its workers have loaded.
   std::function<void()> throw_if_refused;
   // Required: `auto`/`cuda` -> a concrete device, and the environment fingerprint used when no
   // worker reported one (every cell skipped).

@@ -350,10 +350,8 @@ int run_audit_command(const RunArguments& arguments, const Catalogue& catalogue,
   options.on_timing_round = [&](const Cell&, const ProcessObservation&) {
     if (progress) progress->round_cell_finished();
   };
-  if (checks) {
-    options.before_results = [checks] { checks->wait(); };
-    options.throw_if_refused = [checks] { checks->throw_if_refused(); };
-  }
+  if (checks) options.before_results = [checks] { checks->wait(); };
+  if (checks) options.throw_if_refused = [checks] { checks->throw_if_refused(); };
   install_stop_handlers();
   const auto result = run_audit(config, catalogue, options);
   if (progress) progress->finish();
