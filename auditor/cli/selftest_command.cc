@@ -59,6 +59,15 @@ class ScriptsFolder {
   bool kept_ = false;
 };
 
+// --probe NAME names a probe with a Python twin; throws UserError naming the first that does not.
+void check_twins_named(const Catalogue& catalogue, const std::vector<std::string>& only) {
+  for (const auto& name : only) {
+    const auto* probe = find_probe(catalogue, name);
+    if (!probe || probe->python.code.empty())
+      throw UserError(fmt::format("--probe {}: {}", name, probe ? "this probe has no Python twin" : "no such probe"));
+  }
+}
+
 // The audit of `probes` alone under `config`'s flags; nullopt when it was interrupted.
 std::optional<Report> audit_probes_again(Config config, const std::set<std::string>& probes, const Catalogue& catalogue,
                                          const AuditOptions& options) {
@@ -95,7 +104,8 @@ bool race_controls_again(Config config, const Catalogue& catalogue, const AuditO
 
 // Every probe with a Python form, on `device` (the selftest's: auto is CUDA where there is one) under
 // strict with one thread: its repro.py run with `python` (checked: it starts and imports torch) must give
-// the C++ probe's digests (or verdict, where it declares why not). `only`: these probes' twins, none other.
+// the C++ probe's digests (or verdict, where it declares why not). `only`: these probes' twins, none other
+// (check_twins_named has refused a name without one).
 int python_parity(const PythonCheck& python, const std::string& device, const std::vector<std::string>& only) {
   const auto resolved = resolve_device(device);
   if (!resolved.unavailable.empty())
@@ -111,11 +121,6 @@ int python_parity(const PythonCheck& python, const std::string& device, const st
   config.warmup = 0;
   config.processes = 1;
   const auto catalogue = registered_catalogue();
-  for (const auto& name : only) {
-    const auto* probe = find_probe(catalogue, name);
-    if (!probe || probe->python.code.empty())
-      throw UserError(fmt::format("--probe {}: {}", name, probe ? "this probe has no Python twin" : "no such probe"));
-  }
   for (const auto& probe : catalogue)
     if (!probe.python.code.empty() && (only.empty() || std::count(only.begin(), only.end(), probe.name)))
       config.probes.push_back({probe.name, {}});
@@ -247,6 +252,7 @@ Command add_selftest_command(CLI::App& app) {
   return {selftest, [device, json_path, python, python_only, only] {
             const auto catalogue = registered_catalogue();
             validate_device(*device, "--device");  // before the interpreter's check, which can take minutes
+            check_twins_named(catalogue, *only);
             PythonCheck interpreter;
             if (!python->empty()) {
               // Checked first: the control audit takes minutes, a script per probe more.

@@ -57,6 +57,11 @@ TEST_F(ReproCommand, TheTwinsOfTheNamedProbesAloneWithProbe) {
   const auto unknown = run("selftest --device cpu --python " + python() + " --python-only --probe no_such_probe");
   EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
   EXPECT_NE(unknown.output.find("--probe no_such_probe: no such probe"), std::string::npos) << unknown.output;
+  // The name is checked before the interpreter, whose check imports torch: a bad name is refused at once.
+  const auto first =
+      run("selftest --device cpu --python " + path("no-python") + " --python-only --probe no_such_probe");
+  EXPECT_EQ(first.exit_code, 2) << first.output;
+  EXPECT_NE(first.output.find("--probe no_such_probe: no such probe"), std::string::npos) << first.output;
 }
 
 TEST_F(ReproCommand, ExportsScriptsThatAgreeWithTheReportWithAndWithoutXxhash) {
