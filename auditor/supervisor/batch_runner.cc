@@ -163,11 +163,12 @@ class BatchRunner {
               Clock::now() + std::chrono::milliseconds(static_cast<long long>(in_flight->timeout_seconds * 1000));
       } else if (event->kind == WorkerEvent::Kind::cell) {
         const auto* cell = find_remaining(event->key);
-        if (cell && !event->message.empty())
-          finish(*cell, ended_observation(process_, ObservationStatus::exception,
-                                          "the worker's record of the cell could not be read: " + event->message));
-        else if (cell)
-          finish(*cell, event->observation);
+        if (cell)
+          finish(*cell,
+                 event->message.empty()
+                     ? event->observation
+                     : ended_observation(process_, ObservationStatus::exception,
+                                         "the worker's record of the cell could not be read: " + event->message));
         in_flight = nullptr;
         deadline = Clock::now() + (remaining_.empty()
                                        ? std::min<std::chrono::milliseconds>(kExitAllowance, options_.startup_allowance)
