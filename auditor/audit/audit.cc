@@ -19,7 +19,7 @@
 #include "report/json_io.h"
 #include "supervisor/journal.h"
 #include "supervisor/supervisor.h"
-#include "supervisor/worker_process.h"
+#include "supervisor/process_launcher.h"
 
 namespace repro_audit {
 namespace {
@@ -79,9 +79,8 @@ bool keep_finished_cells(Plan& plan, const Observations& observations, int proce
   return complete;
 }
 
-// REPRO_AUDIT_AUDIT_LOG=FILE: one JSON line per audit appended, with its wall time, the workers it
-// started and the time they took to start, and the time its ops ran (every run and timing sample, side
-// by side ones included), and the binary its workers ran. The tests' profile reads it (README: Tests).
+// REPRO_AUDIT_AUDIT_LOG=FILE: a JSON line per audit: its wall time, the workers it started and their
+// start-up time, its ops' time (every run and timing sample), its workers' binary (README: Tests).
 void log_activity(const Report& report, const Observations& observations, const WorkerActivity& before,
                   const std::string& worker) {
   const char* path = std::getenv("REPRO_AUDIT_AUDIT_LOG");
@@ -119,10 +118,9 @@ std::string temporary_folder() {
   try {
     ::close(anonymous_file(folder));
   } catch (const EnvironmentError& error) {
-    throw EnvironmentError(
-        fmt::format("{} (the workers' logs and the ranks' rendezvous are made there; set TMPDIR "
-                    "to a folder you can write)",
-                    error.what()));
+    throw EnvironmentError(fmt::format(
+        "{} (the workers' logs and the ranks' rendezvous are made there; set TMPDIR to a folder you can write)",
+        error.what()));
   }
   return folder;
 }
@@ -187,7 +185,8 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   if (!device.unavailable.empty())
     for (auto& cell : plan.cells) cell.unsupported_reason = device.unavailable;
   const auto own = own_executable(), worker = worker_executable(device.device, plan.cells);
-  if (!options.launcher) process_launcher = std::make_unique<ProcessLauncher>(worker, temporary);
+  if (!options.launcher)
+    process_launcher = std::make_unique<ProcessLauncher>(worker, temporary, "worker", options.interpreter);
   supervisor.launcher = options.launcher ? options.launcher : process_launcher.get();
   const auto costs = expected_cell_costs(plan.cells, catalogue, config.repeats + config.warmup, options.timings);
   auto batches = make_batches(plan.cells);

@@ -1,6 +1,6 @@
 #pragma once
-// One audit from config to report: plan, journal, supervise workers, judge. Torch-free: the torch
-// side's services (resolving `auto`, the fingerprint) and the worker launcher are given by the caller.
+// One audit from config to report: plan, journal, supervise workers, judge. Torch-free: the torch side's
+// services (resolving `auto`, the fingerprint, the py runner) and the worker launcher come from the caller.
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -33,8 +33,8 @@ struct AuditOptions {
   // same, polled while the workers load, for a refusal that has come in already (it never waits).
   std::function<void()> before_results;
   std::function<void()> throw_if_refused;
-  // Required: `auto`/`cuda` -> a concrete device, and the environment fingerprint used when no
-  // worker reported one (every cell skipped).
+  // Required: `auto`/`cuda` -> a concrete device, and the environment fingerprint used when no worker
+  // reported one (every cell skipped, py cells alone: their interpreter reports only its own facts).
   std::function<ResolvedDevice(const std::string& requested)> resolve_device;
   std::function<nlohmann::json()> environment;
   // Which torch's documentation the catalogue's declarations are (config/documentation.h), for the report.
@@ -48,8 +48,9 @@ struct AuditOptions {
   std::optional<ShardSpec> shard;
   std::map<std::string, std::int64_t> timings;
   std::string timings_source;
-  // Null: `repro-audit worker` processes of the running binary, logging to $TMPDIR.
+  // Null: `repro-audit worker` processes of this binary, logging to $TMPDIR (py cells': as `interpreter` says).
   WorkerLauncher* launcher = nullptr;
+  InterpreterLaunch interpreter;
   // How long a worker may take to load before its first cell (tests shorten it).
   std::chrono::milliseconds startup_allowance = std::chrono::seconds(60);
   TimingRule timing;          // when each cell's timing-only runs stop (timing/timing.h)
@@ -83,8 +84,8 @@ std::string own_executable();
 
 // The binary the workers of `cells` on `device` (resolved: "cpu", "cuda:0", ...) run: for the CPU,
 // repro-audit-cpu when it sits beside this binary (a CUDA build's same program without libtorch's CUDA
-// half, which starts in about half the time), else this binary. A TorchScript or AOTInductor model's
-// cells run in this binary: an AOTInductor package's library needs the whole of libtorch (libtorch.so).
+// half: it starts in half the time), else this binary; this one for TorchScript or AOTInductor models
+// (an AOTInductor package's library needs the whole of libtorch, libtorch.so).
 std::string worker_executable(const std::string& device, const std::vector<Cell>& cells = {});
 
 // $TMPDIR, or /tmp, for the workers' logs; throws UserError when no file can be made there.

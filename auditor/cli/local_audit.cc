@@ -6,6 +6,7 @@
 #include "cli/interruption.h"
 #include "cli/terminal.h"
 #include "probe/probe_catalogue.h"
+#include "python_runner/python_worker.h"
 #include "supervisor/cpu_capacity.h"
 #include "worker/device.h"
 #include "worker/environment.h"
@@ -18,6 +19,9 @@ AuditOptions local_audit_options() {
   options.environment = environment_fingerprint;
   options.cores = usable_cores();
   options.documentation = registered_documentation();
+  options.interpreter = [](const std::string& python) {
+    return InterpreterStart{python_runner_command(python), python_runner_environment()};
+  };
   return options;
 }
 

@@ -16,7 +16,7 @@
 #include "report/escape.h"
 #include "report/json_io.h"
 #include "repro/export.h"
-#include "supervisor/worker_process.h"
+#include "supervisor/process_launcher.h"
 
 namespace repro_audit {
 namespace {

@@ -69,7 +69,9 @@ std::optional<WorkerEvent> parse_event(const std::string& line) {
     if (!j.is_object()) return std::nullopt;
     const auto kind = j.value("event", "");
     WorkerEvent event;
-    if (kind == "environment") {
+    if (kind == "loaded") {
+      event.kind = WorkerEvent::Kind::loaded;
+    } else if (kind == "environment") {
       event.kind = WorkerEvent::Kind::environment;
       event.environment = j.at("environment");
     } else if (kind == "start") {

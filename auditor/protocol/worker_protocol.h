@@ -45,7 +45,8 @@ nlohmann::json request_to_json(const WorkerRequest& request);
 WorkerRequest request_from_json(const nlohmann::json& json);
 
 struct WorkerEvent {
-  enum class Kind { environment, start, cell, done, environment_failure };
+  // loaded: a py cells' interpreter has imported torch (a C++ worker says its environment instead).
+  enum class Kind { loaded, environment, start, cell, done, environment_failure };
   Kind kind = Kind::done;
   std::string key;                 // start, cell
   ProcessObservation observation;  // cell
@@ -54,8 +55,8 @@ struct WorkerEvent {
 };
 
 // The environment variable naming the interpreter of a worker's py cells (supervisor/batch_runner.cc
-// sets it for a batch of them and removes it for any other): the worker becomes that interpreter before
-// its request comes (python_runner/python_worker.h).
+// sets it for a batch of them and removes it for any other): the launcher starts that interpreter as
+// the worker (supervisor/worker_launcher.h, InterpreterStart).
 inline constexpr const char* kWorkerPython = "REPRO_AUDIT_WORKER_PYTHON";
 // And the Inductor cache every process of the batch's py cells shares (--compile-cache), which the
 // runner must set before it imports torch._dynamo; unset: each compiles afresh.

@@ -1,5 +1,5 @@
-"""The runner's cells: determinism runs, per-op or per-graph runs, timing-only runs, and the protocol's
-main loop (concatenated last, after python_kernels.py, see CMakeLists.txt)."""
+"""The runner's cells: determinism runs, per-op or per-graph runs, timing-only runs, the interpreter's
+facts and the protocol's main loop (concatenated last, after python_kernels.py, see CMakeLists.txt)."""
 
 
 def synchronize(device):
@@ -327,6 +327,27 @@ def xxhash_problem():
                     "would not be XXH3; install the xxhash package (pip install xxhash), or remove the module "
                     "that stands in its place (PYTHONPATH)")
     return ""
+
+
+def interpreter_facts():
+    """The interpreter that runs the cells and its torch, for the report's environment: the C++ worker's
+    fingerprint describes the libtorch the tool was built with, which need not be this one."""
+    import platform
+    facts = {"python": f"{sys.executable} ({platform.python_version()})", "python_torch": torch.__version__,
+             "python_torch_path": os.path.dirname(os.path.abspath(torch.__file__)),
+             "python_xxhash": f"{getattr(xxhash, 'VERSION', '?')} ({os.path.abspath(getattr(xxhash, '__file__', '?'))})"}
+    facts["sources"] = {"python": "the py cells' interpreter (sys.executable, platform.python_version())",
+                        "python_torch": "torch.__version__ in the py cells' interpreter",
+                        "python_torch_path": "torch.__file__ in the py cells' interpreter",
+                        "python_xxhash": "xxhash.VERSION and xxhash.__file__ in the py cells' interpreter, "
+                                         "checked against XXH3-128 test vectors"}
+    # The runner's test switches change what it records (REPRO_AUDIT_TEST_CPU_OPS_AS_KERNELS,
+    # REPRO_AUDIT_TEST_HOST_WORD_SUMS): a report made with one set says so.
+    switches = sorted(f"{name}={value}" for name, value in os.environ.items() if name in TEST_SWITCHES)
+    if switches:
+        facts["test_switches"] = ", ".join(switches)
+        facts["sources"]["test_switches"] = "the py cells' environment: test switches that change what is recorded"
+    return facts
 
 
 def main():

@@ -4,10 +4,10 @@ The runner is five files, concatenated in this order into one script (CMakeLists
 protocol and digests), python_recorders.py, python_subject.py, python_kernels.py and python_cell.py
 (which runs main()).
 
-The C++ worker replaces itself with this script before the supervisor's request comes (stdin then
-holds the request, stdout the event pipe): the script imports torch first and says it has loaded with
-the worker's environment line, so a worker started ahead of its request (supervisor/worker_launcher.h)
-has paid for the import before any cell runs. It speaks the worker protocol (protocol/worker_protocol.h): a start
+The supervisor starts the user's interpreter with this script as a worker (stdin holds the request,
+stdout is the event pipe, stderr the worker's log): the script imports torch first and says it has
+loaded, so a worker started ahead of its request (supervisor/worker_launcher.h) has paid for the import
+before any cell runs. It speaks the worker protocol (protocol/worker_protocol.h): a start
 event and a cell event per cell, then done. It runs only the callable a cell names by its module path;
 it never reads code or values from a report.
 """
@@ -19,6 +19,7 @@ import sys
 if sys.path and sys.path[0] == "":
     del sys.path[0]
 
+import ctypes  # noqa: E402
 import errno  # noqa: E402
 import importlib.abc  # noqa: E402
 import importlib.machinery  # noqa: E402
@@ -32,6 +33,25 @@ import time  # noqa: E402
 import traceback  # noqa: E402
 import warnings  # noqa: E402
 
+import resource  # noqa: E402
+import signal  # noqa: E402
+
+# What `repro-audit worker` does first (worker/worker_main.cc): the supervisor decides when a worker
+# stops (a Ctrl-C reaches it alone, and it ends its workers), a worker dies with the supervisor (kill
+# -9), and a runaway callable fails with an allocation error, not by pulling the machine into swap or
+# the OOM killer: at most three quarters of physical memory.
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+if os.getppid() == 1:  # the supervisor was gone before the line above took effect
+    os._exit(3)
+try:
+    _MEMORY = os.sysconf("SC_PHYS_PAGES") // 4 * 3 * os.sysconf("SC_PAGE_SIZE")
+    _HARD = resource.getrlimit(resource.RLIMIT_DATA)[1]
+    if _MEMORY > 0 and (_HARD == resource.RLIM_INFINITY or _HARD >= _MEMORY):
+        resource.setrlimit(resource.RLIMIT_DATA, (_MEMORY, _HARD))
+except (OSError, ValueError):
+    pass
+
 EVENTS = os.fdopen(os.dup(1), "w")
 os.dup2(2, 1)  # anything written to fd 1 (C code, subprocesses) goes to the worker's log, not the pipe
 
@@ -41,8 +61,7 @@ def emit(event):
     EVENTS.flush()
 
 
-# Set by the C++ worker before it replaced itself, whatever the environment held (python_worker.cc).
-LOADED_LINE = os.environ.pop("REPRO_AUDIT_WORKER_LOADED", "")
+# Set by the supervisor, whatever the environment held (python_runner/python_worker.cc).
 WORD_SUMS_LIBRARY = os.environ.pop("REPRO_AUDIT_WORD_SUMS_LIBRARY", "")
 # The worker's TMPDIR is a folder of its own, removed when it ends however it ends
 # (supervisor/worker_folder.h); REPRO_AUDIT_TMPDIR holds the user's. The callable and torch get the
@@ -69,7 +88,6 @@ else:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.environ["REPRO_AUDIT_COMPILE_CACHE"]
 os.environ.pop("REPRO_AUDIT_COMPILE_CACHE", None)
 
-import ctypes  # noqa: E402
 import re  # noqa: E402
 import struct  # noqa: E402
 
@@ -100,9 +118,7 @@ if os.environ.pop("REPRO_AUDIT_WORKER_COMPILES", ""):
     except Exception:  # a step that needs it meets the same error as its own, where it is reported
         pass
 
-if LOADED_LINE:
-    EVENTS.write(LOADED_LINE + "\n")
-    EVENTS.flush()
+emit({"event": "loaded"})
 REQUEST = json.load(sys.stdin)
 
 MAX_OPS = 20000
@@ -126,27 +142,6 @@ class CellError(Exception):
 
 class CellUnsupported(Exception):
     """A setting the installed torch lacks: the cell is unsupported, never a pass."""
-
-
-def interpreter_facts():
-    """The interpreter that runs the cells and its torch, for the report's environment: the C++ worker's
-    fingerprint describes the libtorch the tool was built with, which need not be this one."""
-    import platform
-    facts = {"python": f"{sys.executable} ({platform.python_version()})", "python_torch": torch.__version__,
-             "python_torch_path": os.path.dirname(os.path.abspath(torch.__file__)),
-             "python_xxhash": f"{getattr(xxhash, 'VERSION', '?')} ({os.path.abspath(getattr(xxhash, '__file__', '?'))})"}
-    facts["sources"] = {"python": "the py cells' interpreter (sys.executable, platform.python_version())",
-                        "python_torch": "torch.__version__ in the py cells' interpreter",
-                        "python_torch_path": "torch.__file__ in the py cells' interpreter",
-                        "python_xxhash": "xxhash.VERSION and xxhash.__file__ in the py cells' interpreter, "
-                                         "checked against XXH3-128 test vectors"}
-    # The runner's test switches change what it records (REPRO_AUDIT_TEST_CPU_OPS_AS_KERNELS,
-    # REPRO_AUDIT_TEST_HOST_WORD_SUMS): a report made with one set says so.
-    switches = sorted(f"{name}={value}" for name, value in os.environ.items() if name in TEST_SWITCHES)
-    if switches:
-        facts["test_switches"] = ", ".join(switches)
-        facts["sources"]["test_switches"] = "the py cells' environment: test switches that change what is recorded"
-    return facts
 
 
 def comparable(tensor):

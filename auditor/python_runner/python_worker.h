@@ -1,8 +1,10 @@
 #pragma once
-// `py` cells run in the user's Python: a worker whose batch holds them replaces itself with the
-// interpreter running the shipped runner (python_runner/python_runner.py), which speaks the same protocol.
-#include <nlohmann/json.hpp>
+// `py` cells run in the user's Python: their worker is the interpreter running the shipped runner
+// (python_runner/python_runner.py), started by the supervisor (supervisor/worker_launcher.h,
+// InterpreterStart); it speaks the same protocol as `repro-audit worker`.
+#include <map>
 #include <string>
+#include <vector>
 
 #include "protocol/worker_protocol.h"
 
@@ -11,10 +13,15 @@ namespace repro_audit {
 // The interpreter of a batch of py cells; "" when the batch holds no py cell.
 std::string python_of_batch(const WorkerRequest& request);
 
-// Replaces this process with `python` running the runner, the event pipe (`events_fd`) on its stdout and
-// stdin still the supervisor's pipe: the runner imports torch, says `loaded_line` (the worker's
-// environment event), then reads its request. Returns only when the interpreter cannot start, with why.
-std::string exec_python_runner(const std::string& python, int events_fd, const std::string& loaded_line);
+// The command line of a py cells' worker: `python` running the runner from its -c argument (it needs
+// no file on disk; its name in tracebacks is its argv[0]), unbuffered (-u): each event reaches the
+// supervisor at once. Its stdin is the request, its stdout the event pipe.
+std::vector<std::string> python_runner_command(const std::string& python);
+
+// What the runner takes from its environment, set whatever the user's environment held: the
+// word-sums kernel's library beside this program (CUDA builds; the runner digests a CUDA tensor's
+// per-op records on the device with it), "" (removed) where there is none.
+std::map<std::string, std::string> python_runner_environment();
 
 // The Python next to the libtorch this binary uses (<prefix>/bin/python3 above torch/lib); "" if none.
 std::string python_next_to_libtorch();

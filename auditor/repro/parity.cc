@@ -15,7 +15,7 @@
 #include "repro/path_checks.h"
 #include "repro/python_check.h"
 #include "repro/script_host.h"
-#include "supervisor/worker_process.h"
+#include "supervisor/process_launcher.h"
 
 namespace repro_audit {
 namespace {

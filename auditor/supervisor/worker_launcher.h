@@ -1,6 +1,6 @@
 #pragma once
 // How the supervisor starts and talks to workers, behind an interface: the real one spawns
-// `repro-audit worker` processes (ProcessLauncher, supervisor/worker_process.h); tests script fake workers to check
+// `repro-audit worker` processes (ProcessLauncher, supervisor/process_launcher.h); tests script fake workers to check
 // crash blame, time limits, interruptions and resume in milliseconds.
 #include <chrono>
 #include <functional>
@@ -27,6 +27,15 @@ class Worker {
   // Stopped by a signal (SIGSTOP, SIGTSTP): it cannot run until continued.
   virtual bool stopped() const { return false; }
 };
+
+// How a worker of py cells starts: the cells' interpreter itself, running the py runner
+// (python_runner/python_worker.h makes it), instead of `executable worker`, which would load libtorch
+// only to hand over to the interpreter.
+struct InterpreterStart {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> environment;  // entries added to the worker's
+};
+using InterpreterLaunch = std::function<InterpreterStart(const std::string& python)>;
 
 class WorkerLauncher {
  public:

@@ -66,32 +66,6 @@ class WorkerProcess : public Worker {
   int exit_code_ = 0;
 };
 
-// Starts `executable worker` processes (or another internal subcommand), their stderr kept in
-// unlinked files in `temporary_folder`.
-class ProcessLauncher : public WorkerLauncher {
- public:
-  ProcessLauncher(std::string executable, std::string temporary_folder, std::string subcommand = "worker")
-      : executable_(std::move(executable)),
-        temporary_folder_(std::move(temporary_folder)),
-        subcommand_(std::move(subcommand)) {}
-  ~ProcessLauncher() override;
-  std::unique_ptr<Worker> start(const std::string& request,
-                                const std::map<std::string, std::string>& environment) override;
-  void prestart(const std::vector<std::map<std::string, std::string>>& environments,
-                std::chrono::steady_clock::time_point deadline, const std::function<bool()>& give_up) override;
-
- private:
-  struct Waiting {  // a worker started ahead, with its environment
-    std::map<std::string, std::string> environment;
-    std::unique_ptr<WorkerProcess> worker;
-  };
-  std::vector<Waiting> waiting_;
-  std::mutex lock_;  // start() is called from several threads (--jobs)
-  std::string executable_;
-  std::string temporary_folder_;
-  std::string subcommand_;
-};
-
 std::string signal_name(int signal);
 
 }  // namespace repro_audit

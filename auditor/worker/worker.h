@@ -33,6 +33,6 @@ void run_worker(const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
 
 // The events of an internal subcommand (worker, rank) on the original stdout, one JSON line each;
 // anything else printing to stdout goes to stderr from now on.
-std::function<void(const nlohmann::json&)> event_stream(int* events_fd = nullptr);
+std::function<void(const nlohmann::json&)> event_stream();
 
 }  // namespace repro_audit

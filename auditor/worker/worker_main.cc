@@ -37,9 +37,8 @@ void limit_memory() {
 
 }  // namespace
 
-std::function<void(const nlohmann::json&)> event_stream(int* events_fd_out) {
+std::function<void(const nlohmann::json&)> event_stream() {
   const int events_fd = ::dup(STDOUT_FILENO);
-  if (events_fd_out) *events_fd_out = events_fd;
   ::dup2(STDERR_FILENO, STDOUT_FILENO);
   FILE* events = ::fdopen(events_fd, "w");
   return [events](const nlohmann::json& event) {
@@ -56,22 +55,9 @@ int worker_main() {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() == 1) return 3;  // the supervisor was gone before the line above took effect
   limit_memory();
-  int events_fd = -1;
-  const auto emit = event_stream(&events_fd);
-  const auto loaded = environment_event(environment_fingerprint());
-  // A worker of py cells becomes their interpreter at once, before the request: it says it has loaded
-  // once torch is imported there, so a worker started ahead of its request pays for both meanwhile.
-  if (const char* python = std::getenv(kWorkerPython); python && *python) {
-    const auto why =
-        exec_python_runner(python, events_fd, loaded.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    std::cerr << "worker: " << why << "\n";
-    // An interpreter gone or broken since the audit checked it is the machine's failure, not the cells':
-    // nothing is journaled for them, and --resume runs them once the interpreter is back.
-    emit(environment_failure_event("the py cells' interpreter cannot be started: " + why));
-    return 2;
-  }
+  const auto emit = event_stream();
   // Before the request: a worker started ahead of it says so that it has loaded.
-  emit(loaded);
+  emit(environment_event(environment_fingerprint()));
   nlohmann::json request_json;
   try {
     request_json = nlohmann::json::parse(std::cin);
@@ -86,8 +72,8 @@ int worker_main() {
     std::cerr << "worker: bad request: " << error.what() << "\n";
     return 2;
   }
-  if (!python_of_batch(request).empty()) {  // only a worker started as their interpreter runs py cells
-    std::cerr << "worker: py cells reached a worker started without " << kWorkerPython << "\n";
+  if (!python_of_batch(request).empty()) {  // py cells run in their interpreter, started in this worker's place
+    std::cerr << "worker: py cells reached a worker that is not their interpreter\n";
     return 2;
   }
   // MKL's first call in verbose mode measures the clock: a busy loop until time() ticks, 0.2-0.8 s of

@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+#include <vector>
 
 #include "cli_tools.h"
 
@@ -265,3 +268,82 @@ TEST_F(PythonSetup, AResumeWithoutItsInterpreterRunsTheCellsOnceItIsBack) {
 }
 
 }  // namespace
+
+namespace {
+
+std::string proc(pid_t pid, const std::string& file) { return slurp("/proc/" + std::to_string(pid) + "/" + file); }
+
+// The processes whose parent is `parent`.
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> children;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const auto stat = slurp(entry.path() / "stat");
+    const auto close = stat.rfind(')');
+    std::istringstream rest(close == std::string::npos ? "" : stat.substr(close + 2));
+    std::string state;
+    pid_t ppid = 0;
+    if (rest >> state >> ppid && ppid == parent) children.push_back(std::stoi(name));
+  }
+  return children;
+}
+
+bool ignores_sigint(pid_t pid) {
+  std::istringstream status(proc(pid, "status"));
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("SigIgn:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) & (1u << (SIGINT - 1))) != 0;
+  return false;
+}
+
+bool alive(pid_t pid) { return ::kill(pid, 0) == 0 && proc(pid, "stat").find(") Z") == std::string::npos; }
+
+}  // namespace
+
+// A py cell's worker is its interpreter, started by the audit itself (no `repro-audit worker` loads
+// libtorch first), and set up as a C++ worker sets itself up: Ctrl-C ignored (the audit ends its
+// workers), its data size limited, and gone with the audit when the audit is killed with SIGKILL.
+TEST_F(PythonSetup, APyWorkerIsTheInterpreterSetUpAsAWorkerIsAndDiesWithTheAudit) {
+  if (std::string(test_paths::kPython).empty()) GTEST_SKIP() << "no Python with torch next to libtorch";
+  const auto running = path("running");  // the step says it runs: the worker then writes nothing for 600 s
+  const auto step =
+      write("sleepy_step.py", "import time, torch\ndef make(seed=0):\n    open(" + nlohmann::json(running).dump() +
+                                  ", 'w').close()\n    time.sleep(600)\n");
+  const auto pid = start_group("py " + step +
+                                   ":make --device cpu --profile default --axis threads=1 --repeats 2 "
+                                   "--processes 1 --no-cost --per-op off --python " +
+                                   test_paths::kPython,
+                               path("log"), "XDG_STATE_HOME=" + path("state"));
+  pid_t worker = 0;
+  const auto set_up = [&] {  // the runner's first lines ignore SIGINT
+    if (!fs::exists(running)) return false;
+    for (const pid_t child : children_of(pid))
+      if (proc(child, "cmdline").find("repro-audit-python-runner") != std::string::npos && ignores_sigint(child)) {
+        worker = child;
+        return true;
+      }
+    return false;
+  };
+  ASSERT_TRUE(wait_until(set_up, pid)) << slurp(path("log"));
+  const auto command = proc(worker, "cmdline");
+  EXPECT_EQ(command.substr(0, command.find('\0')), test_paths::kPython) << "the worker is not the interpreter";
+  for (const pid_t child : children_of(pid)) {
+    const auto program = proc(child, "cmdline");
+    EXPECT_EQ(fs::path(program.substr(0, program.find('\0'))).filename().string().rfind("repro-audit", 0),
+              std::string::npos)
+        << "a repro-audit process ran beside the interpreter: " << program.substr(0, 200);
+  }
+  const auto limits = proc(worker, "limits");
+  const auto data = limits.find("Max data size");
+  ASSERT_NE(data, std::string::npos) << limits;
+  EXPECT_NE(limits.substr(data + 13, limits.find('\n', data) - data - 13).find_first_of("0123456789"),
+            std::string::npos)
+      << "no limit on its data size: " << limits;
+  ::kill(pid, SIGKILL);
+  wait_exit(pid);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (alive(worker) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(alive(worker)) << "the py worker outlived its killed audit";
+  if (alive(worker)) ::kill(worker, SIGKILL);
+}

@@ -15,6 +15,7 @@
 
 #include "common/user_error.h"
 #include "supervisor/worker_folder.h"
+#include "supervisor/process_launcher.h"
 #include "supervisor/worker_process.h"
 
 namespace repro_audit {

@@ -10,7 +10,7 @@
 
 #include "apply/settings_apply.h"
 #include "protocol/worker_protocol.h"
-#include "supervisor/worker_process.h"
+#include "supervisor/process_launcher.h"
 #include "test_paths.h"
 #include "test_tools.h"
 #include "trace/tracer_factory.h"
