@@ -12,7 +12,6 @@ int main(int argc, char** argv) {
   // would only deregister libtorch's thousands of operators one by one, a tenth of a second of every
   // command and every worker, and run beside threads that may still be in libtorch.
   std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
+  std::fflush(nullptr);  // std::cerr is unbuffered
   std::_Exit(code);
 }

@@ -330,7 +330,7 @@ def xxhash_problem():
 
 
 def interpreter_facts():
-    """The interpreter that runs the cells and its torch, for the report's environment: the C++ worker's
+    """The interpreter that runs the cells and its torch, for the report's environment: the audit's
     fingerprint describes the libtorch the tool was built with, which need not be this one."""
     import platform
     facts = {"python": f"{sys.executable} ({platform.python_version()})", "python_torch": torch.__version__,

@@ -27,14 +27,13 @@ import inspect  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import resource  # noqa: E402
 import shutil  # noqa: E402
+import signal  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 import warnings  # noqa: E402
-
-import resource  # noqa: E402
-import signal  # noqa: E402
 
 # What `repro-audit worker` does first (worker/worker_main.cc): the supervisor decides when a worker
 # stops (a Ctrl-C reaches it alone, and it ends its workers), a worker dies with the supervisor (kill

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "common/user_error.h"
 #include "protocol/worker_protocol.h"
 
 namespace repro_audit {
@@ -36,9 +35,10 @@ std::unique_ptr<WorkerProcess> ProcessLauncher::launch(const std::map<std::strin
   for (const auto& [name, value] : start.environment) overrides[name] = value;
   try {
     return std::make_unique<WorkerProcess>(start.argv, overrides, request, temporary_folder_);
-  } catch (const EnvironmentError& error) {
+  } catch (const SpawnError& error) {
     // Gone or broken since the audit checked it: the machine's failure, not the cells'. Nothing is
-    // journaled for them, and --resume runs them once the interpreter is back.
+    // journaled for them, and --resume runs them once the interpreter is back. (A temporary folder or a
+    // pipe that cannot be made fails as for any worker, unwrapped.)
     throw EnvironmentError(std::string("the py cells' interpreter cannot be started: ") + error.what());
   }
 }

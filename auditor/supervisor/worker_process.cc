@@ -111,7 +111,7 @@ void WorkerProcess::start(const std::vector<std::string>& argv, const std::map<s
     if (program.size() > deleted.size() && program.ends_with(deleted))
       throw EnvironmentError(fmt::format("the program {} was removed while it ran: its workers cannot start: {}",
                                          program.substr(0, program.size() - deleted.size()), std::strerror(rc)));
-    throw EnvironmentError(fmt::format("cannot start {}: {}", program, std::strerror(rc)));
+    throw SpawnError(fmt::format("cannot start {}: {}", program, std::strerror(rc)));
   }
   output_fd_ = output_pipe[0];
   input_fd_ = input_pipe[1];

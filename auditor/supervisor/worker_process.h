@@ -15,10 +15,17 @@
 #include <string>
 #include <vector>
 
+#include "common/user_error.h"
 #include "supervisor/worker_folder.h"
 #include "supervisor/worker_launcher.h"
 
 namespace repro_audit {
+
+// The program itself could not be started (posix_spawn failed: missing, not executable, not a program).
+class SpawnError : public EnvironmentError {
+ public:
+  using EnvironmentError::EnvironmentError;
+};
 
 class WorkerProcess : public Worker {
  public:

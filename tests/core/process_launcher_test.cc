@@ -78,6 +78,15 @@ TEST_F(Launching, AnInterpreterThatCannotStartIsTheMachinesFailureNamingIt) {
           << error.what();
     }
   }
+  // Any other failure to start a worker is said as it is, not blamed on the interpreter.
+  ProcessLauncher nowhere("/bin/echo", (folder_ / "no-folder").string(), "worker", shell_interpreter);
+  try {
+    nowhere.start("", {{kWorkerPython, "/opt/python3"}});
+    ADD_FAILURE() << "a worker started without its temporary folder";
+  } catch (const EnvironmentError& error) {
+    EXPECT_EQ(std::string(error.what()).find("interpreter"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find((folder_ / "no-folder").string()), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace
