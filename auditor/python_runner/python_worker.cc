@@ -1,5 +1,6 @@
 #include "python_runner/python_worker.h"
 
+#include "common/user_error.h"
 #include "repro/python_runner.h"
 
 #include <dlfcn.h>
@@ -17,6 +18,10 @@ std::string python_of_batch(const WorkerRequest& request) {
 }
 
 std::vector<std::string> python_runner_command(const std::string& python) {
+  // The command resolves the interpreter (common/program_path.h); a relative path (a journal edited by
+  // hand) would be looked up in whatever folder the audit runs in.
+  if (python.empty() || python.front() != '/')
+    throw EnvironmentError("the py cells' interpreter cannot be started: " + python + " is not an absolute path");
   return {python, "-u", "-c", kPyCellRunner, "repro-audit-python-runner"};
 }
 

@@ -15,7 +15,8 @@ std::string python_of_batch(const WorkerRequest& request);
 
 // The command line of a py cells' worker: `python` running the runner from its -c argument (it needs
 // no file on disk; its name in tracebacks is its argv[0]), unbuffered (-u): each event reaches the
-// supervisor at once. Its stdin is the request, its stdout the event pipe.
+// supervisor at once. Its stdin is the request, its stdout the event pipe. Throws EnvironmentError for a
+// `python` that is no absolute path.
 std::vector<std::string> python_runner_command(const std::string& python);
 
 // What the runner takes from its environment, set whatever the user's environment held: the

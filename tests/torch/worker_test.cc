@@ -5,9 +5,11 @@
 #include "test_tools.h"
 
 #include "apply/settings_apply.h"
+#include "common/user_error.h"
 #include "config/settings.h"
 #include "kind/cell_kind.h"
 #include "probe/probe.h"
+#include "python_runner/python_worker.h"
 #include "runners/cell_runner.h"
 #include "timing/timing.h"
 #include "verdict/verdict.h"
@@ -273,6 +275,24 @@ TEST(CellRunners, AnErrorLeavesAFreshObservationWithOnlyWhyItEnded) {
   EXPECT_NE(observation.message.find("no-such-variant"), std::string::npos);
   EXPECT_TRUE(observation.runs.empty());
   EXPECT_TRUE(observation.input_digest.empty());
+}
+
+// A py cells' worker is their interpreter running the runner from -c; only an absolute path is started
+// (the command resolves the one it is given: a relative one, e.g. from a journal edited by hand, would be
+// looked up in the folder the audit runs in).
+TEST(PyWorker, TheInterpreterRunsTheRunnerAndOnlyFromAnAbsolutePath) {
+  const auto command = python_runner_command("/opt/venv/bin/python3");
+  ASSERT_EQ(command.size(), 5u);
+  EXPECT_EQ(command[0], "/opt/venv/bin/python3");
+  EXPECT_EQ(command[1], "-u");
+  EXPECT_EQ(command[2], "-c");
+  EXPECT_NE(command[3].find("repro-audit's runner for `py` cells"), std::string::npos);
+  for (const std::string relative : {"python3", "./python3", ""}) try {
+      python_runner_command(relative);
+      ADD_FAILURE() << "started " << relative;
+    } catch (const EnvironmentError& error) {
+      EXPECT_NE(std::string(error.what()).find("is not an absolute path"), std::string::npos) << error.what();
+    }
 }
 
 }  // namespace
