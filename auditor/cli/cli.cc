@@ -13,9 +13,11 @@
 #include "cli/interruption.h"
 #include "cli/option_checks.h"
 #include "cli/terminal.h"
+#include "cli/torch_side.h"
 #include "common/user_error.h"
 #include "common/version.h"
 #include "report/escape.h"
+#include "worker/entry_points.h"
 
 namespace repro_audit {
 namespace {
@@ -72,6 +74,10 @@ int run_cli(int argc, char** argv) {
     print_message("repro-audit: " + problem);
     return 2;
   }
+  // The front end hands a command that needs libtorch to repro-audit-torch before it does anything.
+  if (!torch_side_linked())
+    for (const auto& command : commands)
+      if (command.parser->parsed() && (!command.needs_torch || command.needs_torch())) return start_torch_side(argv);
   // The worker speaks JSON to its supervisor: its output is never rewritten for a terminal.
   std::optional<AsciiTerminal> ascii;
   if (!utf8_locale() && !app.got_subcommand("worker")) ascii.emplace();

@@ -9,6 +9,9 @@ namespace repro_audit {
 struct Command {
   CLI::App* parser;
   std::function<int()> action;  // returns the exit code
+  // Whether the action, with the options parsed, needs libtorch (cli/torch_side.h); unset: it does.
+  // Only a command that reads reports and baselines alone says no: it runs in the front end.
+  std::function<bool()> needs_torch = {};
 };
 
 Command add_run_command(CLI::App& app);

@@ -12,6 +12,7 @@
 #include "cli/option_checks.h"
 #include "cli/output_options.h"
 #include "cli/terminal.h"
+#include "cli/torch_side.h"
 #include "common/user_error.h"
 #include "compare/baseline.h"
 #include "compare/comparison_terminal.h"
@@ -63,7 +64,8 @@ void check_gate_arguments(const GateArguments& arguments) {
 }
 
 std::string gate_resume_hint(const GateArguments& arguments, const std::string& journal) {
-  std::vector<std::string> words = {own_executable(), "gate", "--baseline", arguments.baseline, "--resume", journal};
+  std::vector<std::string> words = {front_end_executable(), "gate",     "--baseline",
+                                    arguments.baseline,     "--resume", journal};
   if (!arguments.policy.empty()) words.insert(words.end(), {"--policy", arguments.policy});
   for (auto& word : arguments.outputs.words()) words.push_back(word);
   return resume_command(words);
@@ -114,7 +116,8 @@ Command add_baseline_command(CLI::App& app) {
   auto output = std::make_shared<std::string>();
   baseline->add_option("report", *report, "A report written by `run --json`")->required();
   baseline->add_option("-o,--output", *output, "The baseline file, e.g. baselines/NAME.yaml")->required();
-  return {baseline, [report, output] {
+  return {baseline,
+          [report, output] {
             check_outputs({{"-o", *output}}, {{"report", *report}});
             const auto loaded = load_report_file(*report);
             if (!loaded.complete)
@@ -123,7 +126,8 @@ Command add_baseline_command(CLI::App& app) {
             write_baseline_file(baseline_from_report(loaded, *output), *output);
             std::cout << "wrote " << *output << " (" << loaded.cells.size() << " cells)\n";
             return 0;
-          }};
+          },
+          [] { return false; }};
 }
 
 Command add_compare_command(CLI::App& app) {
@@ -140,7 +144,8 @@ Command add_compare_command(CLI::App& app) {
   compare->add_flag("--compare-timing-across-platforms", *across,
                     "Compare timings even when the platforms differ (labelled as such)");
   add_output_options(compare, *outputs);
-  return {compare, [before, after, threshold, across, outputs] {
+  return {compare,
+          [before, after, threshold, across, outputs] {
             // CLI11's range check lets NaN through: every comparison with it is false.
             if (!std::isfinite(*threshold) || *threshold < 0 || *threshold > 100)
               throw UserError(fmt::format("--slower-threshold: must be a number from 0 to 100, not {}", *threshold));
@@ -149,7 +154,8 @@ Command add_compare_command(CLI::App& app) {
             print_comparison(comparison, nullptr, std::cout, use_color(STDOUT_FILENO));
             std::cout << std::flush;
             return report_write_failures(write_comparisons(outputs->files(), comparison, nullptr));
-          }};
+          },
+          [] { return false; }};
 }
 
 Command add_gate_command(CLI::App& app) {
@@ -167,7 +173,8 @@ Command add_gate_command(CLI::App& app) {
   gate->add_flag("--compare-timing-across-platforms", arguments->timing_across_platforms,
                  "Compare timings even when the platforms differ (labelled as such)");
   add_output_options(gate, arguments->outputs);
-  return {gate, [arguments] {
+  return {gate,
+          [arguments] {
             check_gate_arguments(*arguments);
             const auto rules =
                 arguments->policy.empty() ? default_gate_policy() : load_gate_policy_file(arguments->policy);
@@ -207,7 +214,8 @@ Command add_gate_command(CLI::App& app) {
               return 1;
             }
             return gate_exit_code(outcome);
-          }};
+          },
+          [arguments] { return arguments->report.empty(); }};
 }
 
 }  // namespace repro_audit

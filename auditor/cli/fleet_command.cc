@@ -29,7 +29,8 @@ Command add_fleet_command(CLI::App& app) {
     const auto index = static_cast<std::size_t>(format - output_formats().data());
     fleet->add_option("--" + format->name, arguments->outputs.paths[index], format->help);
   }
-  return {fleet, [arguments] {
+  return {fleet,
+          [arguments] {
             std::vector<NamedPath> inputs;
             for (const auto& report : arguments->reports) inputs.push_back({"a report", report});
             check_outputs(arguments->outputs.named(), inputs);
@@ -49,7 +50,8 @@ Command add_fleet_command(CLI::App& app) {
               return 1;
             }
             return 0;
-          }};
+          },
+          [] { return false; }};
 }
 
 }  // namespace repro_audit

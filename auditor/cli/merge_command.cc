@@ -33,7 +33,8 @@ Command add_merge_command(CLI::App& app) {
   merge->add_flag("--allow-partial", arguments->allow_partial,
                   "Merge what is here when shards are missing; the report names the missing shards and cells");
   add_output_options(merge, arguments->outputs);
-  return {merge, [arguments] {
+  return {merge,
+          [arguments] {
             auto outputs = arguments->outputs.named();
             outputs.push_back({"--output", arguments->output});
             std::vector<NamedPath> inputs;
@@ -59,7 +60,8 @@ Command add_merge_command(CLI::App& app) {
                                         missing.size() == 1 ? "shard" : "shards", fmt::join(missing, ", "),
                                         missing.size() == 1 ? "is" : "are", report.merge->missing_cells.size()));
             return 0;
-          }};
+          },
+          [] { return false; }};
 }
 
 }  // namespace repro_audit

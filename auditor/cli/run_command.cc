@@ -18,6 +18,7 @@
 #include "cli/option_checks.h"
 #include "cli/output_options.h"
 #include "cli/terminal.h"
+#include "cli/torch_side.h"
 #include "common/atomic_file.h"
 #include "common/user_error.h"
 #include "compare/baseline.h"
@@ -164,7 +165,7 @@ namespace {
 
 // The command that finishes this audit, with every output option again.
 std::string resume_hint(const RunArguments& arguments, const std::string& journal) {
-  std::vector<std::string> words = {own_executable(), arguments.command, "--resume", journal};
+  std::vector<std::string> words = {front_end_executable(), arguments.command, "--resume", journal};
   for (auto& word : arguments.outputs.words()) words.push_back(word);
   if (!arguments.save_baseline.empty()) words.insert(words.end(), {"--save-baseline", arguments.save_baseline});
   if (!arguments.fail_on.empty()) words.insert(words.end(), {"--fail-on", arguments.fail_on});

@@ -15,7 +15,8 @@ Command add_show_command(CLI::App& app) {
   auto patterns = std::make_shared<std::vector<std::string>>();
   show->add_option("report", *report_path, "A report written by `run --json`")->required();
   show->add_option("cells", *patterns, "Cell keys, or parts of keys (every matching cell is shown); none: list all");
-  return {show, [report_path, patterns] {
+  return {show,
+          [report_path, patterns] {
             const auto report = load_report_file(*report_path);
             if (patterns->empty()) {
               print_cell_list(report, std::cout);
@@ -31,7 +32,8 @@ Command add_show_command(CLI::App& app) {
             }
             std::cout << documentation_line(report) << "\n";
             return 0;
-          }};
+          },
+          [] { return false; }};
 }
 
 }  // namespace repro_audit

@@ -3,6 +3,10 @@
 // `export-inputs`. Each reads its request on stdin and returns the process's exit code.
 namespace repro_audit {
 
+// Whether this program holds the torch side: true with these entry points (worker_main.cc), false in
+// the front end, which has none of them (cli/torch_side.h).
+bool torch_side_linked();
+
 // `repro-audit worker`: request on stdin, events on stdout (worker/worker.h).
 int worker_main();
 

@@ -48,6 +48,8 @@ std::function<void(const nlohmann::json&)> event_stream() {
   };
 }
 
+bool torch_side_linked() { return true; }
+
 int worker_main() {
   // The supervisor decides when a worker stops: Ctrl-C reaches the whole process group, and the
   // supervisor ends its workers itself. If the supervisor dies (kill -9), its workers die with it.

@@ -142,13 +142,16 @@ inline const fs::path& process_folder(const std::string& prefix) {
 // The report of `repro-audit run ARGUMENTS --json FILE`, made once for every test process of this build
 // that asks for it by `name` (CTest runs each test in a process of its own, so a process's static would
 // make it again in each): the first makes it under a lock, the others wait and read it. The folder is
-// keyed by the binary's modification time, so a rebuilt binary makes its reports again. Read only: a
+// keyed by the binaries' modification time, so a rebuilt binary makes its reports again. Read only: a
 // test that changes one copies it first. "" (and a failure) where the audit failed.
 inline std::string shared_report(const std::string& name, const std::string& arguments) {
-  struct stat binary_status {};
-  ::stat(test_paths::kBinary, &binary_status);
+  // The front end and the torch side beside it, which runs the audit: either rebuilt, the reports are made again.
+  struct stat front_end {
+  }, torch_side{};
+  ::stat(test_paths::kBinary, &front_end);
+  ::stat((fs::path(test_paths::kBinary).parent_path() / "repro-audit-torch").c_str(), &torch_side);
   const auto folder = fs::path(test_paths::kBinary).parent_path() / "tests" / "shared-reports" /
-                      std::to_string(binary_status.st_mtim.tv_sec);
+                      std::to_string(std::max(front_end.st_mtim.tv_sec, torch_side.st_mtim.tv_sec));
   std::error_code ignored;
   fs::create_directories(folder, ignored);
   const auto report = folder / (name + ".json");

@@ -83,6 +83,8 @@ TEST_F(Terminals, AnInterruptedGateResumes) {
   ASSERT_NE(hint, std::string::npos) << output;
   const auto command = output.substr(hint + 13, output.find('\n', hint) - hint - 13);
   EXPECT_NE(command.find("gate --baseline " + baseline + " --resume " + journal.string()), std::string::npos);
+  // The program people run, not the torch side the front end handed the gate to.
+  EXPECT_EQ(command.find(binary() + " gate"), 0u) << command;
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   std::string resumed;
   char buffer[4096];

@@ -1,6 +1,7 @@
-// The workers of a CPU audit run repro-audit-cpu, the same program without libtorch's CUDA half, where
-// the build made one; the report's environment still holds this machine's CUDA facts, as `env` says them
-// (checked here too: the torch tests link libtorch without its CUDA half).
+// The front end (repro-audit) loads no libtorch: it reads reports itself and hands every other command
+// to repro-audit-torch beside it. The workers of a CPU audit run repro-audit-cpu, the same program without libtorch's
+// CUDA half, where the build made one; the report's environment still holds this machine's CUDA facts, as `env` says
+// them (checked here too: the torch tests link libtorch without its CUDA half).
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
@@ -14,8 +15,9 @@ using WorkerBinary = CliTest;
 TEST_F(WorkerBinary, ACpuAuditsWorkersLoadNoCudaAndItsReportKeepsTheCudaFacts) {
   const fs::path cpu_binary = fs::path(test_paths::kBinary).parent_path() / "repro-audit-cpu";
   if (!fs::exists(cpu_binary)) GTEST_SKIP() << "this build's libtorch has no CUDA half: no repro-audit-cpu";
-  // What each binary loads: libtorch_cuda in repro-audit, not in repro-audit-cpu.
-  EXPECT_NE(shell("ldd " + std::string(test_paths::kBinary)).output.find("libtorch_cuda"), std::string::npos);
+  // What each binary loads: libtorch_cuda in repro-audit-torch, not in repro-audit-cpu.
+  const auto torch_binary = fs::path(test_paths::kBinary).parent_path() / "repro-audit-torch";
+  EXPECT_NE(shell("ldd " + torch_binary.string()).output.find("libtorch_cuda"), std::string::npos);
   const auto cpu_libraries = shell("ldd " + cpu_binary.string());
   EXPECT_EQ(cpu_libraries.exit_code, 0) << cpu_libraries.output;
   EXPECT_EQ(cpu_libraries.output.find("libtorch_cuda"), std::string::npos) << cpu_libraries.output;
@@ -46,7 +48,48 @@ TEST_F(WorkerBinary, ACpuAuditsWorkersLoadNoCudaAndItsReportKeepsTheCudaFacts) {
   EXPECT_EQ(environment.at("torch"), here.at("torch"));
 }
 
-// The CUDA facts of `env` (repro-audit links the whole of libtorch): without a GPU, why not.
+// The commands that read only reports and baselines run in the front end, which links no libtorch: a
+// copy of it alone runs them all, and says of every other command that it needs repro-audit-torch.
+TEST_F(WorkerBinary, TheFrontEndReadsReportsWithoutLibtorchAndHandsEveryOtherCommandOn) {
+  const auto front_end = shell("ldd " + std::string(test_paths::kBinary));
+  EXPECT_EQ(front_end.exit_code, 0) << front_end.output;
+  EXPECT_EQ(front_end.output.find("libtorch"), std::string::npos) << front_end.output;
+  const auto report = shared_report("small", kSmallAudit);  // run through the front end, by the torch side
+  ASSERT_FALSE(report.empty());
+  fs::create_directories(path("alone"));
+  const auto alone = path("alone/repro-audit");
+  fs::copy_file(test_paths::kBinary, alone);
+  const auto missing = "cannot start " + path("alone/repro-audit-torch") + ", which this command needs";
+  const std::pair<std::string, int> reading[] = {
+      {"show " + report, 0},
+      {"baseline " + report + " -o " + path("baseline.yaml"), 0},
+      {"compare " + report + " " + path("baseline.yaml"), 0},
+      {"gate --baseline " + path("baseline.yaml") + " --report " + report, 0},
+      {"fleet " + report + " " + report, 1},  // its own answer: one host twice compares nothing
+      {"merge " + report + " -o " + path("merged.json"), 0},
+      {"--version", 0}};
+  for (const auto& [command, code] : reading) {
+    const auto ran = shell(alone + " " + command);
+    EXPECT_EQ(ran.exit_code, code) << command << "\n" << ran.output;
+    EXPECT_EQ(ran.output.find("cannot start"), std::string::npos) << command << "\n" << ran.output;
+  }
+  for (const auto& command :
+       {"run " + kSmallAudit, "gate --baseline " + path("baseline.yaml"), std::string("list"), std::string("env"),
+        "repro " + report + " 'sum*' -o " + path("out"), std::string("worker")}) {
+    const auto ran = shell(alone + " " + command);
+    EXPECT_EQ(ran.exit_code, 2) << command << "\n" << ran.output;
+    EXPECT_NE(ran.output.find(missing), std::string::npos) << command << "\n" << ran.output;
+  }
+  // Beside it, the same command runs: parsed by the front end, then by the torch side, whose answer it is.
+  const auto listed = run("list");
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find("index_add"), std::string::npos) << listed.output;
+  const auto bad = run("run --device cpu --repeats 0");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_EQ(bad.output.find("cannot start"), std::string::npos) << bad.output;
+}
+
+// The CUDA facts of `env` (repro-audit-torch links the whole of libtorch): without a GPU, why not.
 TEST_F(WorkerBinary, CudaFactsSayHonestlyWhyTheyAreUnavailable) {
   const auto env = run("env");
   ASSERT_EQ(env.exit_code, 0) << env.output;
