@@ -298,8 +298,6 @@ bool ignores_sigint(pid_t pid) {
 
 bool alive(pid_t pid) { return ::kill(pid, 0) == 0 && proc(pid, "stat").find(") Z") == std::string::npos; }
 
-}  // namespace
-
 // A py cell's worker is its interpreter, started by the audit itself (no `repro-audit worker` loads
 // libtorch first), and set up as a C++ worker sets itself up: Ctrl-C ignored (the audit ends its
 // workers), its data size limited, and gone with the audit when the audit is killed with SIGKILL.
@@ -347,3 +345,5 @@ TEST_F(PythonSetup, APyWorkerIsTheInterpreterSetUpAsAWorkerIsAndDiesWithTheAudit
   EXPECT_FALSE(alive(worker)) << "the py worker outlived its killed audit";
   if (alive(worker)) ::kill(worker, SIGKILL);
 }
+
+}  // namespace

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
+#include "python_modules.h"
 #include "test_paths.h"
 
 namespace {
@@ -20,7 +21,7 @@ class ReproCommand : public CliTest {
  protected:
   void SetUp() override {
     CliTest::SetUp();
-    if (shell(python() + " -c 'import torch, xxhash'").exit_code != 0)
+    if (!test_paths::python_has_modules(python(), "torch xxhash"))
       GTEST_SKIP() << python() << " cannot import torch and xxhash (tools/dev test installs xxhash next to torch)";
   }
 };

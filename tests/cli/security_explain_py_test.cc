@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
+#include "python_modules.h"
 
 namespace {
 
@@ -18,7 +19,7 @@ class ReportPyCell : public CliTest {
   void SetUp() override {
     CliTest::SetUp();
     python_ = test_paths::kPython;
-    if (python_.empty() || shell(python_ + " -c 'import torch, xxhash'").exit_code != 0)
+    if (!test_paths::python_has_modules(python_, "torch xxhash"))
       GTEST_SKIP() << "no Python with torch and xxhash next to libtorch";
     fs::create_directories(path("mine"));
     callable_ = write("mine/step.py", "import torch\ndef make(seed=0):\n    return torch.arange(8.0) * 3\n");

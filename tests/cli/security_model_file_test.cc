@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
+#include "python_modules.h"
 
 namespace {
 
@@ -16,8 +17,7 @@ class ReportModelFile : public CliTest {
   void SetUp() override {
     CliTest::SetUp();
     python_ = test_paths::kPython;
-    if (python_.empty() || shell(python_ + " -c 'import torch'").exit_code != 0)
-      GTEST_SKIP() << "no Python with torch next to libtorch";
+    if (!test_paths::python_has_modules(python_, "torch")) GTEST_SKIP() << "no Python with torch next to libtorch";
     if (shell("command -v cc").exit_code != 0) GTEST_SKIP() << "no C compiler to build the package's library";
     write("make.py",
           "import sys, torch\ntorch.manual_seed(0)\ntorch.jit.script(torch.nn.Linear(8, 4)).save(sys.argv[1])\n");

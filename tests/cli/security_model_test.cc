@@ -1,6 +1,7 @@
 // Hostile inputs, `model`: a zip bomb, inputs too large to allocate, shapes past 64 bits; each refused
 // with exit 2 and the option that raises its limit, before anything is loaded or allocated.
 #include "cli_tools.h"
+#include "python_modules.h"
 #include "test_paths.h"
 
 namespace {
@@ -13,7 +14,7 @@ class ModelLimits : public CliTest {
  protected:
   void SetUp() override {
     CliTest::SetUp();
-    if (shell(python() + " -c 'import torch'").exit_code != 0) GTEST_SKIP() << python() << " cannot import torch";
+    if (!test_paths::python_has_modules(python(), "torch")) GTEST_SKIP() << python() << " cannot import torch";
     write("make.py", "import sys, torch\ntorch.jit.script(torch.nn.Linear(8, 4)).save(sys.argv[1])\n");
     ASSERT_EQ(shell(python() + " " + path("make.py") + " " + path("linear.pt")).exit_code, 0);
   }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
+#include "python_modules.h"
 #include "test_paths.h"
 
 namespace {
@@ -22,7 +23,7 @@ using nlohmann::json;
 std::string test_python() { return test_paths::kPython; }
 
 bool python_has_torch() {
-  static const bool has = shell(test_python() + " -c 'import torch'").exit_code == 0;
+  static const bool has = test_paths::python_has_modules(test_python(), "torch");
   return has;
 }
 

@@ -14,6 +14,7 @@
 #include "model_fixtures.h"
 #include "models/model_runner.h"
 #include "test_paths.h"
+#include "python_modules.h"
 #include "test_tools.h"
 #include "verdict/verdict.h"
 
@@ -272,7 +273,7 @@ TEST_F(Models, AModelThatThrowsIsAnErrorVerdictNotTheEndOfTheAudit) {
 
 std::string python() { return test_paths::kPython; }
 
-bool python_imports_torch() { return std::system((python() + " -c 'import torch' > /dev/null 2>&1").c_str()) == 0; }
+bool python_imports_torch() { return test_paths::python_has_modules(python(), "torch"); }
 
 std::string fixture_script() { return std::string(test_paths::kSourceDir) + "/tests/torch/model_fixtures.py"; }
 
