@@ -222,10 +222,19 @@ WorkerActivity worker_activity() { return {workers_started.load(), startup_nanos
 
 WorkerRequest batch_request(const Batch& batch, const std::vector<Cell>& cells, int process,
                             const SupervisorOptions& options) {
-  WorkerRequest request{options.device,         process, options.repeats,     options.warmup, options.timing, 0,
-                        batch.process_settings, cells,   options.input_scheme};
-  request.sensitivity_process = options.measure_sensitivity ? sensitivity_process(options.processes) : -1;
-  request.quiet_runs = quiet_runs_per_process(options.processes);
+  WorkerRequest request{
+      .device = options.device,
+      .process = process,
+      .repeats = options.repeats,
+      .warmup = options.warmup,
+      .timing = options.timing,
+      .timing_round = 0,
+      .process_settings = batch.process_settings,
+      .cells = cells,
+      .input_scheme = options.input_scheme,
+      .sensitivity_process = options.measure_sensitivity ? sensitivity_process(options.processes) : -1,
+      .sensitivity_elsewhere = {},
+      .quiet_runs = quiet_runs_per_process(options.processes)};
   for (const auto& cell : cells)
     if (options.sensitivity_elsewhere.count(cell.key)) request.sensitivity_elsewhere.push_back(cell.key);
   return request;
