@@ -8,6 +8,11 @@
 # source root (on the include path, which ccache's base folder makes relative too): the same commit makes
 # the same batches in every clone.
 #
+# How many files a batch takes is a target's trade of CPU against an edit's rebuild. Measured on a 2-core
+# AMD EPYC (two batches compiled apart, then as one): torch_tests 66.5 s -> 41.2 s, cli_tests 45.2 s ->
+# 31.4 s, the probes 13.2 s -> 10.0 s, the torch side 40.0 s -> 35.1 s, the core 57 s -> 48 s. The
+# core stays at 10 a batch (the least to gain, and the most often edited).
+#
 # A file whose own properties (definitions, include folders, no precompiled header) differ from its
 # target's stays a translation unit of its own, as does one marked SKIP_UNITY_BUILD_INCLUSION.
 #

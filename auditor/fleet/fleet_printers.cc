@@ -137,14 +137,14 @@ std::string fleet_markdown(const FleetMatrix& fleet) {
   }
   const auto columns = fleet_columns(fleet);
   out += "\n| cell |";
-  for (const auto h : columns) out += " " + markdown_text(fleet.hosts[h].name) + " |";
+  for (const auto h : columns) out.append(" ").append(markdown_text(fleet.hosts[h].name)).append(" |");
   out += " across the fleet |\n|---|";
   for (std::size_t c = 0; c < columns.size(); ++c) out += "---|";
   out += "---|\n";
   for (const auto& cell : fleet.cells) {
-    out += "| " + markdown_code(cell.key, true) + " |";
-    for (const auto h : columns) out += " " + markdown_text(fleet_mark(cell.entries[h])) + " |";
-    out += " " + markdown_text(fleet_verdict_text(fleet, cell)) + " |\n";
+    out.append("| ").append(markdown_code(cell.key, true)).append(" |");
+    for (const auto h : columns) out.append(" ").append(markdown_text(fleet_mark(cell.entries[h]))).append(" |");
+    out.append(" ").append(markdown_text(fleet_verdict_text(fleet, cell))).append(" |\n");
   }
   out +=
       "\nA, B, ...: hosts with one letter have the same bits (A: the most hosts); ND: runs disagree on that host; "

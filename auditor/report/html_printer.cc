@@ -29,7 +29,7 @@ std::string heatmap(const Report& report) {
       std::string classes = "cell " + verdict_css_class(cell->verdict);
       if (cell->contradiction && cell->contradiction->breaks_audit) classes += " contradiction";
       std::string text = verdict_mark(*cell);
-      if (cell->cost) text += " " + cost_text(*cell->cost);
+      if (cell->cost) text.append(" ").append(cost_text(*cell->cost));
       html += fmt::format("<td class=\"{}\" title=\"{}\"><a href=\"#{}\">{}</a></td>", classes,
                           xml_escape(cell->cell.key + ": " + verdict_headline(*cell)), cell_anchor(report, *cell),
                           xml_escape(text));

@@ -23,7 +23,7 @@ std::string matrix_section(const Report& report) {
   const auto portability = row_portability(report.portability);
   auto text_of = [](const CellReport* cell, bool costs) {
     std::string text = cell ? verdict_mark(*cell) : "";
-    if (cell && costs && cell->cost) text += " " + cost_text(*cell->cost);
+    if (cell && costs && cell->cost) text.append(" ").append(cost_text(*cell->cost));
     return markdown_text(text);
   };
   auto level_of = [&](const std::string& row) {
@@ -80,8 +80,9 @@ std::string portability_section(const Report& report) {
   if (report.portability.empty()) return "";
   std::string md = "## Portability: how far the bits carry\n\n";
   for (const auto& entry : report.portability)
-    md += fmt::format("- {}{}: **{}**{}\n", markdown_code(entry.probe + "/" + entry.variant, false),
-                      entry.settings.empty() ? "" : " " + markdown_text("(" + entry.settings + ")"), level_text(entry),
+    md += fmt::format("- {}{}{}: **{}**{}\n", markdown_code(entry.probe + "/" + entry.variant, false),
+                      entry.settings.empty() ? "" : " ",
+                      markdown_text(entry.settings.empty() ? "" : "(" + entry.settings + ")"), level_text(entry),
                       entry.limit.empty() ? "" : markdown_text("; " + entry.limit));
   return md + "\n";
 }

@@ -14,7 +14,7 @@
 namespace repro_audit {
 namespace {
 
-std::string fixture(const std::string& name) {
+std::string verbose_fixture(const std::string& name) {
   std::ifstream in(std::string(test_paths::kFixtureDir) + "/library_verbose/" + name);
   EXPECT_TRUE(in) << name;
   std::stringstream text;
@@ -35,7 +35,7 @@ const std::string kConvForward =
 
 TEST(LibraryVerbose, FirstRunGivesEveryPrimitiveAndCallWithTheBannersBeforeEachLibrary) {
   LibraryVerboseParser parser;
-  const auto run = parser.parse_run(fixture("first-run.txt"));
+  const auto run = parser.parse_run(verbose_fixture("first-run.txt"));
   const auto records = names(run.records);
   // 17 oneDNN exec lines and 1 MKL call, each library's banner before its first record.
   ASSERT_EQ(records.size(), 20u);
@@ -58,18 +58,18 @@ TEST(LibraryVerbose, FirstRunGivesEveryPrimitiveAndCallWithTheBannersBeforeEachL
 
 TEST(LibraryVerbose, ALaterRunWithoutBannersGivesTheSameRecordsAsTheFirst) {
   LibraryVerboseParser parser;
-  const auto first = parser.parse_run(fixture("first-run.txt"));
-  const auto second = parser.parse_run(fixture("second-run.txt"));
+  const auto first = parser.parse_run(verbose_fixture("first-run.txt"));
+  const auto second = parser.parse_run(verbose_fixture("second-run.txt"));
   EXPECT_EQ(names(second.records), names(first.records));
   EXPECT_EQ(kernel_sequence_digest(second.records), kernel_sequence_digest(first.records));
   // Without the banner (a parser that never saw it), only the banner records are missing.
-  const auto unseen = LibraryVerboseParser().parse_run(fixture("second-run.txt"));
+  const auto unseen = LibraryVerboseParser().parse_run(verbose_fixture("second-run.txt"));
   EXPECT_EQ(unseen.records.size(), first.records.size() - 2);
 }
 
 TEST(LibraryVerbose, NoTimingOrAddressEntersARecord) {
   LibraryVerboseParser parser;
-  for (const auto& record : parser.parse_run(fixture("first-run.txt")).records) {
+  for (const auto& record : parser.parse_run(verbose_fixture("first-run.txt")).records) {
     EXPECT_EQ(record.name.find("0x"), std::string::npos) << record.name;
     EXPECT_EQ(record.name.find("ms "), std::string::npos) << record.name;
     EXPECT_EQ(record.name.find("TID:"), std::string::npos) << record.name;
@@ -80,15 +80,16 @@ TEST(LibraryVerbose, NoTimingOrAddressEntersARecord) {
 
 TEST(LibraryVerbose, TimestampsOnOneDnnLinesChangeNothing) {
   LibraryVerboseParser plain, stamped;
-  plain.parse_run(fixture("first-run.txt"));
-  stamped.parse_run(fixture("first-run.txt"));
-  EXPECT_EQ(names(stamped.parse_run(fixture("onednn-timestamps-second-run.txt")).records),
-            names(plain.parse_run(fixture("second-run.txt")).records));
+  plain.parse_run(verbose_fixture("first-run.txt"));
+  stamped.parse_run(verbose_fixture("first-run.txt"));
+  EXPECT_EQ(names(stamped.parse_run(verbose_fixture("onednn-timestamps-second-run.txt")).records),
+            names(plain.parse_run(verbose_fixture("second-run.txt")).records));
 }
 
 TEST(LibraryVerbose, MklCbwrChangesOnlyTheMklCallRecord) {
-  const auto plain = names(LibraryVerboseParser().parse_run(fixture("first-run.txt")).records);
-  const auto compatible = names(LibraryVerboseParser().parse_run(fixture("mkl-cbwr-compatible-first-run.txt")).records);
+  const auto plain = names(LibraryVerboseParser().parse_run(verbose_fixture("first-run.txt")).records);
+  const auto compatible =
+      names(LibraryVerboseParser().parse_run(verbose_fixture("mkl-cbwr-compatible-first-run.txt")).records);
   ASSERT_EQ(plain.size(), compatible.size());
   for (std::size_t i = 0; i < plain.size(); ++i)
     if (plain[i] == kSgemm)
@@ -99,7 +100,7 @@ TEST(LibraryVerbose, MklCbwrChangesOnlyTheMklCallRecord) {
 
 TEST(LibraryVerbose, OtherLinesArePassedOnInOrder) {
   LibraryVerboseParser parser;
-  const auto run = parser.parse_run("probe says hello\n" + fixture("second-run.txt") + "unterminated");
+  const auto run = parser.parse_run("probe says hello\n" + verbose_fixture("second-run.txt") + "unterminated");
   EXPECT_EQ(run.other_output, "probe says hello\nunterminated\n");
   EXPECT_EQ(run.records.size(), 18u);  // no banners: this parser never saw them
 }

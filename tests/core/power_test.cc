@@ -139,7 +139,7 @@ TEST(Sensitivity, ADivergenceIsNeverVacuous) {
   EXPECT_FALSE(is_vacuous(verdict));
 }
 
-Report report_of(const std::vector<CellReport>& cells, nlohmann::json config = nlohmann::json::object()) {
+Report report_with_config(const std::vector<CellReport>& cells, nlohmann::json config = nlohmann::json::object()) {
   Report report;
   report.device = "cpu";
   report.columns = {"default"};
@@ -153,7 +153,7 @@ TEST(Sensitivity, TheReportKeepsItAndOlderReportsHaveNone) {
   cell.cell = probe_cell();
   cell.verdict = judge(cell.cell, agreeing(sensitivity(2)));
   cell.observations = agreeing(sensitivity(2));
-  const auto json = report_to_json(report_of({cell}));
+  const auto json = report_to_json(report_with_config({cell}));
   const auto& written = json.at("cells").at(0);
   EXPECT_EQ(written.at("sensitivity").at("changed"), 2);
   EXPECT_EQ(written.at("vacuous"), true);
@@ -175,17 +175,17 @@ TEST(Power, TheSummarySaysWhatTheRunsCouldCatchAndWhichVerdictsAreVacuous) {
   CellReport vacuous;
   vacuous.cell = probe_cell();
   vacuous.verdict = judge(vacuous.cell, agreeing(sensitivity(0)));  // 6 runs
-  const auto lines = power_lines(report_of({vacuous}, {{"detect", 0.5}}));
+  const auto lines = power_lines(report_with_config({vacuous}, {{"detect", 0.5}}));
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0],
             "Runs chosen by --detect 0.5: 6 runs per cell catch, with 95% confidence, a divergence that shows in a "
             "fraction 0.5 of runs");
   EXPECT_EQ(lines[1].rfind("1 deterministic verdict(s) vacuous", 0), 0u) << lines[1];
 
-  const auto short_of = power_lines(report_of({vacuous}, {{"detect", 0.1}}));  // 30 needed, 6 ran
+  const auto short_of = power_lines(report_with_config({vacuous}, {{"detect", 0.1}}));  // 30 needed, 6 ran
   EXPECT_NE(short_of[0].find("1 cell(s) whose runs agreed ran fewer"), std::string::npos) << short_of[0];
   // A rate out of range (a hand-edited report) is not repeated as a claim.
-  EXPECT_EQ(power_lines(report_of({vacuous}, {{"detect", 7}})).size(), 1u);
+  EXPECT_EQ(power_lines(report_with_config({vacuous}, {{"detect", 7}})).size(), 1u);
 }
 
 }  // namespace
