@@ -194,7 +194,12 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    # All is said: torch's teardown (a second of CPU) would only keep the shell, or a parent's
+    # subprocess.run, waiting.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 )PY";
 
 }  // namespace repro_audit
