@@ -257,7 +257,7 @@ TEST(ExplainPrinters, EveryFormatCarriesTheKnobsAndThePin) {
   EXPECT_NE(html.find("--axis cpu_capability=default"), std::string::npos);
 }
 
-std::vector<KernelRecord> records(const std::vector<std::string>& names) {
+std::vector<KernelRecord> kernel_records(const std::vector<std::string>& names) {
   std::vector<KernelRecord> result;
   for (const auto& name : names) result.push_back({name, "", ""});
   return result;
@@ -269,10 +269,12 @@ std::pair<Snapshot, Snapshot> cross_vendor(const std::string& key, const std::st
   auto before = snapshot("intel.yaml", key, "intel-bits", {{"cpu_vendor", "GenuineIntel"}});
   auto after = snapshot("amd.json", key, "amd-bits", {{"cpu_vendor", "AuthenticAMD"}});
   before.cells[0].kernel_digest = std::string(32, 'b');
-  before.cells[0].kernels = std::make_shared<std::vector<KernelRecord>>(records(testing::mkl_sgemm_kernels(true)));
+  before.cells[0].kernels =
+      std::make_shared<std::vector<KernelRecord>>(kernel_records(testing::mkl_sgemm_kernels(true)));
   before.cells[0].input_digest = before_inputs;
   after.cells[0].kernel_digest = std::string(32, 'a');
-  after.cells[0].kernels = std::make_shared<std::vector<KernelRecord>>(records(testing::mkl_sgemm_kernels(false)));
+  after.cells[0].kernels =
+      std::make_shared<std::vector<KernelRecord>>(kernel_records(testing::mkl_sgemm_kernels(false)));
   after.cells[0].input_digest = after_inputs;
   return {before, after};
 }

@@ -28,7 +28,7 @@ std::vector<std::string> names(const std::vector<KernelRecord>& records) {
   return result;
 }
 
-const std::string kSgemm = "mkl:SGEMM(N,N,512,512,512,*,*,512,*,512,*,*,512) CNR:OFF NThr:2";
+const std::string kVerboseSgemm = "mkl:SGEMM(N,N,512,512,512,*,*,512,*,512,*,*,512) CNR:OFF NThr:2";
 const std::string kConvForward =
     "onednn:convolution jit:avx512_core forward_training src:f32 wei:f32 dst:f32 alg:convolution_direct "
     "mb8_ic32oc64_ih32oh32kh3sh1dh0ph1_iw32ow32kw3sw1dw0pw1";
@@ -48,7 +48,7 @@ TEST(LibraryVerbose, FirstRunGivesEveryPrimitiveAndCallWithTheBannersBeforeEachL
   EXPECT_EQ(records[13],
             "mkl:oneMKL 2024.0 Update 2 for Intel(R) 64 architecture Intel(R) Architecture processors, Lnx lp64 "
             "gnu_thread");
-  EXPECT_EQ(records[14], kSgemm);
+  EXPECT_EQ(records[14], kVerboseSgemm);
   EXPECT_EQ(records[17],
             "onednn:convolution jit_bf16:avx512_core_bf16 forward_training src:bf16 wei:bf16 dst:bf16 "
             "alg:convolution_direct mb8_ic32oc64_ih32oh32kh3sh1dh0ph1_iw32ow32kw3sw1dw0pw1");
@@ -92,7 +92,7 @@ TEST(LibraryVerbose, MklCbwrChangesOnlyTheMklCallRecord) {
       names(LibraryVerboseParser().parse_run(verbose_fixture("mkl-cbwr-compatible-first-run.txt")).records);
   ASSERT_EQ(plain.size(), compatible.size());
   for (std::size_t i = 0; i < plain.size(); ++i)
-    if (plain[i] == kSgemm)
+    if (plain[i] == kVerboseSgemm)
       EXPECT_EQ(compatible[i], "mkl:SGEMM(N,N,512,512,512,*,*,512,*,512,*,*,512) CNR:COMPATIBLE NThr:2");
     else
       EXPECT_EQ(compatible[i], plain[i]);
