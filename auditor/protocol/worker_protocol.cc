@@ -87,6 +87,9 @@ std::optional<WorkerEvent> parse_event(const std::string& line) {
       }
     } else if (kind == "done") {
       event.kind = WorkerEvent::Kind::done;
+    } else if (kind == "imports") {
+      event.kind = WorkerEvent::Kind::imports;
+      event.modules = j.at("modules").get<std::vector<std::string>>();
     } else if (kind == "environment_failure") {
       event.kind = WorkerEvent::Kind::environment_failure;
       event.message = j.at("message").get<std::string>();

@@ -46,12 +46,15 @@ WorkerRequest request_from_json(const nlohmann::json& json);
 
 struct WorkerEvent {
   // loaded: a py cells' interpreter has imported torch (a C++ worker says its environment instead).
-  enum class Kind { loaded, environment, start, cell, done, environment_failure };
+  // imports: a py worker's cells imported these (of the modules a fork server may import ahead:
+  // supervisor/process_launcher.h), said before done.
+  enum class Kind { loaded, environment, start, cell, done, environment_failure, imports };
   Kind kind = Kind::done;
-  std::string key;                 // start, cell
-  ProcessObservation observation;  // cell
-  nlohmann::json environment;      // environment
-  std::string message;             // environment_failure; a cell whose observation could not be read: why
+  std::string key;                   // start, cell
+  ProcessObservation observation;    // cell
+  nlohmann::json environment;        // environment
+  std::string message;               // environment_failure; a cell whose observation could not be read: why
+  std::vector<std::string> modules;  // imports
 };
 
 // The environment variable naming the interpreter of a worker's py cells (supervisor/batch_runner.cc
@@ -65,6 +68,10 @@ inline constexpr const char* kWorkerCompileCache = "REPRO_AUDIT_COMPILE_CACHE";
 // it loads, beside the workers started ahead; unset: it never imports it unless a callable does (a second
 // of CPU a worker, mostly torch._inductor's config, which torch.use_deterministic_algorithms imports).
 inline constexpr const char* kWorkerCompiles = "REPRO_AUDIT_WORKER_COMPILES";
+// "1" in the environment of a later timing round's worker whose cells a process forked from a fork server
+// may run (py cells on the CPU that do not compile; supervisor/process_launcher.h). The launcher reads it
+// and removes it: no process sees it.
+inline constexpr const char* kWorkerForkRound = "REPRO_AUDIT_FORK_ROUND";
 
 nlohmann::json environment_event(const nlohmann::json& environment);
 nlohmann::json start_event(const std::string& key);

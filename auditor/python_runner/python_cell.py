@@ -371,6 +371,10 @@ def main():
                 emit({"event": "environment_failure", "message": str(failure)})
                 return
             emit({"event": "cell", "key": cell["key"], "observation": observation})
+        # What the cells imported that a fork server would import once for the later timing rounds.
+        imported = [name for name in FORK_PRELOADABLE if name in sys.modules]
+        if imported:
+            emit({"event": "imports", "modules": imported})
     emit({"event": "done"})
 
 

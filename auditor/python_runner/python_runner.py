@@ -51,41 +51,98 @@ try:
 except (OSError, ValueError):
     pass
 
-EVENTS = os.fdopen(os.dup(1), "w")
-os.dup2(2, 1)  # anything written to fd 1 (C code, subprocesses) goes to the worker's log, not the pipe
+# A later timing round of py cells on the CPU runs in a process forked from an interpreter that has
+# imported torch already (supervisor/process_launcher.h): this one only hands its stdin, event pipe and
+# log to that fork server, with its environment, and ends as the forked process ends. The process it
+# stands for joins its process group, so ending this worker's group ends it too. A server that cannot be
+# reached: this process loads torch and runs the round itself.
+FORK_PRELOADABLE = ("torch._dynamo",)  # what a fork server imports before forking, when a round needs it
+
+
+def run_forked(server):
+    import socket
+    preload = [name for name in os.environ.pop("REPRO_AUDIT_FORK_PRELOAD", "").split(",") if name]
+    try:
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.connect(server)
+        payload = json.dumps({"environment": dict(os.environ), "group": os.getpgrp(), "preload": preload})
+        socket.send_fds(connection, [payload.encode()], [0, 1, 2])
+        connection.shutdown(socket.SHUT_WR)
+    except (OSError, AttributeError):  # AttributeError: a Python before 3.9 (no send_fds)
+        return
+    reply = b""
+    while True:
+        try:
+            chunk = connection.recv(4096)
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+        if not chunk:
+            break
+        reply += chunk
+    try:
+        status = int(json.loads(reply)["status"])
+    except (ValueError, KeyError, TypeError):
+        sys.stderr.write("repro-audit: the fork server ended before the process it forked for this worker\n")
+        os._exit(70)
+    if os.WIFSIGNALED(status):  # ended as the forked process did, so the supervisor reads the same signal
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 70)
+
+
+if os.environ.get("REPRO_AUDIT_FORK_CLIENT"):
+    run_forked(os.environ.pop("REPRO_AUDIT_FORK_CLIENT"))
+SERVES_FORKS = os.environ.pop("REPRO_AUDIT_FORK_SERVE", "") == "1"
+EVENTS = None
+WORD_SUMS_LIBRARY = ""
+OWN_FOLDER = None
+CACHE = None
+
+
+def take_environment():
+    """What the worker takes from its environment: run at its start, and again in a process forked for a
+    later timing round, which takes its worker's."""
+    global EVENTS, WORD_SUMS_LIBRARY, OWN_FOLDER, CACHE
+    EVENTS = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # anything written to fd 1 (C code, subprocesses) goes to the worker's log, not the pipe
+    # Set by the supervisor, whatever the environment held (python_runner/python_worker.cc).
+    WORD_SUMS_LIBRARY = os.environ.pop("REPRO_AUDIT_WORD_SUMS_LIBRARY", "")
+    # The worker's TMPDIR is a folder of its own, removed when it ends however it ends
+    # (supervisor/worker_folder.h); REPRO_AUDIT_TMPDIR holds the user's. The callable and torch get the
+    # user's back: torch keeps caches there meant to outlive a process (Inductor's precompiled headers).
+    OWN_FOLDER = None
+    if "REPRO_AUDIT_TMPDIR" in os.environ:
+        OWN_FOLDER = os.environ.get("TMPDIR")
+        if os.environ["REPRO_AUDIT_TMPDIR"]:
+            os.environ["TMPDIR"] = os.environ["REPRO_AUDIT_TMPDIR"]
+        else:
+            os.environ.pop("TMPDIR", None)
+        tempfile.tempdir = None
+    # Before torch._dynamo is imported, which fixes its cache's folder from Inductor's (below). The batch's
+    # --compile-cache comes in the environment the supervisor gave the worker (supervisor/batch_runner.cc:
+    # set, or removed), since the request is read only once torch is imported.
+    CACHE = None
+    if not os.environ.get("REPRO_AUDIT_COMPILE_CACHE"):
+        # A process compiles afresh: differences between two compiles are cross-process divergence. In
+        # the worker's own folder: a callable that crashes or hangs leaves nothing behind.
+        CACHE = tempfile.mkdtemp(prefix="repro-audit-inductor-", dir=OWN_FOLDER)
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = CACHE
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(CACHE, "triton")
+    else:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.environ["REPRO_AUDIT_COMPILE_CACHE"]
+    os.environ.pop("REPRO_AUDIT_COMPILE_CACHE", None)
+
+
+take_environment()
 
 
 def emit(event):
     EVENTS.write(json.dumps(event) + "\n")
     EVENTS.flush()
 
-
-# Set by the supervisor, whatever the environment held (python_runner/python_worker.cc).
-WORD_SUMS_LIBRARY = os.environ.pop("REPRO_AUDIT_WORD_SUMS_LIBRARY", "")
-# The worker's TMPDIR is a folder of its own, removed when it ends however it ends
-# (supervisor/worker_folder.h); REPRO_AUDIT_TMPDIR holds the user's. The callable and torch get the
-# user's back: torch keeps caches there meant to outlive a process (Inductor's precompiled headers).
-OWN_FOLDER = None
-if "REPRO_AUDIT_TMPDIR" in os.environ:
-    OWN_FOLDER = os.environ.get("TMPDIR")
-    if os.environ["REPRO_AUDIT_TMPDIR"]:
-        os.environ["TMPDIR"] = os.environ["REPRO_AUDIT_TMPDIR"]
-    else:
-        os.environ.pop("TMPDIR", None)
-    tempfile.tempdir = None
-# Before torch._dynamo is imported, which fixes its cache's folder from Inductor's (below). The batch's
-# --compile-cache comes in the environment the supervisor gave the worker (supervisor/batch_runner.cc:
-# set, or removed), since the request is read only once torch is imported.
-CACHE = None
-if not os.environ.get("REPRO_AUDIT_COMPILE_CACHE"):
-    # A process compiles afresh: differences between two compiles are cross-process divergence. In
-    # the worker's own folder: a callable that crashes or hangs leaves nothing behind.
-    CACHE = tempfile.mkdtemp(prefix="repro-audit-inductor-", dir=OWN_FOLDER)
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = CACHE
-    os.environ["TRITON_CACHE_DIR"] = os.path.join(CACHE, "triton")
-else:
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.environ["REPRO_AUDIT_COMPILE_CACHE"]
-os.environ.pop("REPRO_AUDIT_COMPILE_CACHE", None)
 
 import re  # noqa: E402
 import struct  # noqa: E402
@@ -117,6 +174,87 @@ if os.environ.pop("REPRO_AUDIT_WORKER_COMPILES", ""):
     except Exception:  # a step that needs it meets the same error as its own, where it is reported
         pass
 
+
+
+def serve_forks():
+    """A fork server's loop (run_forked above is its client): forks a process for each worker that asks,
+    which returns from here as that worker, once torch is imported; this process only forks, and never
+    runs an op (OpenMP's threads, CUDA and the like would not survive a fork). Returns in the forked
+    processes only."""
+    import socket
+    path = os.path.join(OWN_FOLDER or tempfile.gettempdir(), "fork.sock")
+    try:
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(path)  # in the worker's own folder, which only this user can enter
+        server.listen(8)
+    except OSError as error:  # a path too long for a socket: the rounds' workers load torch themselves
+        emit({"event": "loaded", "fork_error": str(error)})
+        os._exit(0)
+    emit({"event": "loaded", "fork_socket": path})
+    me = os.getpid()
+    credentials = struct.Struct("3i")
+    while True:
+        try:
+            connection, _ = server.accept()
+            _, uid, _ = credentials.unpack(connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                                 credentials.size))
+            message, descriptors, _, _ = socket.recv_fds(connection, 1 << 16, 3)
+        except OSError:
+            continue
+        while descriptors and uid == os.getuid():
+            chunk = connection.recv(1 << 16)
+            if not chunk:
+                break
+            message += chunk
+        try:
+            asked = json.loads(message)
+            environment, group = dict(asked["environment"]), int(asked["group"])
+        except (ValueError, KeyError, TypeError):
+            asked = None
+        if uid != os.getuid() or len(descriptors) != 3 or asked is None:
+            for descriptor in descriptors:
+                os.close(descriptor)
+            connection.close()
+            continue
+        for name in asked.get("preload", []):
+            if name in FORK_PRELOADABLE and name not in sys.modules:
+                try:
+                    importlib.import_module(name)
+                except Exception:  # the round meets the same error where its callable imports it
+                    pass
+        child = os.fork()
+        if child == 0:
+            server.close()
+            connection.close()
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # dies with the server
+            if os.getppid() != me:
+                os._exit(3)
+            os.setpgid(0, group)  # the worker's group: ending the worker's group ends this process
+            for target, descriptor in enumerate(descriptors):
+                os.dup2(descriptor, target)
+                os.close(descriptor)
+            EVENTS.close()
+            os.environ.clear()
+            os.environ.update(environment)
+            take_environment()
+            return
+        for descriptor in descriptors:
+            os.close(descriptor)
+        while True:
+            try:
+                _, status = os.waitpid(child, 0)
+                break
+            except InterruptedError:
+                continue
+        try:
+            connection.sendall(json.dumps({"status": status}).encode())
+        except OSError:  # the worker was ended (a time limit): its group, the forked process with it
+            pass
+        connection.close()
+
+
+if SERVES_FORKS:
+    serve_forks()
 emit({"event": "loaded"})
 REQUEST = json.load(sys.stdin)
 

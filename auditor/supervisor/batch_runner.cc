@@ -111,7 +111,7 @@ class BatchRunner {
     ++workers_started;
     const auto worker = options_.launcher->start(
         request_to_json(request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
-        batch_environment(batch_));
+        timing_round_ > 0 ? round_environment(batch_, options_) : batch_environment(batch_));
     const Cell* in_flight = nullptr;
     bool loaded = false;  // said anything (its environment first): it started
     int stopped_polls = 0;
@@ -153,7 +153,9 @@ class BatchRunner {
         worker->terminate(options_.terminate_grace);
         throw EnvironmentError(event->message);
       }
-      if (event->kind == WorkerEvent::Kind::environment && options_.on_environment) {
+      if (event->kind == WorkerEvent::Kind::imports) {
+        options_.launcher->note_imports(batch_environment(batch_), event->modules);
+      } else if (event->kind == WorkerEvent::Kind::environment && options_.on_environment) {
         const std::lock_guard hold(lock_);
         options_.on_environment(event->environment, batch_.process_settings);
       } else if (event->kind == WorkerEvent::Kind::start) {
@@ -258,6 +260,13 @@ std::map<std::string, std::string> batch_environment(const Batch& batch) {
     environment[kWorkerCompileCache] = cell.model->compile_cache;
     if (compiles(cell.settings)) environment[kWorkerCompiles] = "1";
   }
+  return environment;
+}
+
+std::map<std::string, std::string> round_environment(const Batch& batch, const SupervisorOptions& options) {
+  auto environment = batch_environment(batch);
+  if (options.device == "cpu" && !environment[kWorkerPython].empty() && environment[kWorkerCompiles].empty())
+    environment[kWorkerForkRound] = "1";
   return environment;
 }
 

@@ -1,6 +1,9 @@
 #include "supervisor/process_launcher.h"
 
 #include <algorithm>
+#include <cctype>
+
+#include <nlohmann/json.hpp>
 
 #include "protocol/worker_protocol.h"
 
@@ -8,8 +11,40 @@ namespace repro_audit {
 
 ProcessLauncher::~ProcessLauncher() = default;  // ends the workers never handed out
 
+namespace {
+
+constexpr const char* kForkServe = "REPRO_AUDIT_FORK_SERVE";
+constexpr const char* kForkClient = "REPRO_AUDIT_FORK_CLIENT";
+constexpr const char* kForkPreload = "REPRO_AUDIT_FORK_PRELOAD";
+// How long a round's worker waits for a fork server that was not started ahead to load.
+constexpr std::chrono::seconds kServerAllowance{60};
+
+// A module name a worker may ask a fork server to import: dotted identifiers, nothing else.
+bool is_module_name(const std::string& name) {
+  return !name.empty() && name.size() <= 100 && name.front() != '.' && name.back() != '.' &&
+         std::all_of(name.begin(), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; });
+}
+
+}  // namespace
+
 std::unique_ptr<Worker> ProcessLauncher::start(const std::string& request,
                                                const std::map<std::string, std::string>& environment) {
+  if (environment.count(kWorkerForkRound)) {
+    auto own = environment;
+    own.erase(kWorkerForkRound);
+    std::string socket, preload;
+    {
+      const std::lock_guard hold(servers_lock_);
+      socket = server_socket(fork_server(own), std::chrono::steady_clock::now() + kServerAllowance);
+      for (const auto& module : imports_[own]) preload += (preload.empty() ? "" : ",") + module;
+    }
+    if (socket.empty()) return start(request, own);  // no server: a worker that loads torch itself
+    auto client = own;
+    client[kForkClient] = socket;
+    client[kForkPreload] = preload;
+    return launch(client, request);
+  }
   {
     const std::lock_guard hold(lock_);
     for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
@@ -47,11 +82,23 @@ void ProcessLauncher::prestart(const std::vector<std::map<std::string, std::stri
                                std::chrono::steady_clock::time_point deadline, const std::function<bool()>& give_up) {
   std::vector<WorkerProcess*> started;
   {
+    const std::lock_guard servers(servers_lock_);
+    for (const auto& environment : environments)
+      if (environment.count(kWorkerForkRound)) {
+        auto own = environment;
+        own.erase(kWorkerForkRound);
+        const bool known = servers_.count(own) > 0;
+        auto& server = fork_server(own);
+        if (!known && server.process) started.push_back(server.process.get());
+      }
+  }
+  {
     const std::lock_guard hold(lock_);
     // A worker already waiting with the same environment counts for one of them (started ahead for a
     // later timing round that needs it now).
     std::vector<char> counted(waiting_.size(), 0);
     for (const auto& environment : environments) {
+      if (environment.count(kWorkerForkRound)) continue;  // its fork server's, above
       std::size_t same = 0;
       while (same < counted.size() && (counted[same] || waiting_[same].environment != environment)) ++same;
       if (same < counted.size()) {
@@ -75,6 +122,42 @@ void ProcessLauncher::prestart(const std::vector<std::map<std::string, std::stri
       if (now < slice || now >= deadline) break;  // it ended or was stopped, or the time is up
       if (give_up && give_up()) return;
     }
+}
+
+ProcessLauncher::ForkServer& ProcessLauncher::fork_server(const Environment& environment) {
+  auto it = servers_.find(environment);
+  if (it != servers_.end()) return it->second;
+  auto serving = environment;
+  serving[kForkServe] = "1";
+  ForkServer server;
+  try {
+    server.process = launch(serving, std::nullopt);
+  } catch (const EnvironmentError&) {
+    server.answered = true;  // the interpreter cannot start: the round's worker finds out and says so
+  }
+  return servers_.emplace(environment, std::move(server)).first->second;
+}
+
+std::string ProcessLauncher::server_socket(ForkServer& server, std::chrono::steady_clock::time_point deadline) {
+  if (server.answered) return server.socket;
+  server.answered = true;
+  std::string line;
+  if (!server.process->has_line(deadline) || server.process->read_line(line, deadline) != Worker::ReadStatus::line)
+    return "";
+  try {
+    const auto said = nlohmann::json::parse(line);
+    if (said.value("event", "") == "loaded") server.socket = said.value("fork_socket", "");
+  } catch (const nlohmann::json::exception&) {
+  }
+  return server.socket;
+}
+
+void ProcessLauncher::note_imports(const std::map<std::string, std::string>& environment,
+                                   const std::vector<std::string>& modules) {
+  const std::lock_guard hold(servers_lock_);
+  auto& noted = imports_[environment];
+  for (const auto& module : modules)
+    if (is_module_name(module) && noted.size() < 8) noted.insert(module);
 }
 
 }  // namespace repro_audit

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,15 @@ namespace repro_audit {
 // Starts `executable worker` processes (or another internal subcommand), their stderr kept in
 // unlinked files in `temporary_folder`. A worker whose environment names the py cells' interpreter
 // (kWorkerPython) is that interpreter, started as `interpreter` says.
+//
+// A later timing round's worker whose environment holds kWorkerForkRound (py cells on the CPU:
+// supervisor.h, round_environment) is that interpreter too, but asks a fork server of the same
+// environment for a process forked from it: one interpreter per environment, started ahead with the
+// others, that has imported torch (and what the first round's cells imported of what it may import
+// ahead: note_imports) and only forks. The forked process takes the worker's stdin, event pipe, log,
+// environment and process group, and the worker ends as it ends (python_runner.py, run_forked and
+// serve_forks): to the supervisor it is a worker like any other, loaded in a fraction of a second. A
+// server that cannot start or listen: the round's workers load torch themselves, as before.
 class ProcessLauncher : public WorkerLauncher {
  public:
   ProcessLauncher(std::string executable, std::string temporary_folder, std::string subcommand = "worker",
@@ -31,8 +41,23 @@ class ProcessLauncher : public WorkerLauncher {
                                 const std::map<std::string, std::string>& environment) override;
   void prestart(const std::vector<std::map<std::string, std::string>>& environments,
                 std::chrono::steady_clock::time_point deadline, const std::function<bool()>& give_up) override;
+  void note_imports(const std::map<std::string, std::string>& environment,
+                    const std::vector<std::string>& modules) override;
 
  private:
+  using Environment = std::map<std::string, std::string>;
+  struct ForkServer {
+    std::unique_ptr<WorkerProcess> process;
+    std::string socket;  // where it listens, once its first line said; "" when it cannot serve
+    bool answered = false;
+  };
+  // The fork server of `environment` (without kWorkerForkRound), started if it was not; servers_lock_ held.
+  ForkServer& fork_server(const Environment& environment);
+  // Its socket, waiting until `deadline` for its first line; "" when it cannot serve. servers_lock_ held.
+  static std::string server_socket(ForkServer& server, std::chrono::steady_clock::time_point deadline);
+  std::map<Environment, ForkServer> servers_;
+  std::map<Environment, std::set<std::string>> imports_;
+  std::mutex servers_lock_;
   std::unique_ptr<WorkerProcess> launch(const std::map<std::string, std::string>& environment,
                                         const std::optional<std::string>& request);
   struct Waiting {  // a worker started ahead, with its environment

@@ -90,7 +90,7 @@ void start_ahead(const std::vector<std::pair<const Batch*, int>>& units, const s
       if (environments.size() < kWorkersAhead &&
           std::any_of(batch.cells.begin(), batch.cells.end(),
                       [](const Cell& cell) { return kind_of(cell).has_timing_runs(); }))
-        environments.push_back(batch_environment(batch));
+        environments.push_back(round_environment(batch, options));
   if (!environments.empty())
     options.launcher->prestart(environments, Clock::now() + options.startup_allowance, give_up_loading(options));
 }
@@ -172,7 +172,7 @@ bool run_timing_rounds(const std::vector<Batch>& batches, const SupervisorOption
     const auto round_batches = timing_round_batches(batches, observations, options.timing, round);
     std::vector<std::map<std::string, std::string>> environments;
     for (const auto& batch : round_batches)
-      if (environments.size() < kWorkersAhead) environments.push_back(batch_environment(batch));
+      if (environments.size() < kWorkersAhead) environments.push_back(round_environment(batch, options));
     if (!environments.empty())
       options.launcher->prestart(environments, Clock::now() + options.startup_allowance, give_up_loading(options));
     for (const auto& batch : round_batches) {

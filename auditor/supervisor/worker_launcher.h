@@ -54,6 +54,13 @@ class WorkerLauncher {
     (void)deadline;
     (void)give_up;
   }
+  // A worker of `environment` said its cells imported `modules` (a py worker's imports event): what a
+  // fork server of that environment may import before it forks a later round's process. Default: nothing.
+  virtual void note_imports(const std::map<std::string, std::string>& environment,
+                            const std::vector<std::string>& modules) {
+    (void)environment;
+    (void)modules;
+  }
 };
 
 }  // namespace repro_audit

@@ -89,5 +89,48 @@ TEST_F(Launching, AnInterpreterThatCannotStartIsTheMachinesFailureNamingIt) {
   }
 }
 
+// A later round's worker of py cells on the CPU (kWorkerForkRound) asks the fork server of its batch's
+// environment for its process: one server, started ahead, for every such worker, told what the first
+// round's cells imported (module names only); a server that cannot listen leaves the workers to load
+// torch themselves. The stand-in: as a server it says where it listens and waits; as a worker it says
+// the server and the imports it was given, then echoes its request.
+TEST_F(Launching, ALaterRoundsPyWorkerAsksTheForkServerOfItsEnvironment) {
+  const auto serving = [](const std::string& answer) {
+    return [answer](const std::string& python) {
+      return InterpreterStart{{"/bin/sh", "-c",
+                               "if [ \"$REPRO_AUDIT_FORK_SERVE\" = 1 ]; then echo '" + answer +
+                                   "' | sed \"s/PID/$$/\"; exec sleep 60; fi; echo "
+                                   "\"${REPRO_AUDIT_FORK_CLIENT-none} ${REPRO_AUDIT_FORK_PRELOAD-none} "
+                                   "${REPRO_AUDIT_FORK_ROUND-unset}\"; cat",
+                               python},
+                              {}};
+    };
+  };
+  const std::map<std::string, std::string> py = {{kWorkerPython, "/opt/python3"}};
+  auto round = py;
+  round[kWorkerForkRound] = "1";
+  ProcessLauncher launcher("/bin/echo", folder_.string(), "worker",
+                           serving(R"({"event": "loaded", "fork_socket": "/server/PID"})"));
+  launcher.prestart({round, round}, std::chrono::steady_clock::now() + 30s, {});
+  auto first = launcher.start("request 1\n", round);
+  const auto said = line_of(*first);
+  const auto server = said.substr(0, said.find(' '));
+  EXPECT_EQ(server.rfind("/server/", 0), 0u) << said;
+  EXPECT_EQ(said, server + " none unset");
+  EXPECT_EQ(line_of(*first), "request 1");
+  launcher.note_imports(py, {"torch._dynamo", "os; rm -rf ~"});
+  auto second = launcher.start("request 2\n", round);
+  EXPECT_EQ(line_of(*second), server + " torch._dynamo unset") << "not the same server, or another import";
+  EXPECT_EQ(line_of(*second), "request 2");
+  auto own = launcher.start("request 3\n", py);
+  EXPECT_EQ(line_of(*own), "none none unset");
+
+  ProcessLauncher refused("/bin/echo", folder_.string(), "worker",
+                          serving(R"({"event": "loaded", "fork_error": "AF_UNIX path too long"})"));
+  auto plain = refused.start("request 4\n", round);
+  EXPECT_EQ(line_of(*plain), "none none unset");
+  EXPECT_EQ(line_of(*plain), "request 4");
+}
+
 }  // namespace
 }  // namespace repro_audit

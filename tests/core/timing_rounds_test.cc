@@ -141,5 +141,38 @@ TEST(TimingRounds, RequestsAndObservationsCarryTheirRoundsAndOlderFilesHaveOne) 
   EXPECT_EQ(older.get<ProcessObservation>().timing_rounds, 1);
 }
 
+// A later round's worker asks a fork server for its process (kWorkerForkRound) only for py cells on the
+// CPU that do not compile: C++ cells, compiled ones and CUDA keep workers of their own.
+TEST(TimingRounds, OnlyPyCellsOnTheCpuThatDoNotCompileMayRunInAForkedProcess) {
+  ModelSpec model;
+  model.name = "step";
+  model.callable = "/steps/step.py:make";
+  model.python = "/usr/bin/python3";
+  auto py = make_cell("py.step/call@cpu|threads=1");
+  py.model = model;
+  auto compiled = make_cell("py.step/call@cpu|compile=default,threads=1");
+  compiled.model = model;
+  compiled.settings = {{"compile", "default"}, {"threads", "1"}};
+  const Batch eager{{{"threads", "1"}}, {py}}, compiling{{{"threads", "1"}}, {compiled}},
+      cpp{{{"threads", "1"}}, {make_cell("sum/f32@cpu|threads=1")}};
+  SupervisorOptions cpu, cuda;
+  cpu.device = "cpu";
+  cuda.device = "cuda:0";
+  EXPECT_EQ(round_environment(eager, cpu).count(kWorkerForkRound), 1u);
+  EXPECT_EQ(round_environment(eager, cuda).count(kWorkerForkRound), 0u);
+  EXPECT_EQ(round_environment(compiling, cpu).count(kWorkerForkRound), 0u);
+  EXPECT_EQ(round_environment(cpp, cpu).count(kWorkerForkRound), 0u);
+  // Apart from the key, the batch's own environment: what its fork server is started with.
+  auto own = round_environment(eager, cpu);
+  own.erase(kWorkerForkRound);
+  EXPECT_EQ(own, batch_environment(eager));
+  // A py worker says what its cells imported, before done; anything else is no event.
+  const auto imports = parse_event(R"({"event": "imports", "modules": ["torch._dynamo"]})");
+  ASSERT_TRUE(imports);
+  EXPECT_EQ(imports->kind, WorkerEvent::Kind::imports);
+  EXPECT_EQ(imports->modules, std::vector<std::string>{"torch._dynamo"});
+  EXPECT_FALSE(parse_event(R"({"event": "imports", "modules": "torch._dynamo"})"));
+}
+
 }  // namespace
 }  // namespace repro_audit
