@@ -58,12 +58,15 @@ ScriptRun run_script(const std::vector<std::string>& argv, const std::string& in
   return {"", fmt::format("{} did not run: {}", argv[1], error.what())};
 }
 
-// Runs every exported script, in `options.jobs` Pythons at once (repro/script_host.h: each imports
-// torch once and forks a child per script), the scripts dealt to them in turn. The first script that
-// does not answer within the limit stops the run: the scripts not yet started are not run, each naming
-// the one that hung. A hang is nearly always the interpreter or its torch (an import that waits on a
-// lock, a wrapper that waits on its terminal), so each further script would hang too; a shorter limit
-// for the rest would still cost that limit times a hundred scripts on a machine with two cores.
+constexpr unsigned kScriptsPerHost = 8;
+
+// Runs every exported script, in up to `options.jobs` Pythons at once, one per kScriptsPerHost scripts
+// (repro/script_host.h: each imports torch once and forks a child per script), the scripts dealt to them
+// in turn. The first script that does not answer within the limit stops the run: the scripts not yet
+// started are not run, each naming the one that hung. A hang is nearly always the interpreter or its
+// torch (an import that waits on a lock, a wrapper that waits on its terminal), so each further script
+// would hang too; a shorter limit for the rest would still cost that limit times a hundred scripts on a
+// machine with two cores.
 std::vector<ScriptRun> run_scripts(const std::vector<ExportedCell>& exported,
                                    const std::vector<const CellReport*>& cells, const ParityOptions& options,
                                    std::string& hung) {
@@ -76,7 +79,11 @@ std::vector<ScriptRun> run_scripts(const std::vector<ExportedCell>& exported,
                         : fmt::format("not run: the script of {} did not answer within {} s", hung,
                                       options.script_time_limit.count());
   };
-  const auto hosts = std::max(1u, std::min(options.jobs, 64u));
+  // A host imports torch and Inductor (4-5 s of CPU on a slow host), as much as a dozen scripts take: a
+  // second one pays for itself only from about that many scripts on.
+  const auto scripts = static_cast<unsigned>(
+      std::count_if(exported.begin(), exported.end(), [](const ExportedCell& cell) { return !cell.folder.empty(); }));
+  const auto hosts = std::clamp(std::min(scripts / kScriptsPerHost, options.jobs), 1u, 64u);
   std::vector<std::vector<std::size_t>> dealt(hosts);
   std::size_t dealt_count = 0;
   for (std::size_t i = 0; i < exported.size(); ++i)
