@@ -10,7 +10,7 @@ namespace repro_audit {
 
 // The canonical XXH3-128 (hash/digest.h) of a tensor: its dtype tag followed by tensor_properties(),
 // then its values as stored, in row-major order. An ordinary dense tensor has no properties, so its
-// digest is what it always was; the Python runner (python_runner/python_runner.py) computes the same.
+// digest is what it always was; the Python runner (python_runner/python_digests.py) computes the same.
 std::string digest_tensor(const at::Tensor& tensor);
 
 // What beyond dtype, sizes and values tells two tensors apart, as text: ";conj" and ";neg" for the view

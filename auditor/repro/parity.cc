@@ -58,15 +58,11 @@ ScriptRun run_script(const std::vector<std::string>& argv, const std::string& in
   return {"", fmt::format("{} did not run: {}", argv[1], error.what())};
 }
 
-constexpr unsigned kScriptsPerHost = 8;
-
-// Runs every exported script, in up to `options.jobs` Pythons at once, one per kScriptsPerHost scripts
-// (repro/script_host.h: each imports torch once and forks a child per script), the scripts dealt to them
-// in turn. The first script that does not answer within the limit stops the run: the scripts not yet
-// started are not run, each naming the one that hung. A hang is nearly always the interpreter or its
-// torch (an import that waits on a lock, a wrapper that waits on its terminal), so each further script
-// would hang too; a shorter limit for the rest would still cost that limit times a hundred scripts on a
-// machine with two cores.
+// Runs every exported script, in up to `options.jobs` Pythons at once, one per 8 scripts (each imports
+// torch and Inductor, 4-5 s of CPU on a slow host, and forks a child per script: repro/script_host.h). The
+// first script that does not answer within the limit stops the run: the scripts not yet started are not
+// run, each naming it. A hang is nearly always the interpreter or its torch (a lock, a terminal), so each
+// further script would hang too, and a shorter limit for the rest would still cost a hundred of them.
 std::vector<ScriptRun> run_scripts(const std::vector<ExportedCell>& exported,
                                    const std::vector<const CellReport*>& cells, const ParityOptions& options,
                                    std::string& hung) {
@@ -79,15 +75,12 @@ std::vector<ScriptRun> run_scripts(const std::vector<ExportedCell>& exported,
                         : fmt::format("not run: the script of {} did not answer within {} s", hung,
                                       options.script_time_limit.count());
   };
-  // A host imports torch and Inductor (4-5 s of CPU on a slow host), as much as a dozen scripts take: a
-  // second one pays for itself only from about that many scripts on.
-  const auto scripts = static_cast<unsigned>(
-      std::count_if(exported.begin(), exported.end(), [](const ExportedCell& cell) { return !cell.folder.empty(); }));
-  const auto hosts = std::clamp(std::min(scripts / kScriptsPerHost, options.jobs), 1u, 64u);
-  std::vector<std::vector<std::size_t>> dealt(hosts);
-  std::size_t dealt_count = 0;
+  std::vector<std::size_t> scripts;  // the cells that have one
   for (std::size_t i = 0; i < exported.size(); ++i)
-    if (!exported[i].folder.empty()) dealt[dealt_count++ % hosts].push_back(i);
+    if (!exported[i].folder.empty()) scripts.push_back(i);
+  const auto hosts = std::clamp(std::min(static_cast<unsigned>(scripts.size()) / 8, options.jobs), 1u, 64u);
+  std::vector<std::vector<std::size_t>> dealt(hosts);
+  for (std::size_t k = 0; k < scripts.size(); ++k) dealt[k % hosts].push_back(scripts[k]);
   const auto runner = [&](unsigned host) {
     const auto& mine = dealt[host];
     if (mine.empty()) return;
