@@ -96,6 +96,33 @@ TEST(SensitivityCheck, AProbeWhoseOrderIsInsideOneKernelIsListedAsNotChecked) {
   }
 }
 
+// The variants are measured on several threads at once, each op on its one thread: the same results, in
+// the catalogue's order, as each variant measured alone at one thread, and the caller's thread count kept.
+TEST(SensitivityCheck, VariantsMeasuredSideBySideGiveWhatEachGivesAloneInOrder) {
+  const std::vector<std::string> probes = {"sum", "index_add", "bincount", "test.sensitive", "test.exact_sums"};
+  const int before = at::get_num_threads();  // the shard's other tests keep theirs
+  at::set_num_threads(2);
+  const auto results = check_sensitivities(probes, 0);
+  EXPECT_EQ(at::get_num_threads(), 2);
+  at::set_num_threads(1);
+  std::size_t i = 0;
+  for (const auto& probe : registered_probes()) {
+    if (std::find(probes.begin(), probes.end(), probe.info.name) == probes.end()) continue;
+    for (const auto& variant : probe.info.variants) {
+      ASSERT_LT(i, results.size());
+      EXPECT_EQ(results[i].probe + "/" + results[i].variant, probe.info.name + "/" + variant.name);
+      const auto alone = measure_sensitivity(probe, variant, 0, kCurrentInputScheme);
+      ASSERT_TRUE(alone && results[i].sensitivity) << results[i].probe << "/" << results[i].variant;
+      EXPECT_EQ(results[i].sensitivity->changed, alone->changed) << results[i].probe << "/" << results[i].variant;
+      EXPECT_EQ(results[i].sensitivity->elements, alone->elements);
+      ++i;
+    }
+  }
+  EXPECT_EQ(i, results.size());
+  EXPECT_GT(i, 6u);
+  at::set_num_threads(before);
+}
+
 TEST(SensitivityCheck, TheProcessAskedCarriesItAndTheOthersDoNot) {
   WorkerRequest request;
   request.repeats = 2;
