@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/sensitivity_table.h"
+#include "supervisor/cpu_capacity.h"
 #include "common/user_error.h"
 #include "config/settings.h"
 #include "fingerprint/fingerprint_text.h"
@@ -35,7 +36,8 @@ Command add_list_command(CLI::App& app) {
                   throw UserError(
                       fmt::format("--probe: no probe '{}'; valid: {}", name, fmt::join(probe_names(catalogue), ", ")));
               const std::uint64_t seed = 0;
-              return print_sensitivities(check_sensitivities(*probes, seed), seed, std::cout) == 0 ? 0 : 1;
+              const auto measured = check_sensitivities(*probes, seed, usable_cores());
+              return print_sensitivities(measured, seed, std::cout) == 0 ? 0 : 1;
             }
             std::cout << fmt::format(
                 "Probes (documented behaviour per device, as {}; see torch.use_deterministic_algorithms):\n",

@@ -25,6 +25,7 @@
 #include "cli/output_paths.h"
 #include "cli/power_check.h"
 #include "cli/sensitivity_table.h"
+#include "supervisor/cpu_capacity.h"
 #include "common/atomic_file.h"
 #include "common/user_error.h"
 #include "probe/probe_catalogue.h"
@@ -310,7 +311,7 @@ Command add_selftest_command(CLI::App& app) {
             }
             for (const auto& note : retimed) std::cout << note << "\n";
             std::cout << "\n";
-            const int insensitive = print_sensitivities(check_sensitivities({}, 0), 0, std::cout);
+            const int insensitive = print_sensitivities(check_sensitivities({}, 0, usable_cores()), 0, std::cout);
             const auto power = check_power(*device);
             if (stop_requested()) return 130;
             std::cout << "\n" << power_check_text(power);

@@ -33,7 +33,7 @@ DocumentationSource registered_documentation() { absent("the probes' documentati
 Catalogue declared_catalogue() { absent("the probe catalogue"); }
 nlohmann::json environment_fingerprint() { absent("the environment fingerprint"); }
 ResolvedDevice resolve_device(const std::string&) { absent("resolving a device"); }
-std::vector<VariantSensitivity> check_sensitivities(const std::vector<std::string>&, std::uint64_t) {
+std::vector<VariantSensitivity> check_sensitivities(const std::vector<std::string>&, std::uint64_t, int) {
   absent("the sensitivity check");
 }
 void check_model_file_size(const std::string&, std::uint64_t, const std::string&, const std::string&) {

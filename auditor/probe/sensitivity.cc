@@ -99,10 +99,10 @@ std::optional<Sensitivity> measure_sensitivity(const ProbeDefinition& probe, con
 
 namespace repro_audit {
 
-// The variants are measured on up to four threads at once, each op on its one thread (what the check
-// has always run at: the bits do not depend on the machine's cores), the variants dealt in turn: the
-// selftest's check of every default-suite variant took 21 s of one core on a 2-core host.
-std::vector<VariantSensitivity> check_sensitivities(const std::vector<std::string>& probes, std::uint64_t seed) {
+// The variants are dealt in turn to the threads: the selftest's check of every default-suite variant took
+// 21 s of one core on a 2-core host, 11 s on two.
+std::vector<VariantSensitivity> check_sensitivities(const std::vector<std::string>& probes, std::uint64_t seed,
+                                                    int threads) {
   std::vector<VariantSensitivity> results;
   std::vector<std::pair<const ProbeDefinition*, const VariantInfo*>> measured;  // parallel to results
   for (const auto& probe : registered_probes()) {
@@ -132,9 +132,9 @@ std::vector<VariantSensitivity> check_sensitivities(const std::vector<std::strin
         }
     }
   };
-  const auto threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 4);
   std::vector<std::thread> measuring;
-  for (std::size_t k = 0; k < std::min(threads, results.size()); ++k) measuring.emplace_back(measure);
+  for (std::size_t k = 0; k < std::min<std::size_t>(std::clamp(threads, 1, 4), results.size()); ++k)
+    measuring.emplace_back(measure);
   for (auto& thread : measuring) thread.join();
   at::set_num_threads(threads_before);  // the count later threads start from, as it was
   return results;

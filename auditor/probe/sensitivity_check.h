@@ -20,7 +20,9 @@ struct VariantSensitivity {
 };
 
 // The probes named (all in the default suite and the controls when `probes` is empty), with the
-// inputs of `seed` under the current input scheme, on one thread.
-std::vector<VariantSensitivity> check_sensitivities(const std::vector<std::string>& probes, std::uint64_t seed);
+// inputs of `seed` under the current input scheme, each op on one thread (the bits do not depend on the
+// machine's cores); up to `threads` variants (at most 4) at once, in the catalogue's order all the same.
+std::vector<VariantSensitivity> check_sensitivities(const std::vector<std::string>& probes, std::uint64_t seed,
+                                                    int threads = 1);
 
 }  // namespace repro_audit

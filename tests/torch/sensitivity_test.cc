@@ -102,7 +102,7 @@ TEST(SensitivityCheck, VariantsMeasuredSideBySideGiveWhatEachGivesAloneInOrder) 
   const std::vector<std::string> probes = {"sum", "index_add", "bincount", "test.sensitive", "test.exact_sums"};
   const int before = at::get_num_threads();  // the shard's other tests keep theirs
   at::set_num_threads(2);
-  const auto results = check_sensitivities(probes, 0);
+  const auto results = check_sensitivities(probes, 0, 4);
   EXPECT_EQ(at::get_num_threads(), 2);
   at::set_num_threads(1);
   std::size_t i = 0;
