@@ -62,7 +62,8 @@ TEST_F(OutputFiles, ASignalWhenAFileAppearsLeavesTheCompleteOutputsOrNothing) {
   const auto a = report("node-a"), b = report("node-b");
   const std::vector<Writer> writers = {
       {kQuickAudit + " --json OUT/r.json --save-baseline OUT/b.yaml", {"b.yaml", "r.json"}},
-      {"fleet " + a + " " + b + " --json OUT/f.json --markdown OUT/f.md", {"f.json", "f.md"}},
+      {"fleet " + a + " " + b + " --json OUT/f.json --markdown OUT/f.md --html OUT/f.html",
+       {"f.html", "f.json", "f.md"}},
       {"compare " + a + " " + b + " --json OUT/c.json", {"c.json"}},
       {"baseline " + a + " -o OUT/b.yaml", {"b.yaml"}},
   };

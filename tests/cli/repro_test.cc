@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
+#include "python_fixtures.h"
 #include "python_modules.h"
 #include "test_paths.h"
 
@@ -146,7 +147,7 @@ TEST_F(ReproCommand, APatternMatchingNoCellIsAnError) {
 // threads. Its forward is reproduced bit for bit where it is deterministic, and the op where its
 // divergence starts is reproduced alone.
 TEST_F(ReproCommand, ExportsAModelsForwardAndTheOpWhereItsDivergenceStarts) {
-  std::ofstream(path("make.py")) << R"(import sys
+  const std::string make = R"(import sys
 import torch
 class Scatter(torch.nn.Module):
     def __init__(self):
@@ -162,7 +163,7 @@ torch.manual_seed(0)
 torch.jit.script(Scatter()).save(sys.argv[1])
 )";
   const auto model = path("scatter.pt");
-  ASSERT_EQ(shell(python() + " " + path("make.py") + " " + model).exit_code, 0);
+  ASSERT_TRUE(python_fixture(folder_, "make.py", make, python(), model));
   const auto report = path("report.json");
   const auto audit = run("model " + model + " --input x:f32[1024,64] --profile default --profile strict --repeats 6 " +
                          "--json " + report);
@@ -210,13 +211,8 @@ torch.jit.script(Scatter()).save(sys.argv[1])
 // What a model file is comes from its archive, as the worker loads it, never from its name: a
 // TorchScript module saved as "net.pt2" is scripted with torch.jit.load.
 TEST_F(ReproCommand, AModelIsScriptedByWhatItsArchiveHoldsNotByItsName) {
-  std::ofstream(path("make.py")) << R"(import sys
-import torch
-torch.manual_seed(0)
-torch.jit.script(torch.nn.Linear(8, 4)).save(sys.argv[1])
-)";
   const auto model = path("net.pt2");
-  ASSERT_EQ(shell(python() + " " + path("make.py") + " " + model).exit_code, 0);
+  ASSERT_TRUE(scripted_linear(folder_, python(), model));
   const auto report = path("report.json");
   const auto audit =
       run("model " + model + " --input x:f32[2,8] --profile strict --repeats 2 --no-cost --json " + report);

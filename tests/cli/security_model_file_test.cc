@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
+#include "python_fixtures.h"
 #include "python_modules.h"
 
 namespace {
@@ -19,9 +20,7 @@ class ReportModelFile : public CliTest {
     python_ = test_paths::kPython;
     if (!test_paths::python_has_modules(python_, "torch")) GTEST_SKIP() << "no Python with torch next to libtorch";
     if (shell("command -v cc").exit_code != 0) GTEST_SKIP() << "no C compiler to build the package's library";
-    write("make.py",
-          "import sys, torch\ntorch.manual_seed(0)\ntorch.jit.script(torch.nn.Linear(8, 4)).save(sys.argv[1])\n");
-    ASSERT_EQ(shell(python_ + " " + path("make.py") + " " + path("linear.pt")).exit_code, 0);
+    ASSERT_TRUE(scripted_linear(folder_, python_, path("linear.pt")));
     const auto audited = run("model " + path("linear.pt") +
                              " --input x:f32[4,8] --profile strict --axis threads=1 --repeats 2 --processes 1 --quiet "
                              "--json " +
@@ -115,10 +114,8 @@ TEST_F(ReportModelFile, ExplainAndReproReadNoInputsFileAReportNames) {
   }
   // The inputs file named on the command line is the one read, matched to the report's by file name.
   fs::create_directories(path("mine"));
-  ASSERT_EQ(
-      shell(python_ + " -c 'import sys, torch; torch.save(torch.ones(4, 8), sys.argv[1])' " + path("mine/inputs.pt"))
-          .exit_code,
-      0);
+  ASSERT_TRUE(python_fixture(folder_, "save_ones.py", "import sys, torch\ntorch.save(torch.ones(4, 8), sys.argv[1])\n",
+                             python_, path("mine/inputs.pt")));
   const auto exported = run("repro " + crafted + " model --model " + path("linear.pt") + " --inputs " +
                             path("mine/inputs.pt") + " -o " + path("out"));
   EXPECT_EQ(exported.exit_code, 0) << exported.output;

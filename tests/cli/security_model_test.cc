@@ -1,6 +1,7 @@
 // Hostile inputs, `model`: a zip bomb, inputs too large to allocate, shapes past 64 bits; each refused
 // with exit 2 and the option that raises its limit, before anything is loaded or allocated.
 #include "cli_tools.h"
+#include "python_fixtures.h"
 #include "python_modules.h"
 #include "test_paths.h"
 
@@ -15,8 +16,7 @@ class ModelLimits : public CliTest {
   void SetUp() override {
     CliTest::SetUp();
     if (!test_paths::python_has_modules(python(), "torch")) GTEST_SKIP() << python() << " cannot import torch";
-    write("make.py", "import sys, torch\ntorch.jit.script(torch.nn.Linear(8, 4)).save(sys.argv[1])\n");
-    ASSERT_EQ(shell(python() + " " + path("make.py") + " " + path("linear.pt")).exit_code, 0);
+    ASSERT_TRUE(scripted_linear(folder_, python(), path("linear.pt")));
   }
   Result audit(const std::string& arguments) {
     const auto begun = std::chrono::steady_clock::now();

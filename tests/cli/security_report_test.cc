@@ -1,7 +1,7 @@
 // Hostile inputs, reports: a report is untrusted input. Its names must fit their grammar or the report
 // is refused by every reader; its free text reaches generated scripts and READMEs only as data; `repro`
 // writes only inside -o, all of it or nothing; a worker killed at any moment ends as that worker's
-// failure, never the audit's; outputs are all there or absent after SIGTERM.
+// failure, never the audit's. (A signal while outputs are written: output_files_test.cc, at every file.)
 #include <signal.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
+#include "python_fixtures.h"
 #include "python_modules.h"
 #include "test_paths.h"
 
@@ -166,8 +167,7 @@ TEST_F(HostileReport, AModelPathMadeOfCodeIsAFileNameInTheScript) {
   // No '/' in a file name: the mark is made in the folder the script runs in.
   const auto mark = path("MARK");
   const auto model = path("m\"\"\"; open(\"MARK\", \"w\"); \"\"\"; open(\"MARK\", \"w\") #.pt");
-  write("make.py", "import sys, torch\ntorch.jit.script(torch.nn.Linear(8, 4)).save(sys.argv[1])\n");
-  ASSERT_EQ(shell(test_python() + " " + path("make.py") + " '" + model + "'").exit_code, 0);
+  ASSERT_TRUE(scripted_linear(folder_, test_python(), model));
   const auto report = path("model.json");
   const auto audit = run("model '" + model + "' --name m --input x:f32[4,8] --profile strict --axis threads=1 " +
                          "--repeats 2 --processes 1 --quiet --json " + report);
@@ -221,37 +221,6 @@ TEST_F(HostileReport, KilledWorkersNeverEndTheAudit) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   ADD_FAILURE() << "the audit did not end in time";
-}
-
-// SIGTERM while the outputs are being written: all of them are there, or none, and no temporary file.
-TEST_F(HostileReport, OutputsAreAllThereOrAbsentAfterSigterm) {
-  // Two hosts' reports large enough that writing the fleet's outputs takes a while.
-  for (const std::string host : {"a", "b"}) {
-    auto report = json::parse(slurp(audited_report()));
-    report["host"] = host;
-    const auto cell = report["cells"][0];
-    report["cells"] = json::array();
-    for (int seed = 1; seed <= 20000; ++seed) {
-      auto copy = cell;
-      copy["settings"]["seed"] = std::to_string(seed);
-      auto key = copy["key"].get<std::string>();  // settings in name order: seed comes before threads
-      key.replace(key.find("threads="), 0, "seed=" + std::to_string(seed) + ",");
-      copy["key"] = key;
-      report["cells"].push_back(copy);
-    }
-    write(host + ".json", report.dump());
-  }
-  fs::create_directories(path("out"));
-  const auto outputs =
-      " --html " + path("out/f.html") + " --markdown " + path("out/f.md") + " --json " + path("out/f.json");
-  const auto pid = start_group("fleet " + path("a.json") + " " + path("b.json") + outputs, path("log"));
-  const auto writing = [&] { return !files_under(path("out")).empty(); };
-  ASSERT_TRUE(wait_until(writing, pid)) << slurp(path("log"));
-  ::kill(pid, SIGTERM);
-  wait_exit(pid);
-  const auto left = files_under(path("out"));
-  const std::vector<std::string> all = {"f.html", "f.json", "f.md"};
-  EXPECT_TRUE(left.empty() || left == all) << "left: " << ::testing::PrintToString(left);
 }
 
 // An empty value or a NaN names nothing: refused before any work, never silently ignored.

@@ -281,7 +281,9 @@ TEST_F(Models, InputsWrittenByPythonLoadWhateverTheirContainer) {
   if (!python_imports_torch()) GTEST_SKIP() << python() << " cannot import torch: no Python-made inputs to load";
   for (const std::string kind : {"tensor", "tuple", "list", "dict"}) {
     const auto inputs = path("inputs-" + kind + ".pt");
-    ASSERT_EQ(std::system((python() + " " + fixture_script() + " inputs " + inputs + " " + kind).c_str()), 0);
+    ASSERT_EQ(testing::make_fixture(fixture_script(),
+                                    python() + " " + fixture_script() + " inputs " + inputs + " " + kind, inputs),
+              0);
     auto model = spec("mlp.pt", "x:f32[4,8]");
     model.inputs.clear();
     model.inputs_file = inputs;
@@ -294,7 +296,7 @@ TEST_F(Models, InputsWrittenByPythonLoadWhateverTheirContainer) {
   EXPECT_NE(result.output.find("was written by torch.save"), std::string::npos) << result.output;
   // A file whose tensor does not fit the model: read, then the model's own error as the verdict.
   const auto bad = path("inputs-bad.pt");
-  ASSERT_EQ(std::system((python() + " " + fixture_script() + " inputs-bad " + bad).c_str()), 0);
+  ASSERT_EQ(testing::make_fixture(fixture_script(), python() + " " + fixture_script() + " inputs-bad " + bad, bad), 0);
   result = testing_cli::run("model " + path("mlp.pt") + " --inputs " + bad + " " + kQuick);
   EXPECT_EQ(result.exit_code, 1) << result.output;
 }

@@ -7,6 +7,7 @@
 #include "apply/settings_apply.h"
 #include "config/settings.h"
 #include "probe/probe.h"
+#include "recording/digest_pipeline.h"
 #include "verdict/verdict.h"
 #include "worker/worker.h"
 
@@ -31,22 +32,41 @@ std::vector<std::string> default_suite_probes() {
 
 class EveryProbe : public ::testing::TestWithParam<std::string> {};
 
-// The typed dtype a variant declares is the one its floating-point outputs have, under the default flags
-// (some ops raise under strict).
-void expect_outputs_of_the_typed_dtype(const ProbeVariant& probe_variant) {
+// The CPU's copier, keeping the dtype of each output of every run it copies for digesting.
+class DtypeRecordingCopier : public ImmediateCopier {
+ public:
+  std::unique_ptr<HostCopy> copy(const NamedTensors& outputs) override {
+    for (const auto& [name, tensor] : outputs) dtypes.emplace_back(name, tensor.scalar_type());
+    return ImmediateCopier::copy(outputs);
+  }
+  std::vector<std::pair<std::string, at::ScalarType>> dtypes;
+};
+
+// The typed dtype a variant declares is the one its floating-point outputs have.
+void expect_the_typed_dtype(const ProbeVariant& probe_variant,
+                            const std::vector<std::pair<std::string, at::ScalarType>>& outputs) {
   const auto* definition = find_registered_probe(probe_variant.probe);
   ASSERT_NE(definition, nullptr);
   const auto* info = definition->info.find_variant(probe_variant.variant);
-  apply_cell_settings(make_flag_set({}, "cpu"));
-  ProbeContext context(at::kCPU, 0, *info);
   int floating = 0;
-  for (const auto& [name, tensor] : definition->prepare(context)())
-    if (at::isFloatingType(tensor.scalar_type())) {
+  for (const auto& [name, dtype] : outputs)
+    if (at::isFloatingType(dtype)) {
       ++floating;
-      EXPECT_EQ(tensor.scalar_type(), scalar_type_of(*info->dtype))
+      EXPECT_EQ(dtype, scalar_type_of(*info->dtype))
           << name << " of " << probe_variant.probe << "/" << probe_variant.variant;
     }
   EXPECT_GT(floating, 0);
+}
+
+// The outputs of one run of the variant under the default flags: for a variant whose op raises under strict.
+std::vector<std::pair<std::string, at::ScalarType>> outputs_under_the_default_flags(const ProbeVariant& probe_variant) {
+  const auto* definition = find_registered_probe(probe_variant.probe);
+  const auto* info = definition->info.find_variant(probe_variant.variant);
+  apply_cell_settings(make_flag_set({}, "cpu"));
+  ProbeContext context(at::kCPU, 0, *info);
+  std::vector<std::pair<std::string, at::ScalarType>> outputs;
+  for (const auto& [name, tensor] : definition->prepare(context)()) outputs.emplace_back(name, tensor.scalar_type());
+  return outputs;
 }
 
 // Its dtype and its verdict under strict, at 2 threads, of one variant.
@@ -67,18 +87,24 @@ void check_variant(const ProbeVariant& probe_variant) {
   const bool on_cpu =
       std::find(variant_info->devices.begin(), variant_info->devices.end(), "cpu") != variant_info->devices.end();
   apply_process_settings({{"threads", "2"}});
-  if (on_cpu) {
-    SCOPED_TRACE("the outputs' dtype");
-    expect_outputs_of_the_typed_dtype(probe_variant);
-  }
   cell.invariance = info->invariance;
   WorkerRequest request;
   // An invariance probe runs dozens of batches per run: the warm-up and one more run are enough here.
   request.repeats = info->invariance == Invariance::none ? 3 : 1;
-  const auto observation = testing::run_untraced(cell, request);
+  // The outputs' dtypes are those of the runs digested here; a variant whose op raises under strict
+  // has none, and runs once more under the default flags for them.
+  DtypeRecordingCopier copier;
+  NullTracer tracer("not traced in this test");
+  SteadyClockTimer timer;
+  const auto observation = run_cell(cell, request, tracer, timer, nullptr, &copier);
   if (!on_cpu) {
     EXPECT_EQ(observation.status, ObservationStatus::unsupported) << observation.message;
     return;
+  }
+  {
+    SCOPED_TRACE("the outputs' dtype");
+    expect_the_typed_dtype(probe_variant,
+                           copier.dtypes.empty() ? outputs_under_the_default_flags(probe_variant) : copier.dtypes);
   }
   ASSERT_TRUE(observation.status == ObservationStatus::ok || observation.status == ObservationStatus::exception)
       << observation.message;

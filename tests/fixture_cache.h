@@ -29,11 +29,16 @@ inline std::filesystem::path fixture_cache_folder() {
 inline int make_fixture(const std::string& script, const std::string& command, const std::string& file) {
   std::ifstream in(script, std::ios::binary);
   std::ostringstream text;
-  // The key holds the script's text, not its path: a fresh clone elsewhere finds what this one made.
-  auto made_by = command.substr(0, command.find(file));
-  const auto name = std::filesystem::path(script).filename().string();
-  for (auto at = made_by.find(script); at != std::string::npos; at = made_by.find(script, at + name.size()))
-    made_by.replace(at, script.size(), name);
+  // The key holds the script's text and the command with the script and the file's folder left out, not
+  // their paths: a fresh clone elsewhere, or a test in another temporary folder, finds what this one made.
+  const auto replace_all = [](std::string where, const std::string& from, const std::string& to) {
+    if (from.empty()) return where;
+    for (auto at = where.find(from); at != std::string::npos; at = where.find(from, at + to.size()))
+      where.replace(at, from.size(), to);
+    return where;
+  };
+  const auto made_by = replace_all(replace_all(command, script, std::filesystem::path(script).filename().string()),
+                                   std::filesystem::path(file).parent_path().string() + "/", "");
   text << in.rdbuf() << '\0' << made_by;
   const auto cached = fixture_cache_folder() / fmt::format("{:016x}-{}", std::hash<std::string>{}(text.str()),
                                                            std::filesystem::path(file).filename().string());
