@@ -139,12 +139,14 @@ inline const fs::path& process_folder(const std::string& prefix) {
   return at->second;
 }
 
-// The report of `repro-audit run ARGUMENTS --json FILE`, made once for every test process of this build
-// that asks for it by `name` (CTest runs each test in a process of its own, so a process's static would
-// make it again in each): the first makes it under a lock, the others wait and read it. The folder is
-// keyed by the binaries' modification time, so a rebuilt binary makes its reports again. Read only: a
-// test that changes one copies it first. "" (and a failure) where the audit failed.
-inline std::string shared_report(const std::string& name, const std::string& arguments) {
+// A report made once for every test process of this build that asks for it by `name` (CTest runs each
+// test in a process of its own, so a process's static would make it again in each): the first makes it
+// under a lock, the others wait and read it. `make(folder, file)` writes the report to `file` (anything
+// it needs beside it, in `folder`, which is the report's) and says whether it did. The folder is keyed
+// by the binaries' modification time, so a rebuilt binary makes its reports again. Read only: a test
+// that changes one copies it first. "" (and a failure) where it could not be made.
+template <typename Make>
+std::string shared_report_made_by(const std::string& name, Make make) {
   // The front end and the torch side beside it, which runs the audit: either rebuilt, the reports are made again.
   struct stat front_end {
   }, torch_side{};
@@ -159,13 +161,19 @@ inline std::string shared_report(const std::string& name, const std::string& arg
   if (lock >= 0) ::flock(lock, LOCK_EX);
   if (!fs::exists(report)) {
     const auto partial = folder / (name + ".partial.json");
-    const auto made =
-        shell(std::string(test_paths::kBinary) + " run " + arguments + " --quiet --json " + partial.string());
-    EXPECT_EQ(made.exit_code, 0) << made.output;
-    if (made.exit_code == 0) fs::rename(partial, report, ignored);
+    if (make(folder, partial.string())) fs::rename(partial, report, ignored);
   }
   if (lock >= 0) ::close(lock);
   return fs::exists(report) ? report.string() : "";
+}
+
+// The report of `repro-audit run ARGUMENTS --json FILE`, made once for every test of this build.
+inline std::string shared_report(const std::string& name, const std::string& arguments) {
+  return shared_report_made_by(name, [&](const fs::path&, const std::string& file) {
+    const auto made = shell(std::string(test_paths::kBinary) + " run " + arguments + " --quiet --json " + file);
+    EXPECT_EQ(made.exit_code, 0) << made.output;
+    return made.exit_code == 0;
+  });
 }
 
 // A scratch folder per test.

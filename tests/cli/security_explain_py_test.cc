@@ -22,19 +22,28 @@ class ReportPyCell : public CliTest {
     if (!test_paths::python_has_modules(python_, "torch xxhash"))
       GTEST_SKIP() << "no Python with torch and xxhash next to libtorch";
     fs::create_directories(path("mine"));
-    callable_ = write("mine/step.py", "import torch\ndef make(seed=0):\n    return torch.arange(8.0) * 3\n");
-    const auto audited = run("py " + callable_ +
-                             ":make --device cpu --profile default --axis threads=1 --repeats 2 --processes 1 "
-                             "--no-cost --per-op off --python " +
-                             python_ + " --json " + path("report.json"));
-    ASSERT_EQ(audited.exit_code, 0) << audited.output;
+    // The user's step and its audit, made once for every test of the build (read only): the step beside
+    // the report, in a folder of their own.
+    report_ = shared_report_made_by("py-step-make", [&](const fs::path& folder, const std::string& file) {
+      fs::create_directories(folder / "py-step");
+      std::ofstream(folder / "py-step" / "step.py")
+          << "import torch\ndef make(seed=0):\n    return torch.arange(8.0) * 3\n";
+      const auto audited = run("py " + (folder / "py-step" / "step.py").string() +
+                               ":make --device cpu --profile default --axis threads=1 --repeats 2 --processes 1 "
+                               "--no-cost --per-op off --quiet --python " +
+                               python_ + " --json " + file);
+      EXPECT_EQ(audited.exit_code, 0) << audited.output;
+      return audited.exit_code == 0;
+    });
+    ASSERT_FALSE(report_.empty());
+    callable_ = (fs::path(report_).parent_path() / "py-step" / "step.py").string();
     // The crafted report: a shim interpreter and a planted module in a folder of its own.
     fs::create_directories(path("planted"));
     shim_ = write("planted/python3", "#!/bin/sh\ntouch " + path("shim-ran") + "\nexec " + python_ + " \"$@\"\n");
     ::chmod(shim_.c_str(), 0755);
     planted_ = write("planted/step.py", "import pathlib, torch\npathlib.Path('" + path("module-ran") +
                                             "').touch()\ndef make(seed=0):\n    return torch.arange(8.0)\n");
-    auto report = json::parse(slurp(path("report.json")));
+    auto report = json::parse(slurp(report_));
     const auto craft = [&](json& model) {
       model["python"] = shim_;
       model["callable"] = planted_ + ":make";
@@ -50,14 +59,14 @@ class ReportPyCell : public CliTest {
     EXPECT_FALSE(fs::exists(path("shim-ran"))) << "the report's interpreter ran: " << after;
     EXPECT_FALSE(fs::exists(path("module-ran"))) << "the report's module was imported: " << after;
   }
-  std::string python_, callable_, shim_, planted_;
+  std::string python_, report_, callable_, shim_, planted_;
 };
 
 TEST_F(ReportPyCell, NoReaderRunsTheInterpreterOrModuleAReportNames) {
   const auto crafted = path("crafted.json");
-  for (const auto& command : {"show " + crafted, "compare " + crafted + " " + path("report.json"),
-                              "baseline " + crafted + " -o " + path("base.yaml"),
-                              "gate --baseline " + path("base.yaml") + " --report " + crafted}) {
+  for (const auto& command :
+       {"show " + crafted, "compare " + crafted + " " + report_, "baseline " + crafted + " -o " + path("base.yaml"),
+        "gate --baseline " + path("base.yaml") + " --report " + crafted}) {
     const auto result = run(command);
     EXPECT_NE(result.exit_code, 2) << command << "\n" << result.output;
     expect_nothing_ran(command);
@@ -102,7 +111,7 @@ TEST_F(ReportPyCell, ExplainOfACellThatCannotRunHereSaysWhy) {
   fs::create_directories(path("mine/broken"));
   write("mine/broken/step.py", "import no_such_module_anywhere\ndef make():\n    pass\n");
   const auto result =
-      run("explain " + path("report.json") + " --repeats 2 --python " + python_ + " --callable " + broken + ":make");
+      run("explain " + report_ + " --repeats 2 --python " + python_ + " --callable " + broken + ":make");
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_NE(result.output.find("could not be run here"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("cannot explain py.step-make/call@cpu|threads=1: error here: "), std::string::npos)
@@ -111,7 +120,7 @@ TEST_F(ReportPyCell, ExplainOfACellThatCannotRunHereSaysWhy) {
   EXPECT_EQ(result.output.find("nothing to explain"), std::string::npos) << result.output;
   // A callable whose file is gone is refused before anything runs.
   const auto gone =
-      run("explain " + path("report.json") + " --python " + python_ + " --callable " + path("mine/gone.py") + ":make");
+      run("explain " + report_ + " --python " + python_ + " --callable " + path("mine/gone.py") + ":make");
   EXPECT_EQ(gone.exit_code, 2) << gone.output;
   EXPECT_NE(gone.output.find("does not exist"), std::string::npos) << gone.output;
 }

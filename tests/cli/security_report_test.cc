@@ -28,18 +28,12 @@ bool python_has_torch() {
   return has;
 }
 
-// One small audit's report, made once for the suite: sum/f32 under strict, one thread.
+// One small audit's report, made once for every test of the build (read only): sum/f32 under strict, one
+// thread.
 const std::string& audited_report() {
-  static const std::string report = [] {
-    const auto& folder = process_folder("repro-audit-hostile");
-    const auto file = (folder / "report.json").string();
-    const auto audit =
-        run("run --device cpu --probe sum/f32 --profile strict --axis threads=1 --repeats 2 "
-            "--processes 1 --quiet --json " +
-            file);
-    EXPECT_EQ(audit.exit_code, 0) << audit.output;
-    return file;
-  }();
+  static const std::string report =
+      shared_report("sum-f32-strict-1-thread",
+                    "--device cpu --probe sum/f32 --profile strict --axis threads=1 --repeats 2 --processes 1");
   return report;
 }
 

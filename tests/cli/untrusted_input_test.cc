@@ -13,22 +13,24 @@ namespace {
 using namespace testing_cli;
 using nlohmann::json;
 
-// sum/f32 under default with one thread, one process: one cell, made once, and its baseline.
+// sum/f32 under default with one thread, one process: one cell, made once for every test of the build
+// (read only), and its baseline, made once per test process by the front end.
 const std::string& small_baselined_report() {
-  static const std::string report = [] {
-    const auto& folder = process_folder("repro-audit-untrusted-input");
-    const auto file = (folder / "report.json").string();
-    const auto audit =
-        run("run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2 --processes 1 --no-cost "
-            "--quiet --json " +
-            file + " --save-baseline " + (folder / "baseline.yaml").string());
-    EXPECT_EQ(audit.exit_code, 0) << audit.output;
-    return file;
-  }();
+  static const std::string report = shared_report(
+      "sum-f32-default-1-thread",
+      "--device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2 --processes 1 --no-cost");
   return report;
 }
 
-std::string small_baseline() { return (fs::path(small_baselined_report()).parent_path() / "baseline.yaml").string(); }
+const std::string& small_baseline() {
+  static const std::string baseline = [] {
+    const auto file = (process_folder("repro-audit-untrusted-input") / "baseline.yaml").string();
+    const auto made = run("baseline " + small_baselined_report() + " -o " + file);
+    EXPECT_EQ(made.exit_code, 0) << made.output;
+    return file;
+  }();
+  return baseline;
+}
 
 class UntrustedInput : public CliTest {
  protected:
