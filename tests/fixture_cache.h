@@ -37,8 +37,9 @@ inline int make_fixture(const std::string& script, const std::string& command, c
       where.replace(at, from.size(), to);
     return where;
   };
-  const auto made_by = replace_all(replace_all(command, script, std::filesystem::path(script).filename().string()),
-                                   std::filesystem::path(file).parent_path().string() + "/", "");
+  const auto folder = std::filesystem::path(file).parent_path().string();
+  auto made_by = replace_all(command, script, std::filesystem::path(script).filename().string());
+  if (!folder.empty()) made_by = replace_all(made_by, folder + "/", "");
   text << in.rdbuf() << '\0' << made_by;
   const auto cached = fixture_cache_folder() / fmt::format("{:016x}-{}", std::hash<std::string>{}(text.str()),
                                                            std::filesystem::path(file).filename().string());

@@ -43,28 +43,24 @@ class DtypeRecordingCopier : public ImmediateCopier {
 };
 
 // The typed dtype a variant declares is the one its floating-point outputs have.
-void expect_the_typed_dtype(const ProbeVariant& probe_variant,
+void expect_the_typed_dtype(const VariantInfo& variant,
                             const std::vector<std::pair<std::string, at::ScalarType>>& outputs) {
-  const auto* definition = find_registered_probe(probe_variant.probe);
-  ASSERT_NE(definition, nullptr);
-  const auto* info = definition->info.find_variant(probe_variant.variant);
   int floating = 0;
   for (const auto& [name, dtype] : outputs)
     if (at::isFloatingType(dtype)) {
       ++floating;
-      EXPECT_EQ(dtype, scalar_type_of(*info->dtype))
-          << name << " of " << probe_variant.probe << "/" << probe_variant.variant;
+      EXPECT_EQ(dtype, scalar_type_of(*variant.dtype)) << name;
     }
   EXPECT_GT(floating, 0);
 }
 
 // The outputs of one run of the variant under the default flags: for a variant whose op raises under strict.
 std::vector<std::pair<std::string, at::ScalarType>> outputs_under_the_default_flags(const ProbeVariant& probe_variant) {
-  const auto* definition = find_registered_probe(probe_variant.probe);
-  const auto* info = definition->info.find_variant(probe_variant.variant);
-  apply_cell_settings(make_flag_set({}, "cpu"));
-  ProbeContext context(at::kCPU, 0, *info);
   std::vector<std::pair<std::string, at::ScalarType>> outputs;
+  const auto* definition = find_registered_probe(probe_variant.probe);
+  if (definition == nullptr) return outputs;  // no floating output: expect_the_typed_dtype fails
+  apply_cell_settings(make_flag_set({}, "cpu"));
+  ProbeContext context(at::kCPU, 0, *definition->info.find_variant(probe_variant.variant));
   for (const auto& [name, tensor] : definition->prepare(context)()) outputs.emplace_back(name, tensor.scalar_type());
   return outputs;
 }
@@ -94,16 +90,14 @@ void check_variant(const ProbeVariant& probe_variant) {
   // The outputs' dtypes are those of the runs digested here; a variant whose op raises under strict
   // has none, and runs once more under the default flags for them.
   DtypeRecordingCopier copier;
-  NullTracer tracer("not traced in this test");
-  SteadyClockTimer timer;
-  const auto observation = run_cell(cell, request, tracer, timer, nullptr, &copier);
+  const auto observation = testing::run_untraced(cell, request, &copier);
   if (!on_cpu) {
     EXPECT_EQ(observation.status, ObservationStatus::unsupported) << observation.message;
     return;
   }
   {
     SCOPED_TRACE("the outputs' dtype");
-    expect_the_typed_dtype(probe_variant,
+    expect_the_typed_dtype(*variant_info,
                            copier.dtypes.empty() ? outputs_under_the_default_flags(probe_variant) : copier.dtypes);
   }
   ASSERT_TRUE(observation.status == ObservationStatus::ok || observation.status == ObservationStatus::exception)

@@ -18,10 +18,11 @@ inline Cell make_cell(const std::string& probe, const std::string& variant, cons
   return cell;
 }
 
-inline ProcessObservation run_untraced(const Cell& cell, const WorkerRequest& request) {
+// `copier`, when given, copies each run's outputs for digesting (worker/worker.h).
+inline ProcessObservation run_untraced(const Cell& cell, const WorkerRequest& request, OutputCopier* copier = nullptr) {
   NullTracer tracer("not traced in this test");
   SteadyClockTimer timer;
-  return run_cell(cell, request, tracer, timer);
+  return run_cell(cell, request, tracer, timer, nullptr, copier);
 }
 
 }  // namespace repro_audit::testing
