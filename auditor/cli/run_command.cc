@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include "audit/progress.h"
 #include "audit/run_policy.h"
+#include "common/pattern.h"
 #include "cli/audit_command.h"
 #include "cli/commands.h"
 #include "cli/interruption.h"
@@ -34,12 +34,12 @@ namespace {
 
 // "2m", "90s", "1h", "120" (seconds) -> seconds.
 double budget_seconds(const std::string& text) {
-  static const std::regex form(R"(([0-9]+(\.[0-9]+)?)(s|m|h)?)");
-  std::smatch match;
-  if (!std::regex_match(text, match, form) || std::stod(match[1]) <= 0)
+  static const Pattern form(R"(([0-9]+(\.[0-9]+)?)(s|m|h)?)");
+  const auto match = form.match(text);
+  if (!match || std::stod((*match)[1]) <= 0)
     throw UserError(fmt::format("--budget {}: expected a positive duration such as 90s, 2m or 1h", text));
-  const double unit = match[3] == "h" ? 3600 : match[3] == "m" ? 60 : 1;
-  return std::stod(match[1]) * unit;
+  const double unit = (*match)[3] == "h" ? 3600 : (*match)[3] == "m" ? 60 : 1;
+  return std::stod((*match)[1]) * unit;
 }
 
 // "name" or "name/variant" as given to --probe; repeated names merge.

@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <regex>
 #include <sstream>
 
+#include "common/pattern.h"
 #include "config/input_file.h"
 #include "config/model_config.h"
 #include "config/settings.h"
@@ -288,8 +288,8 @@ void validate_axis(const std::string& name, const std::vector<std::string>& valu
 }
 
 void validate_device(const std::string& device, const std::string& where) {
-  static const std::regex pattern("auto|cpu|cuda(:[0-9]+)?");
-  if (!std::regex_match(device, pattern))
+  static const Pattern pattern("auto|cpu|cuda(:[0-9]+)?");
+  if (!pattern.matches(device))
     throw UserError(fmt::format("{}: invalid device '{}'; valid devices: auto, cpu, cuda, cuda:N", where, device));
 }
 

@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <regex>
 #include <stdexcept>
 
 #include "common/json_number.h"
+#include "common/pattern.h"
 
 namespace repro_audit {
 
@@ -32,8 +32,8 @@ std::optional<LossKind> loss_kind_from_string(const std::string& text) {
 
 std::string callable_problem(const std::string& callable) {
   // A dotted module path, or a file ending in .py, then ':' and a dotted attribute path.
-  static const std::regex grammar(R"(^([A-Za-z_][A-Za-z0-9_.]*|[^:\x00-\x1f]+\.py):[A-Za-z_][A-Za-z0-9_.]*$)");
-  if (callable.size() > 4096 || !std::regex_match(callable, grammar))
+  static const Pattern grammar(R"(^([A-Za-z_][A-Za-z0-9_.]*|[^:\x00-\x1f]+\.py):[A-Za-z_][A-Za-z0-9_.]*$)");
+  if (callable.size() > 4096 || !grammar.matches(callable))
     return fmt::format("callable '{}' is not MODULE:CALLABLE or FILE.py:CALLABLE",
                        callable.size() > 80 ? callable.substr(0, 80) + "..." : callable);
   return "";

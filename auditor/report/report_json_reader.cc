@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <map>
-#include <regex>
 #include <set>
 #include <stdexcept>
 
+#include "common/pattern.h"
 #include "config/config_json.h"
 #include "config/input_file.h"
 #include "common/json_number.h"
@@ -244,15 +244,12 @@ Report report_from_parsed(ParsedReport&& parsed, const std::string& source) {
 
 ParsedReport parse_report_json(const std::string& text, const std::string& source) {
   // Another file of this tool's where a report goes (a baseline is YAML): say which, not "invalid JSON".
-  static const std::regex other_schema(R"((^|\n)schema:[ \t]*["']?(repro-audit\.([a-z-]+)/[0-9]+))");
-  std::smatch found;
+  static const Pattern other_schema(R"((^|\n)schema:[ \t]*["']?(repro-audit\.([a-z-]+)/[0-9]+))");
   const auto start = text.find_first_not_of(" \t\r\n");
-  if (start != std::string::npos && text[start] != '{' &&
-      std::regex_search(text.begin(),
-                        text.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(text.size(), 4096)), found,
-                        other_schema))
-    throw UserError(fmt::format("{}: a {} (schema: {}), not a report: give the JSON report that `run --json` writes",
-                                source, found[3].str(), found[2].str()));
+  if (start != std::string::npos && text[start] != '{')
+    if (const auto found = other_schema.search(std::string_view(text).substr(0, 4096)))
+      throw UserError(fmt::format("{}: a {} (schema: {}), not a report: give the JSON report that `run --json` writes",
+                                  source, (*found)[3], (*found)[2]));
   ParsedReport parsed;
   parsed.header = parse_json_input(text, source, "cells", [&](json&& cell) { add_cell(parsed, cell); });
   return parsed;

@@ -2,15 +2,16 @@
 #include <map>
 
 #include "cli_tools.h"
+#include "common/pattern.h"
 
 #include <nlohmann/json.hpp>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 namespace {
 
 using namespace testing_cli;
+using repro_audit::Pattern;
 
 using Cli = CliTest;
 
@@ -222,8 +223,7 @@ using namespace testing_cli;
 TEST_F(Cli, ProgressIsOneFinalLineOffATerminalAndQuietLeavesTheSummaryOnly) {
   const auto result = run("run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2 --no-cost");
   EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_TRUE(std::regex_search(result.output,
-                                std::regex(R"(1/1 cells, \d+ runs, \d+:\d\d elapsed, done, 0 failing so far\n)")))
+  EXPECT_TRUE(Pattern(R"(1/1 cells, \d+ runs, \d+:\d\d elapsed, done, 0 failing so far\n)").found_in(result.output))
       << result.output;
   EXPECT_EQ(result.output.find('\r'), std::string::npos) << result.output;         // no redrawing in a log
   EXPECT_NE(result.output.find("sum/f32  "), std::string::npos) << result.output;  // the matrix

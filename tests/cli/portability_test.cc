@@ -4,16 +4,17 @@
 // different kernels skip on a host where they agree.
 #include <chrono>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include <set>
 
 #include "cli_tools.h"
+#include "common/pattern.h"
 
 namespace {
 
 using namespace testing_cli;
 using nlohmann::json;
+using repro_audit::Pattern;
 
 // Upsampling's vectorised kernels round otherwise than the generic ones (inputs identical under both).
 const std::string kLinear =
@@ -242,13 +243,10 @@ TEST_F(Portability, ABaselineOfTheOlderInputSchemeGatesWithItsOwnInputs) {
       << gate.output;
   // Every cell's bits agree with the baseline's: SAME, or only a timing class (SLOWER, FASTER) where a
   // neighbouring test's load moved a median; never DRIFT or another digest.
-  std::smatch cells;
-  ASSERT_TRUE(std::regex_search(gate.output, cells, std::regex(R"(Cells: ([^(\n]*))"))) << gate.output;
+  const auto cells = Pattern(R"(Cells: ([^(\n]*))").search(gate.output);
+  ASSERT_TRUE(cells) << gate.output;
   int agreeing = 0;
-  const std::string counts = cells[1];
-  const std::regex count(R"((\d+) ([A-Z-]+))");
-  for (std::sregex_iterator it(counts.begin(), counts.end(), count), end; it != end; ++it) {
-    const auto& match = *it;
+  for (const auto& match : Pattern(R"((\d+) ([A-Z-]+))").search_all((*cells)[1])) {
     EXPECT_TRUE(match[2] == "SAME" || match[2] == "SLOWER" || match[2] == "FASTER") << gate.output;
     agreeing += std::stoi(match[1]);
   }

@@ -4,15 +4,16 @@
 #include <nlohmann/json.hpp>
 #include <cmath>
 #include <iostream>
-#include <regex>
 #include <sstream>
 
 #include "cli_tools.h"
+#include "common/pattern.h"
 
 namespace {
 
 using namespace testing_cli;
 using nlohmann::json;
+using repro_audit::Pattern;
 
 class Timing : public CliTest {};
 
@@ -26,9 +27,9 @@ const json& cell_of(const json& report, const std::string& key) {
 // the 1.3x variant a cost whose interval excludes 1, the 1.0x variant no measurable cost.
 std::string cost_problems(const std::string& output, const json& report) {
   std::string problems;
-  if (!std::regex_search(output, std::regex(R"(control\.timed_cost/cost-1\.3x +\S+ +\S+ 1\.[234]x)")))
+  if (!Pattern(R"(control\.timed_cost/cost-1\.3x +\S+ +\S+ 1\.[234]x)").found_in(output))
     problems += "no 1.2-1.4x cost printed for cost-1.3x\n";
-  if (!std::regex_search(output, std::regex(R"(control\.timed_cost/cost-1\.0x +\S+ +\S+ ~1\.0x)")))
+  if (!Pattern(R"(control\.timed_cost/cost-1\.0x +\S+ +\S+ ~1\.0x)").found_in(output))
     problems += "no ~1.0x printed for cost-1.0x\n";
   const auto& costly = cell_of(report, "control.timed_cost/cost-1.3x@cpu|deterministic_algorithms=on,threads=1");
   const auto interval = costly.at("cost_ratio_interval").get<std::vector<double>>();
@@ -83,18 +84,17 @@ TEST_F(Timing, SelftestCatchesTheRacyControlEveryFaultControlTheTimedCostAndMeas
   EXPECT_NE(result.output.find("selftest passed"), std::string::npos);
   // Every accumulating variant measured and sensitive; the rare divergence caught often enough.
   EXPECT_NE(result.output.find("Order sensitivity:"), std::string::npos) << result.output;
-  EXPECT_TRUE(std::regex_search(result.output, std::regex(R"(index_add/f32 +sensitive +\d)"))) << result.output;
+  EXPECT_TRUE(Pattern(R"(index_add/f32 +sensitive +\d)").found_in(result.output)) << result.output;
   // Insensitive only where the variant says why (fractional_max3d-f32: windows that never overlap).
   std::istringstream lines(result.output);
   for (std::string line; std::getline(lines, line);)
     if (line.find("INSENSITIVE") != std::string::npos) EXPECT_NE(line.find("by design: "), std::string::npos) << line;
-  EXPECT_TRUE(std::regex_search(result.output,
-                                std::regex(R"(Statistical power: control\.rare_divergence/p0\.1 .* in 20 cells of 30 )"
-                                           R"(runs .*: (1[5-9]|20) caught; .*: passed)")))
+  EXPECT_TRUE(Pattern(R"(Statistical power: control\.rare_divergence/p0\.1 .* in 20 cells of 30 )"
+                      R"(runs .*: (1[5-9]|20) caught; .*: passed)")
+                  .found_in(result.output))
       << result.output;
-  EXPECT_TRUE(std::regex_search(
-      result.output,
-      std::regex("control\\.racy_accumulate/f32 +strict threads=2 +nondeterministic +nondeterministic *\n")))
+  EXPECT_TRUE(Pattern("control\\.racy_accumulate/f32 +strict threads=2 +nondeterministic +nondeterministic *\n")
+                  .found_in(result.output))
       << result.output;
   for (const auto* line :
        {R"(control\.segfault/default +default threads=2 +crashed +crashed)",
@@ -107,10 +107,9 @@ TEST_F(Timing, SelftestCatchesTheRacyControlEveryFaultControlTheTimedCostAndMeas
         R"(control\.batch_invariant_row_sum/f32 +default threads=2 +invariant +invariant)",
         R"(control\.timed_cost/cost-1\.3x +strict threads=2 +deterministic +deterministic +cost 1\.)",
         R"(control\.timed_cost/cost-1\.0x +strict threads=2 +deterministic +deterministic +cost ~1\.0x)"})
-    EXPECT_TRUE(std::regex_search(result.output, std::regex(line))) << line << "\n" << result.output;
+    EXPECT_TRUE(Pattern(line).found_in(result.output)) << line << "\n" << result.output;
   // Invariance controls are documented deterministic on the CPU: strict would repeat their default column.
-  EXPECT_FALSE(std::regex_search(result.output, std::regex(R"(control\.batch_\w+_row_sum/f32 +strict)")))
-      << result.output;
+  EXPECT_FALSE(Pattern(R"(control\.batch_\w+_row_sum/f32 +strict)").found_in(result.output)) << result.output;
 }
 
 }  // namespace

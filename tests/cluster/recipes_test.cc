@@ -6,8 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
+
+#include "common/pattern.h"
 #include "test_paths.h"
 
 namespace repro_audit {
@@ -26,20 +27,19 @@ std::string slurp(const fs::path& path) {
 
 // "repro-audit run ... --json DIR/shard-INDEX.json" with the folder and index variable made neutral.
 std::string normalised(std::string command) {
-  command = std::regex_replace(command, std::regex(R"(\"?\$\{?repro_audit\}?\"?)"), "repro-audit");
-  command = std::regex_replace(command, std::regex(R"(\"?\$out\"?/)"), "DIR/");
-  command = std::regex_replace(command, std::regex(R"(\"?/reports/)"), "DIR/");
-  command = std::regex_replace(command, std::regex(R"(\$SLURM_ARRAY_TASK_ID|\$JOB_COMPLETION_INDEX)"), "INDEX");
-  command = std::regex_replace(command, std::regex("\""), "");
+  command = Pattern(R"(\"?\$\{?repro_audit\}?\"?)").replace(command, "repro-audit");
+  command = Pattern(R"(\"?\$out\"?/)").replace(command, "DIR/");
+  command = Pattern(R"(\"?/reports/)").replace(command, "DIR/");
+  command = Pattern(R"(\$SLURM_ARRAY_TASK_ID|\$JOB_COMPLETION_INDEX)").replace(command, "INDEX");
+  command = Pattern("\"").replace(command, "");
   return command;
 }
 
 // The line of `text` that runs `repro-audit <verb>`, normalised.
 std::string command_line(const std::string& text, const std::string& verb) {
-  std::smatch match;
-  const std::regex line("exec ([^\\n]*repro.audit\\}?\"? " + verb + " [^\\n]*)");
-  if (!std::regex_search(text, match, line)) return "";
-  return normalised(match[1]);
+  const auto match = Pattern("exec ([^\\n]*repro.audit\\}?\"? " + verb + " [^\\n]*)").search(text);
+  if (!match) return "";
+  return normalised((*match)[1]);
 }
 
 std::vector<YAML::Node> documents() { return YAML::LoadAllFromFile((kCluster / "k8s-audit-job.yaml").string()); }

@@ -11,11 +11,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 #include <string>
 
 #include "h200_audit.h"
+#include "common/pattern.h"
 #include "report/same_kernel_costs.h"
 #include "timing/timing.h"
 #include "trace/tracer.h"
@@ -83,14 +83,14 @@ TEST(H200Lease, DocumentedDeterministicCellsAgreedButTheUpstreamBug) {
 }
 
 void expect_py_kernels_with_grids(const Report& report) {
-  const std::regex dimensions("[0-9]+,[0-9]+,[0-9]+");
+  const Pattern dimensions("[0-9]+,[0-9]+,[0-9]+");
   std::set<std::string> eager, compiled;
   for (const auto& cell : report.cells)
     for (const auto& observation : cell.observations)
       for (const auto& [digest, kernels] : observation.kernel_sequences) {
         EXPECT_EQ(digest, kernel_sequence_digest(kernels)) << cell.cell.key;
         for (const auto& kernel : kernels) {
-          EXPECT_TRUE(std::regex_match(kernel.grid, dimensions)) << kernel.name;
+          EXPECT_TRUE(dimensions.matches(kernel.grid)) << kernel.name;
           (cell.cell.key.find("compile=") == std::string::npos ? eager : compiled).insert(kernel.name);
         }
       }

@@ -8,12 +8,12 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/pattern.h"
 #include "test_paths.h"
 
 namespace {
@@ -99,7 +99,7 @@ int lines_of(const fs::path& path) {
 }
 
 TEST(Layers, EveryFolderIncludesOnlyTheFoldersBelowIt) {
-  const std::regex include(R"re(#include "([a-z_]+)/[^"]+")re");
+  const repro_audit::Pattern include(R"re(#include "([a-z_]+)/[^"]+")re");
   int checked = 0;
   for (const auto& file : source_files()) {
     if (file.folder == "cli") continue;  // the top: it may use everything
@@ -107,11 +107,11 @@ TEST(Layers, EveryFolderIncludesOnlyTheFoldersBelowIt) {
     ASSERT_NE(allowed, kMayInclude.end()) << "a folder the rule does not name: " << file.folder << " (" << file.path
                                           << "); add it to the README's rule and here";
     const auto text = text_of(file.path);
-    for (std::sregex_iterator it(text.begin(), text.end(), include), end; it != end; ++it) {
-      const auto used = (*it)[1].str();
+    for (const auto& match : include.search_all(text)) {
+      const auto& used = match[1];
       if (used == file.folder || used == "common" || used == "generated") continue;
       EXPECT_TRUE(allowed->second.count(used))
-          << file.path << " includes " << (*it)[0] << ": " << file.folder << "/ may not use " << used << "/";
+          << file.path << " includes " << match[0] << ": " << file.folder << "/ may not use " << used << "/";
       ++checked;
     }
   }

@@ -7,11 +7,11 @@
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "../cli/cli_tools.h"
+#include "common/pattern.h"
 #include "report/json_io.h"
 #include "report/same_kernel_costs.h"
 #include "timing/timing.h"
@@ -255,7 +255,7 @@ TEST_F(Gpu, PyCellsNameTheKernelsTheirDigestedRunsLaunched) {
   ASSERT_TRUE(result.exit_code == 0 || result.exit_code == 1) << result.output;
   const auto report = json::parse(slurp(path("py.json")));
   expect_kernels_named(report);
-  const std::regex dimensions("[0-9]+,[0-9]+,[0-9]+");
+  const repro_audit::Pattern dimensions("[0-9]+,[0-9]+,[0-9]+");
   const auto names_of = [&](const json& cell) {
     std::vector<std::string> names;
     for (const auto& observation : cell.at("observations")) {
@@ -269,8 +269,8 @@ TEST_F(Gpu, PyCellsNameTheKernelsTheirDigestedRunsLaunched) {
         for (const auto& kernel : sequence.at("kernels")) {
           records.push_back(
               {kernel.at("name").get<std::string>(), kernel.value("grid", ""), kernel.value("block", "")});
-          EXPECT_TRUE(std::regex_match(records.back().grid, dimensions)) << kernel.dump();
-          EXPECT_TRUE(std::regex_match(records.back().block, dimensions)) << kernel.dump();
+          EXPECT_TRUE(dimensions.matches(records.back().grid)) << kernel.dump();
+          EXPECT_TRUE(dimensions.matches(records.back().block)) << kernel.dump();
           names.push_back(records.back().name);
         }
         EXPECT_EQ(sequence.at("digest"), repro_audit::kernel_sequence_digest(records)) << sequence.dump();
