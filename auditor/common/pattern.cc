@@ -44,6 +44,10 @@ std::optional<MatchGroups> Pattern::search(std::string_view text) const {
   return groups_of(match);
 }
 
+bool Pattern::found_in(std::string_view text) const {
+  return std::regex_search(text.begin(), text.end(), compiled_->regex);
+}
+
 std::vector<MatchGroups> Pattern::search_all(std::string_view text) const {
   std::vector<MatchGroups> all;
   using Iterator = std::regex_iterator<std::string_view::const_iterator>;

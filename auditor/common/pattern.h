@@ -27,7 +27,8 @@ class Pattern {
   std::optional<MatchGroups> match(std::string_view text) const;
   // The first match anywhere in `text`: its groups.
   std::optional<MatchGroups> search(std::string_view text) const;
-  bool found_in(std::string_view text) const { return search(text).has_value(); }
+  // Some part of `text` matches.
+  bool found_in(std::string_view text) const;
   // Every match in `text`, in order, none overlapping.
   std::vector<MatchGroups> search_all(std::string_view text) const;
   // `text` with every match replaced by `format` ($1, $& ... as std::regex_replace reads them).
