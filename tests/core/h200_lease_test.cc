@@ -132,10 +132,10 @@ TEST(H200Lease, ACostWithinOnePercentIsNoCost) {
 
 // Per-op digests of a py step taken on the device, 8 repeats in one process: the eager origin is the
 // index_add, the compiled one a Triton kernel within its graph, and the recorded runs cost 3.3x and 3.2x
-// (2026-11-27), 3.6x and 3.2x (2026-11-28), 3.7x and 2.9x (the fourth lease) the plain runs of the same
-// process, which the report keeps.
+// (2026-11-27), 3.6x and 3.2x (2026-11-28), 3.7x and 2.9x (the fourth lease), 2.9x and 2.9x (2026-11-30) the
+// plain runs of the same process, which the report keeps.
 TEST(H200Lease, PyPerOpDigestsNameTheEagerAndCompiledOriginsAndWhatTheyCost) {
-  for (const auto* date : {"2026-11-27", "2026-11-28", "2026-11-28-lease4"}) {
+  for (const auto* date : {"2026-11-27", "2026-11-28", "2026-11-28-lease4", "2026-11-30"}) {
     SCOPED_TRACE(date);
     const auto report = testing::fixture_json(std::string("h200-torch-2.11.0-py-cuda-per-op-") + date + ".json.gz");
     int cells = 0;
