@@ -151,9 +151,17 @@ class TorchScriptModel {
           fmt::format("--train: the model in {} has no parameter that requires grad", model.path));
   }
 
+  // The next run starts from what this makes (PreparedModel::restore).
+  void restore() {
+    restored_ = fresh_start();
+    fresh_ = true;
+  }
+
   Outputs run() {
     Outputs outputs;
-    auto arguments = fresh_start();
+    auto arguments = fresh_ ? std::move(restored_) : fresh_start();
+    fresh_ = false;
+    restored_.clear();
     if (!spec_.train) {
       torch::NoGradGuard no_grad;
       flatten("output", module_.forward(arguments), outputs);
@@ -197,6 +205,8 @@ class TorchScriptModel {
   std::vector<c10::IValue> arguments_;
   std::vector<std::string> names_;
   std::vector<at::Tensor> parameters_, initial_, buffers_, initial_buffers_;
+  std::vector<c10::IValue> restored_;  // the next run's inputs, once restore() made them
+  bool fresh_ = false;                 // restore() ran since the last run
 };
 
 class PackageModel {
@@ -306,6 +316,7 @@ PreparedModel prepare_model(const ModelSpec& model, ProbeContext& context) {
   }
   auto module = std::make_shared<TorchScriptModel>(model, context);
   prepared.run = [module] { return module->run(); };
+  prepared.restore = [module] { module->restore(); };
   return prepared;
 }
 

@@ -2,6 +2,7 @@
 // Loads a user's model (TorchScript file or AOTInductor package) and its inputs, and makes the run
 // a model cell repeats: forward, or forward, loss, backward and optional SGD steps. Every run starts
 // from the same parameters, buffers and inputs.
+#include <functional>
 #include <string>
 
 #include "config/model_spec.h"
@@ -12,6 +13,10 @@ namespace repro_audit {
 
 struct PreparedModel {
   RunFunction run;
+  // Puts the model's state back as loaded and makes the next run's inputs, so that the run that follows
+  // does only the model's work (its timing holds no restore); a run not preceded by it does both itself.
+  // Empty where there is nothing to put back.
+  std::function<void()> restore;
   // Why per-op records cannot be made (an AOTInductor package runs compiled kernels); "" when they can.
   std::string per_op_unavailable;
 };

@@ -57,8 +57,11 @@ class CellRunner {
   virtual bool budget_applies() const { return true; }
   // How many runs may wait for their digest behind the one in flight, given the copier's depth.
   virtual int pipeline_depth(int copier_depth) const { return copier_depth; }
-  // Inside run `index`'s timed span (`extra`: one of the extra runs); what end_run returns comes back
-  // to account() with the run's digest.
+  // Before every run of the cell, determinism and timing-only runs alike, outside its timed, traced and
+  // recorded span: what a run needs done first that is not its op's work (a model's state put back).
+  virtual void before_run() {}
+  // Right before run `index`'s timed span (`extra`: one of the extra runs); what end_run returns comes
+  // back to account() with the run's digest.
   virtual void begin_run(int /*index*/, bool /*extra*/, const ProcessObservation&) {}
   virtual std::unique_ptr<RunExtras> end_run() { return nullptr; }
   // Run `index` was digested (`run`: its observation, not yet kept): what the kind measures of it.

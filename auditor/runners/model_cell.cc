@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <unordered_map>
 
 #include "hash/tensor_digest.h"
@@ -89,6 +90,7 @@ class ModelRunner : public CellRunner {
     variant.name = cell.variant;
     ProbeContext context(setup.device, setup.seed, variant, nullptr, setup.scheme);
     auto prepared = prepare_model(*cell.model, context);
+    restore_ = prepared.restore;
     observation.input_digest = context.input_digest();
     if (cell.model->per_op) {
       if (prepared.per_op_unavailable.empty())
@@ -97,6 +99,10 @@ class ModelRunner : public CellRunner {
         observation.per_op_unavailable = prepared.per_op_unavailable;
     }
     return prepared.run;
+  }
+  // The model's state put back before each run, outside its timing (a run's time is the model's work).
+  void before_run() override {
+    if (restore_) restore_();
   }
   // The runs without per-op digests follow those with them, where those are made.
   bool makes_extra_runs() const override { return per_op_.recorder != nullptr; }
@@ -144,6 +150,7 @@ class ModelRunner : public CellRunner {
 
  private:
   PerOpState per_op_;
+  std::function<void()> restore_;
   bool recording_ = false;
 };
 

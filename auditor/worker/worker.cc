@@ -56,7 +56,9 @@ void keep_sequence(ProcessObservation& observation, const std::string& digest, s
 
 // A timing-only run: seeded and synchronized as the determinism runs are, but neither traced nor
 // digested, so the timed region holds the op alone.
-std::int64_t timed_run(const RunFunction& run, const at::Device& device, std::uint64_t seed, RunTimer& timer) {
+std::int64_t timed_run(const RunFunction& run, CellRunner& runner, const at::Device& device, std::uint64_t seed,
+                       RunTimer& timer) {
+  runner.before_run();
   at::manual_seed(seed);
   synchronize(device);
   timer.start_timed();
@@ -68,7 +70,8 @@ std::int64_t timed_run(const RunFunction& run, const at::Device& device, std::ui
 
 // A run as the determinism runs go, neither timed nor digested: what a process does once (loading
 // kernels, making handles) is done before a timed run.
-void untimed_run(const RunFunction& run, const at::Device& device, std::uint64_t seed) {
+void untimed_run(const RunFunction& run, CellRunner& runner, const at::Device& device, std::uint64_t seed) {
+  runner.before_run();
   at::manual_seed(seed);
   synchronize(device);
   { const auto outputs = run(); }
@@ -84,8 +87,9 @@ constexpr int kGpuSettlingRuns = 3;
 // Reaching the minimum number of samples never takes longer than the determinism runs took: a slow op
 // audited with few repeats is not run for minutes to fill an interval.
 // `later_round`: a later timing round, which has no determinism runs and takes its minimum whatever it costs.
-void time_until_done(const RunFunction& run, const TimingRule& rule, const at::Device& device, std::uint64_t seed,
-                     Tracer& tracer, RunTimer& timer, ProcessObservation& observation, bool later_round = false) {
+void time_until_done(const RunFunction& run, CellRunner& runner, const TimingRule& rule, const at::Device& device,
+                     std::uint64_t seed, Tracer& tracer, RunTimer& timer, ProcessObservation& observation,
+                     bool later_round = false) {
   struct Paused {  // no tracing while timing-only runs run, however they end
     Tracer& tracer;
     explicit Paused(Tracer& t) : tracer(t) {
@@ -103,7 +107,7 @@ void time_until_done(const RunFunction& run, const TimingRule& rule, const at::D
   for (const auto& done : observation.runs) determinism_seconds += static_cast<double>(done.time_ns) / 1e9;
   const auto started = std::chrono::steady_clock::now();
   if (device.is_cuda() && (rule.budget_seconds > 0 || rule.min_samples > 0))
-    for (int i = 0; i < kGpuSettlingRuns; ++i) timed_run(run, device, seed, timer);
+    for (int i = 0; i < kGpuSettlingRuns; ++i) timed_run(run, runner, device, seed, timer);
   std::vector<int> clocks;
   std::size_t next_check = 0;
   while (true) {
@@ -113,7 +117,7 @@ void time_until_done(const RunFunction& run, const TimingRule& rule, const at::D
       break;
     if (samples.size() >= next_check && timing_done(samples, rule, spent)) break;
     if (samples.size() >= next_check) next_check = samples.size() + std::max<std::size_t>(1, samples.size() / 8);
-    const auto sample = timed_run(run, device, seed, timer);
+    const auto sample = timed_run(run, runner, device, seed, timer);
     if (timer.last_hold_gave_up()) continue;  // it timed the wait for the hold, not the op
     samples.push_back(sample);
     observation.timing_ns.push_back(samples.back());
@@ -209,6 +213,10 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
   for (int index = 0; index < total && !stop; ++index) {
     Ran ran;
     ran.index = index;
+    {
+      const PhaseScope phase(Phase::begin_run);
+      runner->before_run();
+    }
     at::manual_seed(seed);  // ops that draw random numbers (fractional pooling) draw the same ones
     synchronize(device);
     {
@@ -249,7 +257,7 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
     rule.budget_seconds = std::min(rule.budget_seconds, std::max(0.0, cell.budget_seconds - spent()));
     rule.min_samples = 0;
   }
-  time_until_done(run, rule, device, seed, tracer, timer, observation);
+  time_until_done(run, *runner, rule, device, seed, tracer, timer, observation);
 }
 
 // A later timing round of a cell (timing/timing.h): its inputs drawn as before, the warm-up runs, then
@@ -273,12 +281,12 @@ void time_round(const Cell& cell, const WorkerRequest& request, Tracer& tracer, 
   // the kernels' own on an H100). At least one such run, whatever the warm-up.
   {
     const PhaseScope phase(Phase::warmup);
-    for (int i = 0; i < std::max(1, request.warmup); ++i) untimed_run(run, setup.device, setup.seed);
+    for (int i = 0; i < std::max(1, request.warmup); ++i) untimed_run(run, *runner, setup.device, setup.seed);
   }
   auto rule = request.timing;
   rule.budget_seconds = rule.round_budget();
   rule.min_samples = rule.round_min_samples;
-  time_until_done(run, rule, setup.device, setup.seed, tracer, timer, observation, true);
+  time_until_done(run, *runner, rule, setup.device, setup.seed, tracer, timer, observation, true);
   observation.timing_rounds = request.timing_round;
 }
 
