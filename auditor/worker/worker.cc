@@ -54,8 +54,7 @@ void keep_sequence(ProcessObservation& observation, const std::string& digest, s
   observation.kernel_sequences.emplace_back(digest, std::move(kernels));
 }
 
-// A timing-only run: seeded and synchronized as the determinism runs are, but neither traced nor
-// digested, so the timed region holds the op alone.
+// A timing-only run: seeded and synchronized as the determinism runs are, neither traced nor digested.
 std::int64_t timed_run(const RunFunction& run, CellRunner& runner, const at::Device& device, std::uint64_t seed,
                        RunTimer& timer) {
   runner.before_run();
@@ -68,8 +67,7 @@ std::int64_t timed_run(const RunFunction& run, CellRunner& runner, const at::Dev
   return elapsed_ns;
 }
 
-// A run as the determinism runs go, neither timed nor digested: what a process does once (loading
-// kernels, making handles) is done before a timed run.
+// A run neither timed nor digested: what a process does once (loading kernels, handles) is done before timing.
 void untimed_run(const RunFunction& run, CellRunner& runner, const at::Device& device, std::uint64_t seed) {
   runner.before_run();
   at::manual_seed(seed);
@@ -78,14 +76,12 @@ void untimed_run(const RunFunction& run, CellRunner& runner, const at::Device& d
   synchronize(device);
 }
 
-// Untimed runs before the timing-only ones on a GPU: the determinism runs were traced, and a GPU's
-// caches and clocks settle on the op's own work within a few runs.
+// Untimed runs before the timing-only ones on a GPU, whose caches and clocks settle on the op within a few.
 constexpr int kGpuSettlingRuns = 3;
 
-// Timing-only runs after the determinism runs, until the timing rule is met (timing/timing.h). The
-// rule is checked at geometrically spaced sample counts, so checking costs nothing next to the runs.
-// Reaching the minimum number of samples never takes longer than the determinism runs took: a slow op
-// audited with few repeats is not run for minutes to fill an interval.
+// Timing-only runs after the determinism runs until the timing rule is met (timing/timing.h), checked at
+// geometrically spaced sample counts. Reaching the minimum number of samples never takes longer than the
+// determinism runs took: a slow op audited with few repeats is not run for minutes to fill an interval.
 // `later_round`: a later timing round, which has no determinism runs and takes its minimum whatever it costs.
 void time_until_done(const RunFunction& run, CellRunner& runner, const TimingRule& rule, const at::Device& device,
                      std::uint64_t seed, Tracer& tracer, RunTimer& timer, ProcessObservation& observation,
@@ -132,8 +128,7 @@ void time_until_done(const RunFunction& run, CellRunner& runner, const TimingRul
   if (const auto note = timer.timed_region_note(); !note.empty()) observation.warnings.push_back(note);
 }
 
-// The determinism runs of a cell, its kind's runner measuring what the kind adds, then its first
-// timing round's timing-only runs.
+// A cell's determinism runs, its kind's runner measuring what the kind adds, then its first round's timing.
 void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
              ProcessObservation& observation, InputCache* inputs, OutputCopier* given_copier) {
   // One process measures what is a property of the inputs alone, unless another batch's does.
@@ -204,8 +199,7 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
     }
     return false;
   };
-  // On a GPU, run i's digest is taken after run i+1 is launched (recording/digest_pipeline.h), unless the
-  // kind digests its runs one by one.
+  // On a GPU, run i is digested after run i+1 is launched (recording/digest_pipeline.h), unless the kind says not.
   const auto own_copier = given_copier ? nullptr : make_output_copier(device);
   auto& copier = given_copier ? *given_copier : *own_copier;
   DigestPipeline<Ran> pipeline(copier, runner->pipeline_depth(copier.depth()));
@@ -260,8 +254,8 @@ void run_all(const Cell& cell, const WorkerRequest& request, Tracer& tracer, Run
   time_until_done(run, *runner, rule, device, seed, tracer, timer, observation);
 }
 
-// A later timing round of a cell (timing/timing.h): its inputs drawn as before, the warm-up runs, then
-// timing-only runs for the round's share of the budget, and at least the round's minimum.
+// A later timing round of a cell (timing/timing.h): inputs drawn as before, warm-up, then timing-only runs
+// for the round's share of the budget, and at least the round's minimum.
 void time_round(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
                 ProcessObservation& observation, InputCache* inputs) {
   const CellSetup setup{at::Device(request.device), static_cast<std::uint64_t>(std::stoull(cell.settings.at("seed"))),

@@ -17,22 +17,20 @@ namespace repro_audit {
 class InputCache;    // probe/probe.h
 class OutputCopier;  // recording/digest_pipeline.h
 
-// Runs one cell: settings, inputs, warm-up and timed runs, digests, kernel sequences. Never throws
-// for a probe's failure: that becomes the observation's status. With `request.timing_round` 2 or
-// more, only that timing round: the observation holds no runs, only `timing_ns` and `timing_rounds`.
+// Runs one cell: settings, inputs, warm-up and timed runs, digests, kernel sequences. A probe's failure
+// becomes the observation's status, never a throw. With `request.timing_round` 2 or more, only that round.
 // `inputs`, when given, shares the random inputs of a variant's cells (probe/probe.h, InputCache);
 // `copier`, when given, replaces the device's (recording/digest_pipeline.h): tests order a fake stream.
 ProcessObservation run_cell(const Cell& cell, const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
                             InputCache* inputs = nullptr, OutputCopier* copier = nullptr);
 
-// Runs every cell of the request, emitting `environment`, then `start` and `cell` per cell, then `done`.
-// `environment_sent`: the caller emitted it already (a worker says it before reading its request).
-// A failure of the machine (EnvironmentError) is no cell's: it emits `environment_failure` and throws.
+// Runs every cell of the request, emitting `environment` (unless `environment_sent`: a worker says it before
+// reading its request), `start` and `cell` per cell, then `done`. A failure of the machine (EnvironmentError) is
+// no cell's: it emits `environment_failure` and throws.
 void run_worker(const WorkerRequest& request, Tracer& tracer, RunTimer& timer,
                 const std::function<void(const nlohmann::json&)>& emit, bool environment_sent = false);
 
-// The events of an internal subcommand (worker, rank) on the original stdout, one JSON line each;
-// anything else printing to stdout goes to stderr from now on.
+// An internal subcommand's events (worker, rank) on the original stdout, one JSON line each; other output: stderr.
 std::function<void(const nlohmann::json&)> event_stream();
 
 }  // namespace repro_audit
