@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <optional>
 #include <fmt/ranges.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
@@ -152,16 +153,12 @@ class TorchScriptModel {
   }
 
   // The next run starts from what this makes (PreparedModel::restore).
-  void restore() {
-    restored_ = fresh_start();
-    fresh_ = true;
-  }
+  void restore() { restored_ = fresh_start(); }
 
   Outputs run() {
     Outputs outputs;
-    auto arguments = fresh_ ? std::move(restored_) : fresh_start();
-    fresh_ = false;
-    restored_.clear();
+    auto arguments = restored_ ? std::move(*restored_) : fresh_start();
+    restored_.reset();
     if (!spec_.train) {
       torch::NoGradGuard no_grad;
       flatten("output", module_.forward(arguments), outputs);
@@ -205,8 +202,7 @@ class TorchScriptModel {
   std::vector<c10::IValue> arguments_;
   std::vector<std::string> names_;
   std::vector<at::Tensor> parameters_, initial_, buffers_, initial_buffers_;
-  std::vector<c10::IValue> restored_;  // the next run's inputs, once restore() made them
-  bool fresh_ = false;                 // restore() ran since the last run
+  std::optional<std::vector<c10::IValue>> restored_;  // the next run's inputs, once restore() made them
 };
 
 class PackageModel {

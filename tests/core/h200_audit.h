@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -41,13 +42,18 @@ inline nlohmann::json fixture_json(const std::string& fixture) {
   });
 }
 
+// A gzipped report of tests/core/fixtures, loaded on first use and kept for the test process's other tests.
+inline const Report& gpu_audit_once(const std::string& fixture) {
+  static std::map<std::string, Report> loaded;
+  auto found = loaded.find(fixture);
+  if (found == loaded.end()) found = loaded.emplace(fixture, gpu_audit(fixture)).first;
+  return found->second;
+}
+
 inline Report h200_audit() { return gpu_audit("h200-torch-2.11.0-default-audit.json.gz"); }
 
 // The default CUDA audit an H100 ran with torch 2.11.0, every timing sample in it: its later timing
 // rounds timed launch-bound runs in fresh workers (trace/held_stream.h).
-inline Report h100_audit() {
-  static const Report loaded = gpu_audit("h100-torch-2.11.0-default-audit-2026-11-27.json.gz");  // 0.7 s to load
-  return loaded;
-}
+inline Report h100_audit() { return gpu_audit_once("h100-torch-2.11.0-default-audit-2026-11-27.json.gz"); }
 
 }  // namespace repro_audit::testing

@@ -18,8 +18,7 @@ namespace repro_audit {
 namespace {
 
 const Report& fifth_lease_audit() {
-  static const Report loaded = testing::gpu_audit("h200-torch-2.11.0-default-audit-2026-11-30.json.gz");
-  return loaded;
+  return testing::gpu_audit_once("h200-torch-2.11.0-default-audit-2026-11-30.json.gz");
 }
 
 // 115 variants under default, strict and strict-warn; the verdicts as the audit printed them.

@@ -23,10 +23,7 @@
 namespace repro_audit {
 namespace {
 
-const Report& lease_audit() {
-  static const Report loaded = testing::gpu_audit("h200-torch-2.11.0-default-audit-2026-11-27.json.gz");
-  return loaded;
-}
+const Report& lease_audit() { return testing::gpu_audit_once("h200-torch-2.11.0-default-audit-2026-11-27.json.gz"); }
 
 TEST(H200Lease, EverySameKernelPairsCostsAgree) {
   const auto pairs = same_kernel_pairs(lease_audit());
@@ -164,8 +161,7 @@ TEST(H200Lease, PyPerOpDigestsNameTheEagerAndCompiledOriginsAndWhatTheyCost) {
 // CUDA names the generators it drew from.
 
 const Report& third_lease_audit() {
-  static const Report loaded = testing::gpu_audit("h200-torch-2.11.0-default-audit-2026-11-28.json.gz");
-  return loaded;
+  return testing::gpu_audit_once("h200-torch-2.11.0-default-audit-2026-11-28.json.gz");
 }
 
 TEST(H200Lease2, EverySameKernelPairAgreesWithinTheNegligibleCost) {
@@ -187,7 +183,7 @@ TEST(H200Lease2, EverySameKernelPairAgreesWithinTheNegligibleCost) {
 // 1.16-1.18x, against 1.13x, 1.10-1.14x): between fresh workers a launch-bound op's time moves by more than
 // its intervals say.
 TEST(H200Lease2, PairsRunTheSameLaunchesAndOneLaunchBoundPairDisagrees) {
-  static const Report again = testing::gpu_audit("h200-torch-2.11.0-default-audit-2026-11-28-second.json.gz");
+  const auto& again = testing::gpu_audit_once("h200-torch-2.11.0-default-audit-2026-11-28-second.json.gz");
   const auto pairs = same_kernel_pairs(again);
   EXPECT_GE(pairs.size(), 60u);
   std::set<std::string> disagreeing;
@@ -265,7 +261,7 @@ TEST(H200Lease2, PyCellsOnCudaNameTheirCudaGenerators) {
 // same-kernel pair agrees, mv's launch-bound gemv among them (1.17x, interval 1.14-1.21x, against 1.14x,
 // 1.12-1.16x), which the lease before found apart.
 TEST(H200Lease4, EverySameKernelPairAgreesMvsGemvAmongThem) {
-  static const Report fourth = testing::gpu_audit("h200-torch-2.11.0-default-audit-2026-11-28-lease4.json.gz");
+  const auto& fourth = testing::gpu_audit_once("h200-torch-2.11.0-default-audit-2026-11-28-lease4.json.gz");
   const auto pairs = same_kernel_pairs(fourth);
   EXPECT_EQ(pairs.size(), 70u);
   bool gemv = false;
