@@ -104,6 +104,8 @@ class Cell:
             GRAPHS = GraphCatalogue()
         GRAPHS.clear()
         torch._dynamo.reset()  # every cell compiles afresh; nothing is reused from the cell before
+        if self.device == "cpu":
+            check_vector_isas()
         options = inductor_options(self.settings)
         if not options:
             return torch.compile(step, mode=None if mode == "default" else mode)

@@ -101,12 +101,13 @@ EVENTS = None
 WORD_SUMS_LIBRARY = ""
 OWN_FOLDER = None
 CACHE = None
+USERS_CACHE = None  # the user's TORCHINDUCTOR_CACHE_DIR, where their own processes keep Inductor's caches
 
 
 def take_environment():
     """What the worker takes from its environment: run at its start, and again in a process forked for a
     later timing round, which takes its worker's."""
-    global EVENTS, WORD_SUMS_LIBRARY, OWN_FOLDER, CACHE
+    global EVENTS, WORD_SUMS_LIBRARY, OWN_FOLDER, CACHE, USERS_CACHE
     EVENTS = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # anything written to fd 1 (C code, subprocesses) goes to the worker's log, not the pipe
     # Set by the supervisor, whatever the environment held (python_runner/python_worker.cc).
@@ -126,6 +127,7 @@ def take_environment():
     # --compile-cache comes in the environment the supervisor gave the worker (supervisor/batch_runner.cc:
     # set, or removed), since the request is read only once torch is imported.
     CACHE = None
+    USERS_CACHE = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     if not os.environ.get("REPRO_AUDIT_COMPILE_CACHE"):
         # A process compiles afresh: differences between two compiles are cross-process divergence. In
         # the worker's own folder: a callable that crashes or hangs leaves nothing behind.
@@ -138,6 +140,36 @@ def take_environment():
 
 
 take_environment()
+
+
+def check_vector_isas():
+    """Inductor's checks of which vector instructions the compiler and this CPU support (about ten small
+    compiles and a process that loads each, seconds in all), taken where the user's own processes keep
+    them: their TORCHINDUCTOR_CACHE_DIR, or Inductor's default folder. They are facts of the machine and
+    its compiler that every process of the user's shares, not a compile of theirs; in the cell's own
+    cache (a fresh folder each process, or --compile-cache's) they were made again each time. Every graph
+    and kernel still compiles in the cell's cache. Inductor keeps the answer for the process
+    (cpu_vec_isa.valid_vec_isa_list); where it cannot be had here, the compile asks again, as before."""
+    own = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    try:
+        import torch._inductor.codecache  # noqa: F401  (imported before the folder is switched)
+        from torch._inductor import cpu_vec_isa
+        from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+        users = os.path.abspath(USERS_CACHE or default_cache_dir())
+        if not own or os.path.abspath(own) == users:
+            return
+        os.makedirs(users, exist_ok=True)
+    except Exception:
+        return
+    if not os.access(users, os.W_OK | os.X_OK):  # a check that cannot be written would say "unsupported"
+        return
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = users
+    try:
+        cpu_vec_isa.pick_vec_isa()
+    except Exception:
+        pass
+    finally:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = own
 
 
 def emit(event):

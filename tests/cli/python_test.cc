@@ -21,14 +21,28 @@ using namespace testing_cli;
 
 // A real training step (MLP, SGD with momentum), eager and compiled by CPU Inductor, under strict, in
 // two processes: each process compiles afresh, and every cell is deterministic with its
-// loss, parameters and gradients digested one by one.
+// loss, parameters and gradients digested one by one. Inductor's checks of the machine's vector
+// instructions land where the user's processes keep them (their TORCHINDUCTOR_CACHE_DIR here), and
+// nothing of the step's compile does.
 TEST_F(PythonCallable, AuditsATrainingStepEagerAndCompiled) {
+  const auto users = path("users-inductor");
+  fs::create_directories(users);
   const auto cells =
       audit(kExample +
                 ":make --parameters --device cpu --repeats 2 --processes 2 --jobs 2 --no-cost --profile strict "
                 "--axis threads=2 --axis compile=off,default",
-            0);
+            0, "TORCHINDUCTOR_CACHE_DIR=" + users);
   if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  std::vector<std::string> checks, compiled;
+  for (const auto& entry : fs::recursive_directory_iterator(users)) {
+    const auto name = entry.path().filename().string();
+    if (entry.path().extension() == ".so") checks.push_back(name);  // a check's program, built and loaded
+    if (entry.is_directory() && (name == "fxgraph" || name == "aotautograd")) compiled.push_back(name);
+  }
+  // Inductor checks the vector instructions the CPU lists (x86: AVX2 and up); a CPU without any has none.
+  if (slurp("/proc/cpuinfo").find(" avx2") != std::string::npos)
+    EXPECT_FALSE(checks.empty()) << "no vector-instruction check in " << users;
+  EXPECT_TRUE(compiled.empty()) << "the step's compile reached " << users << ": " << compiled.front();
   ASSERT_EQ(cells.size(), 2u) << output_;
   for (const auto& [key, cell] : cells) {
     EXPECT_EQ(cell.at("verdict"), "deterministic") << key;
