@@ -7,6 +7,7 @@
 // and bf16 included) and converting it never rounds. "Spread" values have a random sign and an
 // exponent spread over 2^-4 .. 2^2 (magnitudes 1/16 up to 8): sums of them round differently when
 // their order changes, which is what an accumulation-order probe needs to see.
+#include <bit>
 #include <cstdint>
 
 namespace repro_audit {
@@ -64,8 +65,32 @@ std::uint64_t unit_value_bits(FloatFormat format, Stream stream, std::uint64_t i
 // range a probe uses).
 std::int64_t integer_value(Stream stream, std::uint64_t index, std::int64_t low, std::int64_t high);
 
-// The three above from an element's 64 bits (keyed_bits): what a tensor's elements are made with.
-std::uint64_t spread_bits_of(FloatFormat format, std::uint64_t bits);
-std::uint64_t unit_bits_of(FloatFormat format, std::uint64_t bits);
+// float_bits without its range check, for exponents that are in every format's normal range by
+// construction (the spread and unit values' below): inline, as a tensor's elements are made with it.
+inline std::uint64_t packed_float_bits(FloatFormat format, bool negative, int exponent, std::uint64_t fraction) {
+  const int bias = (1 << (format.exponent_bits - 1)) - 1;
+  const int width = 1 + format.exponent_bits + format.mantissa_bits;
+  const std::uint64_t sign = negative ? std::uint64_t{1} << (width - 1) : 0;
+  const std::uint64_t mantissa_mask = (std::uint64_t{1} << format.mantissa_bits) - 1;
+  return sign | (static_cast<std::uint64_t>(exponent + bias) << format.mantissa_bits) | (fraction & mantissa_mask);
+}
+
+// The spread and unit values from an element's 64 bits (keyed_bits): what a tensor's elements are made
+// with. Spread: the low bits are the fraction, the top byte sign and exponent (independent of the
+// fraction's bits for every format up to 52 fraction bits); its exponents -4 .. 2 fit f16's -14 .. 15.
+inline std::uint64_t spread_bits_of(FloatFormat format, std::uint64_t bits) {
+  const int exponent = kLowestExponent + static_cast<int>(((bits >> 56) & 0x7f) % kExponents);
+  return packed_float_bits(format, (bits >> 63) != 0, exponent, bits);
+}
+// Unit: m / 2^digits in [0, 1) is 1.f * 2^(top - digits), top = m's highest bit, so its exponents are
+// -digits .. -1: -11 .. -1 for f16, the narrowest range.
+inline std::uint64_t unit_bits_of(FloatFormat format, std::uint64_t bits) {
+  const int digits = format.mantissa_bits + 1;
+  const std::uint64_t m = bits >> (64 - digits);
+  if (m == 0) return 0;
+  const int top = std::bit_width(m) - 1;
+  const std::uint64_t fraction = (m << (format.mantissa_bits - top)) & ((std::uint64_t{1} << format.mantissa_bits) - 1);
+  return packed_float_bits(format, false, top - digits, fraction);
+}
 
 }  // namespace repro_audit

@@ -48,9 +48,9 @@ void fill(at::Tensor& tensor, const Value& value_of) {
 template <typename Bits>
 void fill_floats(at::Tensor& tensor, PortableKind kind, FloatFormat format, std::uint64_t key) {
   if (kind == PortableKind::spread)
-    fill<Bits>(tensor, [&](std::uint64_t i) { return spread_bits_of(format, keyed_bits(key, i)); });
+    fill<Bits>(tensor, [format, key](std::uint64_t i) { return spread_bits_of(format, keyed_bits(key, i)); });
   else
-    fill<Bits>(tensor, [&](std::uint64_t i) { return unit_bits_of(format, keyed_bits(key, i)); });
+    fill<Bits>(tensor, [format, key](std::uint64_t i) { return unit_bits_of(format, keyed_bits(key, i)); });
 }
 
 at::Tensor on_the_cpu(PortableKind kind, Stream stream, at::IntArrayRef sizes, at::ScalarType dtype, std::int64_t low,
