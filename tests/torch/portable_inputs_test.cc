@@ -27,11 +27,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Every CPU variant of every probe that makes inputs (the fault controls crash or hang on purpose).
-std::vector<Cell> every_cell() {
+// Every CPU variant of every probe that makes inputs (the fault controls crash or hang on purpose), or
+// of the probes named in `only`.
+std::vector<Cell> every_cell(const std::set<std::string>& only = {}) {
   std::vector<Cell> cells;
   for (const auto& probe : registered_catalogue()) {
     if (!probe.in_default_suite && !probe.control_expects) continue;
+    if (!only.empty() && !only.count(probe.name)) continue;
     for (const auto& variant : probe.variants) {
       if (std::find(variant.devices.begin(), variant.devices.end(), "cpu") == variant.devices.end()) continue;
       Cell cell;
@@ -76,9 +78,10 @@ std::map<std::string, std::string> exported_digests(const WorkerRequest& request
 
 // probe/variant -> input digest, as `export-inputs` made them with `environment` set and `threads`.
 std::map<std::string, std::string> input_digests(const std::string& environment, const std::string& threads,
-                                                 InputScheme scheme, const fs::path& folder) {
+                                                 InputScheme scheme, const fs::path& folder,
+                                                 const std::set<std::string>& only = {}) {
   WorkerRequest request;
-  request.cells = every_cell();
+  request.cells = every_cell(only);
   request.process_settings = {{"threads", threads}};
   request.input_scheme = scheme;
   return exported_digests(request, environment, folder);
@@ -118,13 +121,19 @@ TEST(PortableInputs, EveryProbesInputsAreTheSameUnderEveryCapabilityCbwrAndThrea
 }
 
 // The reason for the portable scheme, kept visible: ATen's generator gives other inputs under another
-// capability. Only where this CPU runs more than one.
+// capability. Only where this CPU runs more than one. Three probes' inputs show it (2^22 values drawn by
+// randn in sum and cumsum, randn and randint in index_add, f32 and f64 among them); every probe's inputs
+// are the same under the portable scheme (above).
 TEST(PortableInputs, AtensGeneratorGivesOtherInputsUnderAnotherCapability) {
   const auto capabilities = runnable_cpu_capabilities(parse_cpu_info(read_proc_cpuinfo()).flags);
   if (capabilities.size() < 2) GTEST_SKIP() << "this CPU runs one ATen capability";
   const auto folder = fs::temp_directory_path() / ("aten-inputs-" + std::to_string(getpid()));
-  const auto lowest = input_digests("ATEN_CPU_CAPABILITY=" + capabilities.front(), "1", InputScheme::aten, folder);
-  const auto highest = input_digests("ATEN_CPU_CAPABILITY=" + capabilities.back(), "1", InputScheme::aten, folder);
+  const std::set<std::string> only = {"sum", "cumsum", "index_add"};
+  const auto lowest =
+      input_digests("ATEN_CPU_CAPABILITY=" + capabilities.front(), "1", InputScheme::aten, folder, only);
+  const auto highest =
+      input_digests("ATEN_CPU_CAPABILITY=" + capabilities.back(), "1", InputScheme::aten, folder, only);
+  ASSERT_FALSE(lowest.empty());
   int differing = 0;
   for (const auto& [key, digest] : lowest) differing += highest.count(key) && highest.at(key) != digest;
   EXPECT_GT(differing, 0) << capabilities.front() << " vs " << capabilities.back();
