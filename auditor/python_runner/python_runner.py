@@ -147,9 +147,10 @@ def check_vector_isas():
     compiles and a process that loads each, seconds in all), taken where the user's own processes keep
     them: their TORCHINDUCTOR_CACHE_DIR, or Inductor's default folder. They are facts of the machine and
     its compiler that every process of the user's shares, not a compile of theirs; in the cell's own
-    cache (a fresh folder each process, or --compile-cache's) they were made again each time. Every graph
-    and kernel still compiles in the cell's cache. Inductor keeps the answer for the process
-    (cpu_vec_isa.valid_vec_isa_list); where it cannot be had here, the compile asks again, as before."""
+    cache (a fresh folder each process) they were made again in every process. Every graph and kernel
+    still compiles in the cell's cache (that folder, or --compile-cache's). Inductor keeps the answer for
+    the process (cpu_vec_isa.valid_vec_isa_list), so a later cell's call costs nothing; where it cannot be
+    had here, the compile asks again, as before."""
     own = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     try:
         import torch._inductor.codecache  # noqa: F401  (imported before the folder is switched)
