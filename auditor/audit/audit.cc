@@ -1,4 +1,5 @@
 #include "audit/audit.h"
+#include "audit/activity_log.h"
 #include "audit/audit_journal.h"
 #include "audit/report_environment.h"
 #include "audit/run_policy.h"
@@ -9,7 +10,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <fmt/format.h>
 #include <set>
 
@@ -79,32 +79,13 @@ bool keep_finished_cells(Plan& plan, const Observations& observations, int proce
   return complete;
 }
 
-// REPRO_AUDIT_AUDIT_LOG=FILE: a JSON line per audit: its wall time, the workers it started and their
-// start-up time, its ops' time (every run and timing sample), its workers' binary (README: Tests).
-void log_activity(const Report& report, const Observations& observations, const WorkerActivity& before,
-                  const std::string& worker) {
-  const char* path = std::getenv("REPRO_AUDIT_AUDIT_LOG");
-  if (!path || !*path) return;
-  std::int64_t op_ns = 0;
-  for (const auto& [key, seen] : observations)
-    for (const auto& observation : seen) {
-      for (const auto& run : observation.runs) op_ns += run.time_ns;
-      for (const auto sample : observation.timing_ns) op_ns += sample;
-    }
-  const auto now = worker_activity();
-  const nlohmann::json line = {
-      {"wall_s", report.duration_seconds},        {"cells", report.cells.size()},
-      {"workers", now.workers - before.workers},  {"startup_s", now.startup_seconds - before.startup_seconds},
-      {"op_s", static_cast<double>(op_ns) / 1e9}, {"worker", worker}};
-  std::ofstream(path, std::ios::app) << line.dump() << "\n";
-}
-
 }  // namespace
 
 std::string own_executable() { return fs::read_symlink("/proc/self/exe").string(); }
 
-std::string worker_executable(const std::string& device, const std::vector<Cell>& cells) {
-  auto own = own_executable();
+std::string worker_executable(const std::string& device, const std::vector<Cell>& cells,
+                              const std::string& torch_program) {
+  auto own = torch_program.empty() ? own_executable() : torch_program;
   if (device != "cpu") return own;
   for (const auto& cell : cells)
     if (cell.model && !is_python_model(*cell.model)) return own;
@@ -184,9 +165,16 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   }
   if (!device.unavailable.empty())
     for (auto& cell : plan.cells) cell.unsupported_reason = device.unavailable;
-  const auto own = own_executable(), worker = worker_executable(device.device, plan.cells);
-  if (!options.launcher)
-    process_launcher = std::make_unique<ProcessLauncher>(worker, temporary, "worker", options.interpreter);
+  const auto own = options.torch_program.empty() ? own_executable() : options.torch_program;
+  const auto worker = worker_executable(device.device, plan.cells, own);
+  const bool workers_lack_cuda = !options.launcher && worker != own;
+  if (!options.launcher) {
+    auto launcher = std::make_unique<ProcessLauncher>(worker, temporary, "worker", options.interpreter);
+    // Run from the front end, this process has no CUDA facts of its own to complete the CPU workers'
+    // fingerprint with: its first worker is the program that has them (a worker it would start anyway).
+    if (workers_lack_cuda && !options.torch_program.empty()) launcher->first_worker_runs(own);
+    process_launcher = std::move(launcher);
+  }
   supervisor.launcher = options.launcher ? options.launcher : process_launcher.get();
   const auto costs = expected_cell_costs(plan.cells, catalogue, config.repeats + config.warmup, options.timings);
   auto batches = make_batches(plan.cells);
@@ -221,18 +209,9 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   supervisor.stop_requested = options.stop_requested;
   supervisor.throw_if_refused = options.throw_if_refused;
   supervisor.sensitivity_elsewhere = sensitivity_measured_elsewhere(batches);
-  nlohmann::json environment;
-  // The platform is the user's own environment: a worker started with e.g. ATEN_CPU_CAPABILITY changed
-  // reports another capability, so only workers that inherit the environment speak for it.
-  // A py cell's runner adds its interpreter's facts (the torch it imports need not be the libtorch the
-  // worker was built with): no fingerprint of its own, merged into the worker's after the audit.
-  nlohmann::json interpreter;
+  SeenEnvironment seen_environment;  // audit/report_environment.h
   supervisor.on_environment = [&](const nlohmann::json& seen, const FlagSet& process_settings) {
-    if (!seen.is_object() || !seen.contains("fingerprint")) {
-      if (interpreter.is_null()) interpreter = seen;
-    } else if (environment.is_null() && inherits_environment(process_settings)) {
-      environment = seen;
-    }
+    seen_environment.add(seen, inherits_environment(process_settings));
   };
   int journaled = result.resumed_runs;
   bool results_allowed = !options.before_results;
@@ -295,11 +274,11 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   result.report.documentation = options.documentation;
   result.report.host = host_name();
   result.report.shard = shard;
-  result.report.environment =
-      report_environment(environment, !options.launcher && worker != own, interpreter, options.environment);
+  result.report.environment = seen_environment.report(workers_lack_cuda, options.environment);
   result.report.config = config_to_json(config);
   result.report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  log_activity(result.report, observations, activity_before, options.launcher ? "" : worker);
+  log_activity(result.report, observations, activity_before,
+               {options.launcher ? "" : worker, own_executable(), seen_environment.cuda_facts_from()});
   return result;
 }
 

@@ -50,6 +50,11 @@ struct AuditOptions {
   std::string timings_source;
   // Null: `repro-audit worker` processes of this binary, logging to $TMPDIR (py cells': as `interpreter` says).
   WorkerLauncher* launcher = nullptr;
+  // The program with libtorch whose workers run the cells: empty, this one. The front end, which runs CPU
+  // audits without loading libtorch (cli/torch_side.h), names repro-audit-torch beside it; the first
+  // worker of such an audit is that program, whose fingerprint has the CUDA facts that the CPU workers'
+  // lack (repro-audit-cpu's), and `environment` is asked only when no such worker spoke.
+  std::string torch_program;
   InterpreterLaunch interpreter;
   // How long a worker may take to load before its first cell (tests shorten it).
   std::chrono::milliseconds startup_allowance = std::chrono::seconds(60);
@@ -83,10 +88,11 @@ Config journal_config(const std::string& journal, const Catalogue& catalogue);
 std::string own_executable();
 
 // The binary the workers of `cells` on `device` (resolved: "cpu", "cuda:0", ...) run: for the CPU,
-// repro-audit-cpu when it sits beside this binary (a CUDA build's same program without libtorch's CUDA
-// half: it starts in half the time), else this binary; this one for TorchScript or AOTInductor models
-// (an AOTInductor package's library needs the whole of libtorch, libtorch.so).
-std::string worker_executable(const std::string& device, const std::vector<Cell>& cells = {});
+// repro-audit-cpu when it sits beside `torch_program` (a CUDA build's same program without libtorch's CUDA
+// half: it starts in half the time), else `torch_program`; that one for TorchScript or AOTInductor models
+// (an AOTInductor package's library needs the whole of libtorch, libtorch.so). Empty: this binary.
+std::string worker_executable(const std::string& device, const std::vector<Cell>& cells = {},
+                              const std::string& torch_program = "");
 
 // $TMPDIR, or /tmp, for the workers' logs; throws UserError when no file can be made there.
 std::string temporary_folder();

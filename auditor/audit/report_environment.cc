@@ -44,4 +44,22 @@ nlohmann::json report_environment(const nlohmann::json& workers, bool workers_la
   return environment;
 }
 
+void SeenEnvironment::add(const nlohmann::json& seen, bool inherits_environment) {
+  if (!seen.is_object() || !seen.contains("fingerprint")) {
+    if (interpreter_.is_null()) interpreter_ = seen;
+    return;
+  }
+  if (environment_.is_null() && inherits_environment) environment_ = seen;
+  if (cuda_facts_.is_null() && seen.value("torch_cuda_build", false)) cuda_facts_ = seen;
+}
+
+nlohmann::json SeenEnvironment::report(bool workers_lack_cuda, const std::function<nlohmann::json()>& here) {
+  cuda_facts_from_ = "workers";
+  return report_environment(environment_, workers_lack_cuda, interpreter_, [&] {
+    const bool worker = !environment_.is_null() && !cuda_facts_.is_null();
+    cuda_facts_from_ = worker ? "a worker" : "the supervisor";
+    return worker ? cuda_facts_ : here();
+  });
+}
+
 }  // namespace repro_audit

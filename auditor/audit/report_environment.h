@@ -3,6 +3,7 @@
 // completed with what that worker could not know.
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace repro_audit {
 
@@ -16,5 +17,26 @@ nlohmann::json report_environment(const nlohmann::json& workers, bool workers_la
 
 // `fingerprint` with its CUDA facts replaced by `full`'s.
 nlohmann::json with_cuda_facts(nlohmann::json fingerprint, const nlohmann::json& full);
+
+// What an audit's workers said of the environment, as they say it. The platform is the user's own
+// environment: a worker started with e.g. ATEN_CPU_CAPABILITY changed reports another capability, so only
+// a worker that inherits the environment speaks for it. A py cell's runner adds its interpreter's facts
+// (the torch it imports need not be the libtorch the worker was built with): no fingerprint of its own.
+// The CUDA facts (library versions, driver, devices) come from any worker that has them, whatever its CPU
+// settings: no setting an axis sweeps changes them.
+class SeenEnvironment {
+ public:
+  // A worker's environment event: a fingerprint (it has "fingerprint") or an interpreter's facts.
+  void add(const nlohmann::json& seen, bool inherits_environment);
+  // report_environment of the first inheriting fingerprint, completed by the first with CUDA facts where
+  // the workers lack them; `here` is asked where no worker spoke, or none had CUDA facts.
+  nlohmann::json report(bool workers_lack_cuda, const std::function<nlohmann::json()>& here);
+  // Where report()'s CUDA facts came from: "workers", "a worker" or "the supervisor" (`here`).
+  const std::string& cuda_facts_from() const { return cuda_facts_from_; }
+
+ private:
+  nlohmann::json environment_, interpreter_, cuda_facts_;
+  std::string cuda_facts_from_ = "workers";
+};
 
 }  // namespace repro_audit

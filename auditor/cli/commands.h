@@ -31,5 +31,6 @@ Command add_merge_command(CLI::App& app);
 Command add_fleet_command(CLI::App& app);
 Command add_repro_command(CLI::App& app);
 Command add_export_inputs_command(CLI::App& app);
+Command add_catalogue_source_command(CLI::App& app);
 
 }  // namespace repro_audit

@@ -1,11 +1,17 @@
-// `list`, `env` and the internal `worker` subcommand.
+// `list`, `env` and the internal `worker`, `rank`, `export-inputs` and `catalogue-source` subcommands.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
+#include <stdexcept>
 
 #include "cli/commands.h"
 #include "cli/sensitivity_table.h"
+#include "common/atomic_file.h"
+#include "config/catalogue_json.h"
 #include "supervisor/cpu_capacity.h"
 #include "common/user_error.h"
 #include "config/settings.h"
@@ -28,7 +34,8 @@ Command add_list_command(CLI::App& app) {
                  "Measure each accumulating variant's sensitivity to the order of accumulation, on the CPU, and list "
                  "that instead (a few seconds per variant)");
   list->add_option("--probe", *probes, "With --sensitivity: only these probes (repeatable)")->needs("--sensitivity");
-  return {list, [all, sensitivity, probes] {
+  return {list,
+          [all, sensitivity, probes] {
             if (*sensitivity) {
               const auto catalogue = registered_catalogue();
               for (const auto& name : *probes)
@@ -108,7 +115,8 @@ Command add_list_command(CLI::App& app) {
                                                                    : "cpu",
                                        spec.help);
             return 0;
-          }};
+          },
+          [sensitivity] { return *sensitivity; }};  // the measurements need libtorch; the catalogue is built in
 }
 
 Command add_env_command(CLI::App& app) {
@@ -140,6 +148,36 @@ Command add_export_inputs_command(CLI::App& app) {
   auto* command = app.add_subcommand("export-inputs", "Internal: save the inputs of cells read from stdin");
   command->group("");  // hidden from --help
   return {command, [] { return export_inputs_main(); }};
+}
+
+Command add_catalogue_source_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "catalogue-source", "Internal: write the probe catalogue as the C++ source the front end is built with");
+  command->group("");  // hidden from --help
+  auto path = std::make_shared<std::string>();
+  command->add_option("FILE", *path, "The C++ file to write (left as it is when it already holds this catalogue)")
+      ->required();
+  return {
+      command, [path] {
+        const auto json = catalogue_to_json({registered_catalogue(), registered_documentation()}).dump();
+        // A JSON string ending in ")catalogue" would end the raw string early: refused (none does).
+        if (json.find(")catalogue\"") != std::string::npos)
+          throw std::logic_error("the catalogue's JSON holds the source's raw-string delimiter");
+        const auto source = fmt::format(
+            "// Written at build time by `repro-audit-torch catalogue-source`: the probe catalogue for the front\n"
+            "// end (cli/embedded_catalogue.h).\n"
+            "#include \"cli/embedded_catalogue.h\"\n\n"
+            "namespace repro_audit {{\n\nconst char* const kEmbeddedCatalogue = R\"catalogue({})catalogue\";\n\n}}\n",
+            json);
+        std::error_code error;
+        if (std::filesystem::file_size(*path, error) == source.size() && !error) {
+          std::ifstream file(*path, std::ios::binary);
+          const std::string held((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+          if (held == source) return 0;
+        }
+        write_file_atomically(*path, source);
+        return 0;
+      }};
 }
 
 }  // namespace repro_audit

@@ -5,10 +5,12 @@
 
 #include "cli/interruption.h"
 #include "cli/terminal.h"
+#include "cli/torch_side.h"
 #include "probe/probe_catalogue.h"
 #include "python_runner/python_worker.h"
 #include "supervisor/cpu_capacity.h"
 #include "worker/device.h"
+#include "worker/entry_points.h"
 #include "worker/environment.h"
 
 namespace repro_audit {
@@ -22,6 +24,8 @@ AuditOptions local_audit_options() {
   options.interpreter = [](const std::string& python) {
     return InterpreterStart{python_runner_command(python), python_runner_environment()};
   };
+  // The front end's workers are repro-audit-torch's (cli/torch_side.h): said before anything starts.
+  if (!torch_side_linked()) options.torch_program = torch_program();
   return options;
 }
 

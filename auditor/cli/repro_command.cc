@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/interruption.h"
 #include "cli/terminal.h"
+#include "cli/torch_side.h"
 #include "common/user_error.h"
 #include "config/models_named_by_user.h"
 #include "probe/probe_catalogue.h"
@@ -73,7 +74,8 @@ Command add_repro_command(CLI::App& app) {
   repro->add_option("--inputs", *input_files,
                     "The inputs file (torch.save) of a model cell whose report names one, matched to the report's by "
                     "file name; the file a report names is never read (repeatable)");
-  return {repro, [report_path, patterns, output, model_files, input_files] {
+  return {repro,
+          [report_path, patterns, output, model_files, input_files] {
             auto report = load_report_file(*report_path);
             std::vector<const CellReport*> cells;
             for (const auto& pattern : *patterns) {
@@ -83,7 +85,7 @@ Command add_repro_command(CLI::App& app) {
                 if (std::find(cells.begin(), cells.end(), cell) == cells.end()) cells.push_back(cell);
             }
             use_named_model_files(report, cells, *model_files, *input_files, *report_path);
-            ProcessLauncher launcher(own_executable(), temporary_folder(), "export-inputs");
+            ProcessLauncher launcher(torch_program(), temporary_folder(), "export-inputs");
             install_stop_handlers();
             const auto exported =
                 export_repros(report, cells, registered_catalogue(), *output, launcher, stop_requested);
@@ -109,7 +111,8 @@ Command add_repro_command(CLI::App& app) {
                                                        ->folder
                                                  : std::string("<cell>"));
             return written > 0 ? 0 : 1;
-          }};
+          },
+          [] { return false; }};  // the catalogue is built in; the inputs come from repro-audit-torch
 }
 
 }  // namespace repro_audit

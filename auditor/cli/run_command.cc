@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
-#include <optional>
 #include <set>
 
 #include "audit/progress.h"
@@ -379,11 +378,11 @@ Command add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"repeat", "invariance", "collective", "all"}));
   add_audit_options(run, *arguments);
   return {
-      run, [arguments] {
+      run,
+      [arguments] {
         const auto catalogue = registered_catalogue();
         const auto config = make_config(*arguments, catalogue);
-        if (!config.models.empty()) {
-          // py callables go to `py`, model files to `model`: the command that audits what was named.
+        if (!config.models.empty()) {  // py callables go to `py`, model files to `model`: what audits them
           const bool python = std::any_of(config.models.begin(), config.models.end(),
                                           [](const ModelSpec& model) { return is_python_model(model); });
           const auto* command = python ? "py" : "model";
@@ -394,7 +393,8 @@ Command add_run_command(CLI::App& app) {
                                             arguments->resume, command, command, arguments->resume));
         }
         return run_audit_command(*arguments, catalogue, config);
-      }};
+      },
+      [arguments] { return arguments->matrix == "portability" || cuda_driver_loadable(); }};
 }
 
 }  // namespace repro_audit

@@ -1,28 +1,53 @@
 #include "cli/torch_side.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 
 #include "audit/audit.h"
 #include "cli/terminal.h"
+#include "common/user_error.h"
+#include "supervisor/worker_process.h"
+#include "worker/entry_points.h"
 
 namespace repro_audit {
 
-int start_torch_side(char** argv) {
+std::string torch_side_program() {
   std::error_code error;
   const auto own = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) {
-    print_message(
-        fmt::format("repro-audit: cannot find this program's folder (/proc/self/exe: {}), where "
+  if (error)
+    throw EnvironmentError(
+        fmt::format("cannot find this program's folder (/proc/self/exe: {}), where "
                     "repro-audit-torch is, which this command needs",
                     error.message()));
+  return (own.parent_path() / "repro-audit-torch").string();
+}
+
+std::string torch_program() {
+  if (torch_side_linked()) return own_executable();
+  auto program = torch_side_program();
+  if (::access(program.c_str(), X_OK) != 0)
+    throw EnvironmentError(
+        fmt::format("cannot start {}, which this command needs (it runs everything that loads "
+                    "libtorch; it is built beside repro-audit): {}",
+                    program, std::strerror(errno)));
+  return program;
+}
+
+int start_torch_side(char** argv) {
+  std::string torch_side;
+  try {
+    torch_side = torch_side_program();
+  } catch (const EnvironmentError& error) {
+    print_message(std::string("repro-audit: ") + error.what());
     return 2;
   }
-  const auto torch_side = (own.parent_path() / "repro-audit-torch").string();
   ::execv(torch_side.c_str(), argv);  // returns only on failure
   print_message(
       fmt::format("repro-audit: cannot start {}, which this command needs (it runs everything that "
@@ -36,6 +61,33 @@ std::string front_end_executable() {
   const auto front_end = own.parent_path() / "repro-audit";
   return own.filename() == "repro-audit-torch" && ::access(front_end.c_str(), X_OK) == 0 ? front_end.string()
                                                                                          : own.string();
+}
+
+bool cuda_driver_loadable() {
+  void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver == nullptr) return false;
+  ::dlclose(driver);
+  return true;
+}
+
+nlohmann::json torch_side_fingerprint() {
+  const auto program = torch_side_program();
+  // Its TMPDIR as this process has it (a worker's would be a folder of its own).
+  const char* tmpdir = std::getenv("TMPDIR");
+  WorkerProcess process({program, "env"}, {{"TMPDIR", tmpdir ? tmpdir : ""}}, std::string(), temporary_folder());
+  std::string text, line;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  Worker::ReadStatus status;
+  while ((status = process.read_line(line, deadline)) == Worker::ReadStatus::line) text += line + "\n";
+  if (status == Worker::ReadStatus::deadline) process.terminate(std::chrono::seconds(1));
+  const auto ended = process.wait();
+  try {
+    if (ended == "exit 0") return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+  }
+  throw EnvironmentError(fmt::format("{} env, asked for the environment fingerprint, {}: {}", program,
+                                     status == Worker::ReadStatus::deadline ? "took over 120 s" : "ended with " + ended,
+                                     process.log_tail(2000)));
 }
 
 }  // namespace repro_audit

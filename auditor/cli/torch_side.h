@@ -4,13 +4,35 @@
 // milliseconds; every other command is handed, whole and unchanged, to repro-audit-torch beside it:
 // the same commands linked with libtorch and the probes, which loads libtorch's 3 GB of libraries
 // (0.3 s of every command here) and runs the audits.
+//
+// `run`, `list` and `repro` run in the front end too, with the probe catalogue built into it
+// (cli/embedded_catalogue.h), where the machine has no CUDA driver: an audit there can only be of the
+// CPU, its workers load libtorch (the first one the whole of it, for the report's CUDA facts: audit/audit.h),
+// and its supervisor need not (`repro`'s inputs are made by repro-audit-torch's export-inputs). Where a driver can be
+// loaded, `auto` means a GPU if libtorch finds one, which only libtorch can say: the command is handed over as before.
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace repro_audit {
 
+// repro-audit-torch beside this program.
+std::string torch_side_program();
+
+// The program whose internal commands (worker, export-inputs) load libtorch: this one on the torch side;
+// in the front end repro-audit-torch beside it, or EnvironmentError when that cannot be started.
+std::string torch_program();
+
 // Replaces this process with repro-audit-torch, beside this program, with the same arguments: the
 // same process, its output and exit code. Returns only when it cannot start: says why, returns 2.
 int start_torch_side(char** argv);
+
+// Whether the CUDA driver (libcuda.so.1) can be loaded here: without it the CUDA runtime finds no
+// device, and libtorch none (torch.cuda.is_available() is false).
+bool cuda_driver_loadable();
+
+// The fingerprint `repro-audit-torch env` prints (worker/environment.h), from that program started for
+// it; throws EnvironmentError when it cannot be started or says no fingerprint.
+nlohmann::json torch_side_fingerprint();
 
 // The program people run, for the commands a message prints (a resume hint): repro-audit beside this
 // one when this is repro-audit-torch, else this one.

@@ -1,11 +1,15 @@
 // The front end's side of cli/torch_side.h: no libtorch. The commands that need it are handed to
-// repro-audit-torch before they run (cli/cli.cc, Command::needs_torch), so nothing here is reached;
-// if a command were routed wrongly, it fails loudly, never with a made-up answer.
+// repro-audit-torch before they run (cli/cli.cc, Command::needs_torch). What the front end's own
+// commands ask of the torch side is answered here exactly as that side would: the probe catalogue
+// built in (cli/embedded_catalogue.h), a device where no CUDA driver can be loaded, the fingerprint
+// from repro-audit-torch itself. Anything else fails loudly, never with a made-up answer.
 #include <fmt/format.h>
 
 #include <stdexcept>
 
+#include "cli/embedded_catalogue.h"
 #include "cli/torch_side.h"
+#include "common/user_error.h"
 #include "models/model_checks.h"
 #include "probe/probe_catalogue.h"
 #include "probe/sensitivity_check.h"
@@ -28,11 +32,44 @@ namespace {
 
 bool torch_side_linked() { return false; }
 
-Catalogue registered_catalogue() { absent("the probe catalogue"); }
-DocumentationSource registered_documentation() { absent("the probes' documentation"); }
-Catalogue declared_catalogue() { absent("the probe catalogue"); }
-nlohmann::json environment_fingerprint() { absent("the environment fingerprint"); }
-ResolvedDevice resolve_device(const std::string&) { absent("resolving a device"); }
+const DocumentedCatalogue& embedded_catalogue() {
+  static const DocumentedCatalogue catalogue = [] {
+    try {
+      return catalogue_from_json(nlohmann::json::parse(kEmbeddedCatalogue));
+    } catch (const std::exception& error) {
+      throw std::logic_error(std::string("the probe catalogue built into this program cannot be read: ") +
+                             error.what());
+    }
+  }();
+  return catalogue;
+}
+
+Catalogue registered_catalogue() { return embedded_catalogue().catalogue; }
+DocumentationSource registered_documentation() { return embedded_catalogue().documentation; }
+Catalogue declared_catalogue() { absent("the probes' declarations of every release"); }
+
+// Asked by the front end's audits only where no worker gave the fingerprint (every cell skipped, every
+// worker killed): repro-audit-torch's own; where even that cannot be had, the report says why rather than
+// the audit ending without one.
+nlohmann::json environment_fingerprint() {
+  std::string why;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      return torch_side_fingerprint();
+    } catch (const EnvironmentError& error) {
+      why = error.what();
+    }
+  }
+  return {{"unavailable", why}};
+}
+
+// As worker/device.cc answers where the CUDA runtime finds no device: the front end resolves a device
+// only where no CUDA driver can be loaded (cli/torch_side.h); elsewhere the command went to the torch side.
+ResolvedDevice resolve_device(const std::string& requested) {
+  if (cuda_driver_loadable()) absent("resolving a device where a CUDA driver can be loaded");
+  if (requested == "auto" || requested == "cpu") return {"cpu", ""};
+  return {requested == "cuda" ? "cuda:0" : requested, "no CUDA device is usable on this machine (no GPU or no driver)"};
+}
 std::vector<VariantSensitivity> check_sensitivities(const std::vector<std::string>&, std::uint64_t, int) {
   absent("the sensitivity check");
 }

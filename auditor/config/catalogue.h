@@ -75,6 +75,8 @@ struct DocumentedBefore {
   std::string device_kind;  // "cpu", "cuda"
   Documented documented;
   std::string source;  // where PyTorch says so: the documentation change or release note
+
+  bool operator==(const DocumentedBefore&) const = default;
 };
 
 struct VariantInfo {
@@ -97,6 +99,8 @@ struct VariantInfo {
 
   bool default_suite_nowhere = false;  // run only when its probe is named, on every device (the reason above)
 
+  bool operator==(const VariantInfo&) const = default;
+
   bool in_default_suite_on(const std::string& device_kind) const {
     if (default_suite_nowhere) return false;
     return default_suite_devices.empty() || std::find(default_suite_devices.begin(), default_suite_devices.end(),
@@ -113,6 +117,8 @@ inline constexpr const char* kPythonPathsCheckedWith = "2.14";
 struct PythonPath {
   std::string note;
   std::string check;
+
+  bool operator==(const PythonPath&) const = default;
 };
 
 // The probe's op as Python spells it, for `repro-audit repro` (repro/python_script.h): the body of a
@@ -126,6 +132,8 @@ struct PythonForm {
   // Why, on CUDA, neither its bits nor its verdict can be the probe's: parity does not compare it there.
   std::string cuda_differs_reason;
   std::vector<PythonPath> paths;
+
+  bool operator==(const PythonForm&) const = default;
 };
 
 // Where a probe's result is a sum of contributions whose order a racing kernel, a thread count or an
@@ -140,6 +148,8 @@ struct AccumulationOrder {
   std::string unchecked;  // why an order-sensitive probe is not checked (its order is inside one kernel)
 
   bool checked() const { return !output.empty(); }
+
+  bool operator==(const AccumulationOrder&) const = default;
 };
 
 struct ProbeInfo {
@@ -158,6 +168,8 @@ struct ProbeInfo {
   double weight = 1;
   PythonForm python;
   std::vector<DocumentedBefore> documented_before;  // what older releases documented (config/documentation.h)
+
+  bool operator==(const ProbeInfo&) const = default;
 
   const VariantInfo* find_variant(const std::string& variant) const;
   // The variant's own declaration for the device, else the probe's, else deterministic.

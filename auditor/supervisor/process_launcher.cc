@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -61,9 +62,16 @@ std::unique_ptr<Worker> ProcessLauncher::start(const std::string& request,
 std::unique_ptr<WorkerProcess> ProcessLauncher::launch(const std::map<std::string, std::string>& environment,
                                                        const std::optional<std::string>& request) {
   const auto python = environment.find(kWorkerPython);
-  if (python == environment.end() || python->second.empty() || !interpreter_)
-    return std::make_unique<WorkerProcess>(std::vector<std::string>{executable_, subcommand_}, environment, request,
-                                           temporary_folder_);
+  if (python == environment.end() || python->second.empty() || !interpreter_) {
+    std::string program;
+    {
+      const std::lock_guard hold(first_program_lock_);
+      program = std::exchange(first_program_, std::string());
+    }
+    return std::make_unique<WorkerProcess>(
+        std::vector<std::string>{program.empty() ? executable_ : program, subcommand_}, environment, request,
+        temporary_folder_);
+  }
   const auto start = interpreter_(python->second);
   auto overrides = environment;
   overrides[kWorkerPython] = "";

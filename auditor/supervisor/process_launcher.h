@@ -37,6 +37,9 @@ class ProcessLauncher : public WorkerLauncher {
         subcommand_(std::move(subcommand)),
         interpreter_(std::move(interpreter)) {}
   ~ProcessLauncher() override;
+  // The first `executable worker` this launcher starts is `program` instead (a py cell's interpreter
+  // does not count): the whole repro-audit-torch, whose fingerprint has the CUDA facts (audit/audit.h).
+  void first_worker_runs(std::string program) { first_program_ = std::move(program); }
   std::unique_ptr<Worker> start(const std::string& request,
                                 const std::map<std::string, std::string>& environment) override;
   void prestart(const std::vector<std::map<std::string, std::string>>& environments,
@@ -67,6 +70,8 @@ class ProcessLauncher : public WorkerLauncher {
   std::vector<Waiting> waiting_;
   std::mutex lock_;  // start() is called from several threads (--jobs)
   std::string executable_;
+  std::string first_program_;  // "" once used, or when none was given
+  std::mutex first_program_lock_;
   std::string temporary_folder_;
   std::string subcommand_;
   InterpreterLaunch interpreter_;

@@ -1,7 +1,8 @@
-// The front end (repro-audit) loads no libtorch: it reads reports itself and hands every other command
-// to repro-audit-torch beside it. The workers of a CPU audit run repro-audit-cpu, the same program without libtorch's
-// CUDA half, where the build made one; the report's environment still holds this machine's CUDA facts, as `env` says
-// them (checked here too: the torch tests link libtorch without its CUDA half).
+// The front end (repro-audit) loads no libtorch: it reads reports itself, lists the probes and runs CPU audits where
+// no CUDA driver loads (with the catalogue built into it), and hands every other command to repro-audit-torch beside
+// it. The workers of a CPU audit run repro-audit-cpu, the same program without libtorch's CUDA half, where the build
+// made one; the report's environment still holds this machine's CUDA facts, as `env` says them (checked here too:
+// the torch tests link libtorch without its CUDA half).
 #include <nlohmann/json.hpp>
 
 #include "cli_tools.h"
@@ -29,10 +30,15 @@ TEST_F(WorkerBinary, ACpuAuditsWorkersLoadNoCudaAndItsReportKeepsTheCudaFacts) {
   const auto line = json::parse(slurp(log));
   EXPECT_EQ(line.at("worker"), cpu_binary.string());
   EXPECT_GE(line.at("workers"), 2);
+  // This machine has no CUDA driver: the front end supervised the audit itself, and its first worker was
+  // repro-audit-torch, whose fingerprint gave the CUDA facts (not another process started for them).
+  ASSERT_EQ(shell("ldconfig -p | grep -q 'libcuda\\.so\\.1 '").exit_code, 1) << "a CUDA driver is installed";
+  EXPECT_EQ(line.at("supervisor"), fs::canonical(test_paths::kBinary).string());
+  EXPECT_EQ(line.at("cuda_facts"), "a worker");
   const auto report = json::parse(slurp(report_path));
   EXPECT_EQ(report.at("cells").at(0).at("verdict"), "deterministic");
 
-  // The workers' fingerprint lacks CUDA (their process never loaded it): the audit's own fills it in.
+  // The CPU workers' fingerprint lacks CUDA (their process never loaded it): the first worker's fills it in.
   const auto env = run("env");
   ASSERT_EQ(env.exit_code, 0) << env.output;
   const auto here = json::parse(env.output);
@@ -67,6 +73,7 @@ TEST_F(WorkerBinary, TheFrontEndReadsReportsWithoutLibtorchAndHandsEveryOtherCom
       {"gate --baseline " + path("baseline.yaml") + " --report " + report, 0},
       {"fleet " + report + " " + report, 1},  // its own answer: one host twice compares nothing
       {"merge " + report + " -o " + path("merged.json"), 0},
+      {"list --all", 0},
       {"--version", 0}};
   for (const auto& [command, code] : reading) {
     const auto ran = shell(alone + " " + command);
@@ -74,16 +81,34 @@ TEST_F(WorkerBinary, TheFrontEndReadsReportsWithoutLibtorchAndHandsEveryOtherCom
     EXPECT_EQ(ran.output.find("cannot start"), std::string::npos) << command << "\n" << ran.output;
   }
   for (const auto& command :
-       {"run " + kSmallAudit, "gate --baseline " + path("baseline.yaml"), std::string("list"), std::string("env"),
-        "repro " + report + " 'sum*' -o " + path("out"), std::string("worker")}) {
+       {"run " + kSmallAudit, "gate --baseline " + path("baseline.yaml"), std::string("list --sensitivity"),
+        std::string("env"), "repro " + report + " 'sum*' -o " + path("out"), std::string("worker")}) {
     const auto ran = shell(alone + " " + command);
     EXPECT_EQ(ran.exit_code, 2) << command << "\n" << ran.output;
     EXPECT_NE(ran.output.find(missing), std::string::npos) << command << "\n" << ran.output;
   }
-  // Beside it, the same command runs: parsed by the front end, then by the torch side, whose answer it is.
-  const auto listed = run("list");
+  // The catalogue built into the front end is the torch side's, every probe and declaration `list` prints.
+  const auto listed = run("list --all");
   EXPECT_EQ(listed.exit_code, 0) << listed.output;
   EXPECT_NE(listed.output.find("index_add"), std::string::npos) << listed.output;
+  const auto torch_side = (fs::path(test_paths::kBinary).parent_path() / "repro-audit-torch").string();
+  const auto torch_listed = shell(torch_side + " list --all");
+  EXPECT_EQ(torch_listed.exit_code, 0) << torch_listed.output;
+  EXPECT_EQ(torch_listed.output, listed.output);
+  EXPECT_EQ(shell(alone + " list --all").output, listed.output);
+  // A GPU where no driver loads: both sides resolve the device alike (every cell unsupported, nothing audited).
+  const auto gpu = run("run --probe sum/f32 --device cuda --repeats 2 --no-cost");
+  const auto torch_gpu = shell(torch_side + " run --probe sum/f32 --device cuda --repeats 2 --no-cost");
+  EXPECT_EQ(gpu.exit_code, 1) << gpu.output;
+  EXPECT_EQ(gpu.exit_code, torch_gpu.exit_code) << torch_gpu.output;
+  for (const auto* said : {"3 cells: 3 unsupported", "skipped: no CUDA device is usable on this machine"}) {
+    EXPECT_NE(gpu.output.find(said), std::string::npos) << gpu.output;
+    EXPECT_NE(torch_gpu.output.find(said), std::string::npos) << torch_gpu.output;
+  }
+  // The portability matrix asks libtorch which capabilities the CPU has: handed on.
+  const auto portability = shell(alone + " run --probe sum/f32 --matrix portability");
+  EXPECT_EQ(portability.exit_code, 2) << portability.output;
+  EXPECT_NE(portability.output.find(missing), std::string::npos) << portability.output;
   const auto bad = run("run --device cpu --repeats 0");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_EQ(bad.output.find("cannot start"), std::string::npos) << bad.output;

@@ -52,5 +52,51 @@ TEST(ReportEnvironment, TheInterpretersFactsAreAddedWithTheirSources) {
   EXPECT_EQ(environment.at("sources").at("python"), "sys.executable");
 }
 
+// The front end's CPU audits: the CPU workers' fingerprint (no CUDA facts) is the platform's, and the CUDA
+// facts come from the first worker that has them (repro-audit-torch), even one that ran with other CPU
+// settings; the supervisor is asked only where no worker had them.
+TEST(ReportEnvironment, TheCudaFactsComeFromAWorkerThatHasThemAndHereOnlyWhereNoneHad) {
+  int asked = 0;
+  const auto here = [&] {
+    ++asked;
+    return kHere;
+  };
+  auto whole = kHere;
+  whole["fingerprint"] = "whole";
+  whole["threads"] = 2;
+  whole["cuda"]["driver"] = 0;
+  auto cpu_worker = kWorker;
+  cpu_worker["fingerprint"] = "cpu";
+  SeenEnvironment seen;
+  seen.add(whole, false);  // ran with a capability changed: not the platform's, but its CUDA facts hold
+  seen.add(cpu_worker, true);
+  seen.add({{"python", "/usr/bin/python3"}}, true);  // an interpreter's facts
+  const auto environment = seen.report(true, here);
+  EXPECT_EQ(asked, 0);
+  EXPECT_EQ(seen.cuda_facts_from(), "a worker");
+  EXPECT_EQ(environment.at("threads"), 1);
+  EXPECT_EQ(environment.at("fingerprint"), "cpu");
+  EXPECT_EQ(environment.at("cuda"), whole.at("cuda"));
+  EXPECT_EQ(environment.at("torch_cuda_build"), true);
+  EXPECT_EQ(environment.at("python"), "/usr/bin/python3");
+
+  SeenEnvironment only_cpu;
+  only_cpu.add(cpu_worker, true);
+  EXPECT_EQ(only_cpu.report(true, here).at("cuda"), kHere.at("cuda"));
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(only_cpu.cuda_facts_from(), "the supervisor");
+
+  SeenEnvironment none_inherited;  // the platform's facts are nobody's but this process's
+  none_inherited.add(whole, false);
+  EXPECT_EQ(none_inherited.report(true, here), kHere);
+  EXPECT_EQ(asked, 2);
+
+  SeenEnvironment whole_workers;
+  whole_workers.add(whole, true);
+  EXPECT_EQ(whole_workers.report(false, here), whole);
+  EXPECT_EQ(whole_workers.cuda_facts_from(), "workers");
+  EXPECT_EQ(asked, 2);
+}
+
 }  // namespace
 }  // namespace repro_audit

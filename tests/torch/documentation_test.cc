@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "../core/h200_audit.h"
+#include "config/catalogue_json.h"
 #include "probe/probe_catalogue.h"
 #include "verdict/verdict.h"
 
@@ -70,6 +71,19 @@ TEST(Documentation, ACublasProductIsDeclaredPerRelease) {
   const auto report = h200_audit();
   for (const auto& [key, contradiction] : contradictions(report, "2.11.0"))
     EXPECT_EQ(key.rfind("matmul/", 0), std::string::npos) << key << ": " << contradiction.text;
+}
+
+// The front end runs audits with the catalogue this side writes as JSON at build time
+// (cli/embedded_catalogue.h): every probe's declarations, of this torch and of every release, read back
+// equal to what the probes declare.
+TEST(Documentation, EveryProbesDeclarationsReadBackFromTheFrontEndsJson) {
+  const DocumentedCatalogue registered{registered_catalogue(), registered_documentation()};
+  const auto read = catalogue_from_json(nlohmann::json::parse(catalogue_to_json(registered).dump()));
+  EXPECT_EQ(read.catalogue, registered.catalogue);
+  EXPECT_EQ(read.documentation.text(), registered.documentation.text());
+  EXPECT_GT(read.catalogue.size(), 20u);
+  const auto declared = declared_catalogue();
+  EXPECT_EQ(catalogue_from_json(catalogue_to_json({declared, {}})).catalogue, declared);
 }
 
 }  // namespace
