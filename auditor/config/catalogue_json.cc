@@ -5,7 +5,9 @@
 #include <stdexcept>
 
 namespace repro_audit {
-namespace {
+// Named, not anonymous: a batch compiles this file with others (cmake/batched_sources.cmake) whose
+// anonymous helpers have the same plain names.
+namespace catalogue_json_parts {
 
 using nlohmann::json;
 
@@ -178,11 +180,11 @@ ProbeInfo probe_from_json(const json& object) {
   return probe;
 }
 
-}  // namespace
+}  // namespace catalogue_json_parts
 
 nlohmann::json catalogue_to_json(const DocumentedCatalogue& documented) {
-  json probes = json::array();
-  for (const auto& probe : documented.catalogue) probes.push_back(probe_to_json(probe));
+  nlohmann::json probes = nlohmann::json::array();
+  for (const auto& probe : documented.catalogue) probes.push_back(catalogue_json_parts::probe_to_json(probe));
   return {{"documentation",
            {{"torch", documented.documentation.torch},
             {"release", documented.documentation.release},
@@ -192,12 +194,13 @@ nlohmann::json catalogue_to_json(const DocumentedCatalogue& documented) {
 
 DocumentedCatalogue catalogue_from_json(const nlohmann::json& json) {
   DocumentedCatalogue out;
-  const auto& documentation = field(json, "documentation");
-  out.documentation = {read<std::string>(documentation, "torch"), read<std::string>(documentation, "release"),
-                       read<bool>(documentation, "newer_than_known")};
-  const auto& probes = field(json, "probes");
+  const auto& documentation = catalogue_json_parts::field(json, "documentation");
+  out.documentation = {catalogue_json_parts::read<std::string>(documentation, "torch"),
+                       catalogue_json_parts::read<std::string>(documentation, "release"),
+                       catalogue_json_parts::read<bool>(documentation, "newer_than_known")};
+  const auto& probes = catalogue_json_parts::field(json, "probes");
   if (!probes.is_array()) throw std::invalid_argument("the catalogue's 'probes' is not a list");
-  for (const auto& probe : probes) out.catalogue.push_back(probe_from_json(probe));
+  for (const auto& probe : probes) out.catalogue.push_back(catalogue_json_parts::probe_from_json(probe));
   return out;
 }
 
