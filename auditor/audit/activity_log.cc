@@ -5,6 +5,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "audit/audit.h"
+
 namespace repro_audit {
 
 void log_activity(const Report& report, const Observations& observations, const WorkerActivity& before,
@@ -22,7 +24,7 @@ void log_activity(const Report& report, const Observations& observations, const 
       {"wall_s", report.duration_seconds},        {"cells", report.cells.size()},
       {"workers", now.workers - before.workers},  {"startup_s", now.startup_seconds - before.startup_seconds},
       {"op_s", static_cast<double>(op_ns) / 1e9}, {"worker", programs.worker},
-      {"supervisor", programs.supervisor},        {"cuda_facts", programs.cuda_facts}};
+      {"supervisor", own_executable()},           {"cuda_facts", programs.cuda_facts}};
   std::ofstream(path, std::ios::app) << line.dump() << "\n";
 }
 

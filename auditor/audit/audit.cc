@@ -278,7 +278,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   result.report.config = config_to_json(config);
   result.report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   log_activity(result.report, observations, activity_before,
-               {options.launcher ? "" : worker, own_executable(), seen_environment.cuda_facts_from()});
+               {options.launcher ? "" : worker, seen_environment.cuda_facts_from()});
   return result;
 }
 

@@ -29,31 +29,33 @@ std::string torch_side_program() {
   return (own.parent_path() / "repro-audit-torch").string();
 }
 
+namespace {
+
+std::string cannot_start(const std::string& program, int error) {
+  return fmt::format(
+      "cannot start {}, which this command needs (it runs everything that loads libtorch; it is "
+      "built beside repro-audit): {}",
+      program, std::strerror(error));
+}
+
+}  // namespace
+
 std::string torch_program() {
   if (torch_side_linked()) return own_executable();
   auto program = torch_side_program();
-  if (::access(program.c_str(), X_OK) != 0)
-    throw EnvironmentError(
-        fmt::format("cannot start {}, which this command needs (it runs everything that loads "
-                    "libtorch; it is built beside repro-audit): {}",
-                    program, std::strerror(errno)));
+  if (::access(program.c_str(), X_OK) != 0) throw EnvironmentError(cannot_start(program, errno));
   return program;
 }
 
 int start_torch_side(char** argv) {
-  std::string torch_side;
   try {
-    torch_side = torch_side_program();
+    const auto program = torch_side_program();
+    ::execv(program.c_str(), argv);  // returns only on failure
+    throw EnvironmentError(cannot_start(program, errno));
   } catch (const EnvironmentError& error) {
     print_message(std::string("repro-audit: ") + error.what());
     return 2;
   }
-  ::execv(torch_side.c_str(), argv);  // returns only on failure
-  print_message(
-      fmt::format("repro-audit: cannot start {}, which this command needs (it runs everything that "
-                  "loads libtorch; it is built beside repro-audit): {}",
-                  torch_side, std::strerror(errno)));
-  return 2;
 }
 
 std::string front_end_executable() {
