@@ -14,8 +14,9 @@ struct AuditPrograms {
   std::string cuda_facts;
 };
 
-// Appends the audit's wall time, the workers it started and their start-up time, its ops' time (every run
-// and timing sample), `programs` and this process's binary (the supervisor's) to the file
+// Appends the audit's wall time, the workers it started and their start-up time, the modules fork servers
+// imported at a first round's worker's word, its ops' time (every run and timing sample), `programs` and
+// this process's binary (the supervisor's) to the file
 // REPRO_AUDIT_AUDIT_LOG names; nothing when it is unset.
 void log_activity(const Report& report, const Observations& observations, const WorkerActivity& before,
                   const AuditPrograms& programs);

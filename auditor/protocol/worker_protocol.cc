@@ -90,6 +90,7 @@ std::optional<WorkerEvent> parse_event(const std::string& line) {
     } else if (kind == "imports") {
       event.kind = WorkerEvent::Kind::imports;
       event.modules = j.at("modules").get<std::vector<std::string>>();
+      event.preloaded = j.value("preloaded", std::vector<std::string>{});
     } else if (kind == "environment_failure") {
       event.kind = WorkerEvent::Kind::environment_failure;
       event.message = j.at("message").get<std::string>();

@@ -47,14 +47,16 @@ WorkerRequest request_from_json(const nlohmann::json& json);
 struct WorkerEvent {
   // loaded: a py cells' interpreter has imported torch (a C++ worker says its environment instead).
   // imports: a py worker's cells imported these (of the modules a fork server may import ahead:
-  // supervisor/process_launcher.h), said before done.
+  // supervisor/process_launcher.h), said before done; and which of them its fork server imported at its
+  // word, beside its own import (`preloaded`).
   enum class Kind { loaded, environment, start, cell, done, environment_failure, imports };
   Kind kind = Kind::done;
-  std::string key;                   // start, cell
-  ProcessObservation observation;    // cell
-  nlohmann::json environment;        // environment
-  std::string message;               // environment_failure; a cell whose observation could not be read: why
-  std::vector<std::string> modules;  // imports
+  std::string key;                     // start, cell
+  ProcessObservation observation;      // cell
+  nlohmann::json environment;          // environment
+  std::string message;                 // environment_failure; a cell whose observation could not be read: why
+  std::vector<std::string> modules;    // imports
+  std::vector<std::string> preloaded;  // imports
 };
 
 // The environment variable naming the interpreter of a worker's py cells (supervisor/batch_runner.cc
@@ -72,6 +74,13 @@ inline constexpr const char* kWorkerCompiles = "REPRO_AUDIT_WORKER_COMPILES";
 // may run (py cells on the CPU that do not compile; supervisor/process_launcher.h). The launcher reads it
 // and removes it: no process sees it.
 inline constexpr const char* kWorkerForkRound = "REPRO_AUDIT_FORK_ROUND";
+// The socket of the fork server that will fork the later timing rounds of a first-round py worker's batch
+// (the launcher sets it where one was started ahead; python_runner.py takes it out of the environment):
+// when a cell starts importing a module that server imports before forking, the worker asks the server
+// to import it now, beside its own import, and waits for its answer before any timed run.
+inline constexpr const char* kWorkerForkServer = "REPRO_AUDIT_FORK_SERVER";
+// The socket a fork server listens on, in its own folder (its TMPDIR; python_runner.py, serve_forks).
+inline constexpr const char* kForkSocketName = "fork.sock";
 
 nlohmann::json environment_event(const nlohmann::json& environment);
 nlohmann::json start_event(const std::string& key);

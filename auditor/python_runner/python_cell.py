@@ -155,6 +155,7 @@ class Cell:
         for index in range(warmup):
             outputs, elapsed = self.run_once(subject, function)
             self.record(outputs, elapsed, True, index)
+        await_fork_server()  # what the factory and the warm-up imported, the server too
         for index in range(repeats):
             if share > 0 and index >= 3 and self.spent() >= share:
                 self.observation["budget_limited"] = True
@@ -164,6 +165,7 @@ class Cell:
             if subject.loader and "loader" not in self.observation:
                 self.observation["loader"] = subject.step.observation()
         sources.finish()
+        await_fork_server()  # before the per-op runs' plain timings and the timing-only runs
         self.recorded_runs(subject, function, repeats)
         if REQUEST.get("process", 0) > 0:  # one process's timing-only runs time the cell; the others add digests
             rule["budget_seconds"], rule["min_samples"] = 0, 0
@@ -376,7 +378,8 @@ def main():
         # What the cells imported that a fork server would import once for the later timing rounds.
         imported = [name for name in FORK_PRELOADABLE if name in sys.modules]
         if imported:
-            emit({"event": "imports", "modules": imported})
+            await_fork_server()
+            emit({"event": "imports", "modules": imported, "preloaded": ALONG.preloaded if ALONG else []})
     emit({"event": "done"})
 
 

@@ -97,6 +97,101 @@ def run_forked(server):
 if os.environ.get("REPRO_AUDIT_FORK_CLIENT"):
     run_forked(os.environ.pop("REPRO_AUDIT_FORK_CLIENT"))
 SERVES_FORKS = os.environ.pop("REPRO_AUDIT_FORK_SERVE", "") == "1"
+FORK_SERVER = os.environ.pop("REPRO_AUDIT_FORK_SERVER", "")  # a first round's worker: its rounds' server
+
+
+class ForkServerImportsAlong(importlib.abc.MetaPathFinder):
+    """A first round's worker whose later rounds a fork server will fork: when the cells' code starts
+    importing a module that server imports before it forks (torch._dynamo, which an optimizer's
+    constructor imports: a second or more), the worker asks the server to import it now, beside its own
+    import, instead of when the second round asks for a process, which then waited for it. The worker
+    waits for the server's answer before any run it times (await_fork_server): the server's import never
+    shares the machine with a timing. A server not listening yet is asked once more there; one that
+    cannot be reached is not asked: the round's request makes it import the module, as before."""
+
+    def __init__(self, server):
+        self.server = server
+        self.wanted = list(FORK_PRELOADABLE)
+        self.pending = []  # to ask the server
+        self.connection = None  # asked, not yet answered
+        self.preloaded = []  # what the server answered it has imported
+
+    def find_spec(self, name, path=None, target=None):
+        if name in self.wanted:
+            self.wanted.remove(name)
+            self.pending.append(name)
+            if self.connection is None:
+                self.ask()
+        return None  # the import itself goes on as it would
+
+    def ask(self):
+        try:
+            connection = SOCKETS.socket(SOCKETS.AF_UNIX, SOCKETS.SOCK_STREAM)
+            connection.connect(self.server)
+            connection.sendall(json.dumps({"preload": self.pending}).encode())
+            connection.shutdown(SOCKETS.SHUT_WR)
+        except OSError:  # not listening yet (asked again before a timed run), or gone
+            return
+        self.connection, self.pending = connection, []
+
+    def wait(self):
+        while self.pending or self.connection is not None:
+            if self.connection is None:
+                self.ask()
+                if self.connection is None:
+                    self.pending = []
+                    return
+            reply = b""
+            try:
+                self.connection.settimeout(120)
+                while True:
+                    chunk = self.connection.recv(4096)
+                    if not chunk:
+                        break
+                    reply += chunk
+            except OSError:
+                pass
+            self.connection.close()
+            self.connection = None
+            try:
+                imported = json.loads(reply)["imported"]
+            except (ValueError, KeyError, TypeError):
+                imported = []
+            self.preloaded += [name for name in imported if name in FORK_PRELOADABLE and name not in self.preloaded]
+
+
+ALONG = None
+if FORK_SERVER and not SERVES_FORKS:
+    import socket as SOCKETS
+    ALONG = ForkServerImportsAlong(FORK_SERVER)
+    sys.meta_path.insert(0, ALONG)
+
+
+def await_fork_server():
+    """Before a timed run: the fork server's import asked for by this worker is over."""
+    if ALONG is not None:
+        ALONG.wait()
+
+
+def preload_ahead(connection, message):
+    """A fork server, asked by a first round's worker to import modules now: imports those it may import
+    ahead, then answers with what it has imported."""
+    try:
+        names = json.loads(message)["preload"]
+    except (ValueError, KeyError, TypeError):
+        names = []
+    for name in names if isinstance(names, list) else []:
+        if name in FORK_PRELOADABLE and name not in sys.modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # the round meets the same error where its callable imports it
+                pass
+    try:
+        connection.sendall(json.dumps({"imported": [name for name in FORK_PRELOADABLE if name in sys.modules]})
+                           .encode())
+    except OSError:  # the worker ended
+        pass
+    connection.close()
 EVENTS = None
 WORD_SUMS_LIBRARY = ""
 OWN_FOLDER = None
@@ -234,6 +329,9 @@ def serve_forks():
                                                                  credentials.size))
             message, descriptors, _, _ = socket.recv_fds(connection, 1 << 16, 3)
         except OSError:
+            continue
+        if uid == os.getuid() and not descriptors:  # a first round's worker, asking for an import
+            preload_ahead(connection, message)
             continue
         while descriptors and uid == os.getuid():
             chunk = connection.recv(1 << 16)

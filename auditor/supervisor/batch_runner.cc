@@ -23,6 +23,7 @@ using Clock = std::chrono::steady_clock;
 
 std::atomic<int> workers_started{0};
 std::atomic<std::int64_t> startup_nanoseconds{0};
+std::atomic<int> fork_server_preloads{0};
 
 ProcessObservation ended_observation(int process, ObservationStatus status, const std::string& message) {
   ProcessObservation observation;
@@ -155,6 +156,7 @@ class BatchRunner {
       }
       if (event->kind == WorkerEvent::Kind::imports) {
         options_.launcher->note_imports(batch_environment(batch_), event->modules);
+        fork_server_preloads += static_cast<int>(event->preloaded.size());
       } else if (event->kind == WorkerEvent::Kind::environment && options_.on_environment) {
         const std::lock_guard hold(lock_);
         options_.on_environment(event->environment, batch_.process_settings);
@@ -220,7 +222,9 @@ bool run_timing_round(const Batch& batch, int round, const SupervisorOptions& op
   return BatchRunner(batch, round, options, observations, lock, std::in_place).run();
 }
 
-WorkerActivity worker_activity() { return {workers_started.load(), startup_nanoseconds.load() / 1e9}; }
+WorkerActivity worker_activity() {
+  return {workers_started.load(), startup_nanoseconds.load() / 1e9, fork_server_preloads.load()};
+}
 
 WorkerRequest batch_request(const Batch& batch, const std::vector<Cell>& cells, int process,
                             const SupervisorOptions& options) {

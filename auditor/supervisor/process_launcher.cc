@@ -76,6 +76,11 @@ std::unique_ptr<WorkerProcess> ProcessLauncher::launch(const std::map<std::strin
   auto overrides = environment;
   overrides[kWorkerPython] = "";
   for (const auto& [name, value] : start.environment) overrides[name] = value;
+  if (!environment.count(kForkServe) && !environment.count(kForkClient)) {  // a first round's worker
+    const std::lock_guard hold(sockets_lock_);
+    const auto server = server_sockets_.find(environment);
+    if (server != server_sockets_.end()) overrides[kWorkerForkServer] = server->second;
+  }
   try {
     return std::make_unique<WorkerProcess>(start.argv, overrides, request, temporary_folder_);
   } catch (const SpawnError& error) {
@@ -142,6 +147,10 @@ ProcessLauncher::ForkServer& ProcessLauncher::fork_server(const Environment& env
     server.process = launch(serving, std::nullopt);
   } catch (const EnvironmentError&) {
     server.answered = true;  // the interpreter cannot start: the round's worker finds out and says so
+  }
+  if (server.process && !server.process->own_folder().empty()) {
+    const std::lock_guard hold(sockets_lock_);
+    server_sockets_[environment] = server.process->own_folder() + "/" + kForkSocketName;
   }
   return servers_.emplace(environment, std::move(server)).first->second;
 }

@@ -27,7 +27,9 @@ namespace repro_audit {
 // ahead: note_imports) and only forks. The forked process takes the worker's stdin, event pipe, log,
 // environment and process group, and the worker ends as it ends (python_runner.py, run_forked and
 // serve_forks): to the supervisor it is a worker like any other, loaded in a fraction of a second. A
-// server that cannot start or listen: the round's workers load torch themselves, as before.
+// server that cannot start or listen: the round's workers load torch themselves, as before. A first
+// round's worker started after its batch's server learns where that server will listen
+// (kWorkerForkServer), so that the server imports what the worker's cells import while they do.
 class ProcessLauncher : public WorkerLauncher {
  public:
   ProcessLauncher(std::string executable, std::string temporary_folder, std::string subcommand = "worker",
@@ -61,6 +63,9 @@ class ProcessLauncher : public WorkerLauncher {
   std::map<Environment, ForkServer> servers_;
   std::map<Environment, std::set<std::string>> imports_;
   std::mutex servers_lock_;
+  // Where each server started so far will listen, for the first round's workers of its environment.
+  std::map<Environment, std::string> server_sockets_;
+  std::mutex sockets_lock_;  // taken alone, or last (fork_server holds servers_lock_, prestart lock_)
   std::unique_ptr<WorkerProcess> launch(const std::map<std::string, std::string>& environment,
                                         const std::optional<std::string>& request);
   struct Waiting {  // a worker started ahead, with its environment

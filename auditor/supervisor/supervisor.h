@@ -91,6 +91,8 @@ SupervisedRuns run_batches(const std::vector<Batch>& batches, const SupervisorOp
 struct WorkerActivity {
   int workers = 0;
   double startup_seconds = 0;
+  // Modules a fork server imported at a first round's worker's word, while that worker imported them.
+  int fork_server_preloads = 0;
 };
 WorkerActivity worker_activity();
 

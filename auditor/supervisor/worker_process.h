@@ -51,6 +51,8 @@ class WorkerProcess : public Worker {
   // Waits until a whole line has arrived (not taking it), the output ended, or the deadline passed;
   // true for a line.
   bool has_line(std::chrono::steady_clock::time_point deadline);
+  // The child's own folder (its TMPDIR); "" where `environment` named another.
+  std::string own_folder() const { return folder_ ? folder_->path() : ""; }
 
  private:
   // Reads what is there into the buffer, waiting up to `deadline`; false at the end of the output or,

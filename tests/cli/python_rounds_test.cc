@@ -42,10 +42,19 @@ class PythonRounds : public PythonCallable {
 
 // Round 1 runs in a worker the supervisor started; rounds 2 and 3 in processes of one fork server, each
 // its own process. A process forked for a round that dies of a signal ends the round as a worker's death
-// does: the cell keeps its verdict and says which rounds ended, and how.
+// does: the cell keeps its verdict and says which rounds ended, and how. A cell whose factory builds an
+// optimizer imports torch._dynamo: the first round's worker has the server import it meanwhile, and says
+// so (the audit log's fork_server_preloads), rather than the second round waiting for that import.
 TEST_F(PythonRounds, LaterRoundsRunInProcessesForkedFromOneServerAndTheirCrashesAreReported) {
-  const auto cells = audit_rounds("records_its_process crashes_in_a_forked_round", "");
+  const auto cells = audit_rounds("records_its_process crashes_in_a_forked_round builds_an_optimizer",
+                                  "REPRO_AUDIT_AUDIT_LOG=" + path("audit.log"));
   if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  const auto logged = nlohmann::json::parse(slurp(path("audit.log")));
+  EXPECT_EQ(logged.at("fork_server_preloads"), 1) << logged.dump();
+  const auto& optimizing = cells.at("py.timing_rounds-builds_an_optimizer/call@cpu|threads=1");
+  EXPECT_EQ(optimizing.at("verdict"), "deterministic") << optimizing.dump();
+  EXPECT_EQ(first_process(optimizing).value("timing_rounds", 1), 3) << optimizing.dump();
+  EXPECT_FALSE(first_process(optimizing).contains("warnings")) << optimizing.dump();
   const auto& recorded = cells.at("py.timing_rounds-records_its_process/call@cpu|threads=1");
   EXPECT_EQ(recorded.at("verdict"), "deterministic") << recorded.dump();
   EXPECT_EQ(first_process(recorded).value("timing_rounds", 1), 3) << recorded.dump();

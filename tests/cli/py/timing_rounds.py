@@ -30,3 +30,20 @@ def crashes_in_a_forked_round(seed):
         return values.sum()
 
     return step
+
+
+def builds_an_optimizer(seed):
+    """A training step whose factory builds an optimizer, which imports torch._dynamo (a second or more);
+    each run starts from the same model and optimizer state (the third item)."""
+    torch.manual_seed(seed)
+    model = torch.nn.Linear(8, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def step(x):
+        optimizer.zero_grad()
+        loss = model(x).square().sum()
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+    return step, (torch.randn(4, 8),), [model, optimizer]
