@@ -16,8 +16,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 #include "test_paths.h"
 
 extern char** environ;
@@ -97,6 +99,24 @@ bool wait_until(Ready ready, pid_t pid) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
+}
+
+// The processes whose parent is `parent` (an audit's workers), from /proc.
+inline std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> children;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator("/proc", error)) {
+    const auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const auto text = slurp(entry.path() / "stat");
+    const auto close = text.rfind(')');
+    if (close == std::string::npos || close + 2 >= text.size()) continue;
+    std::istringstream rest(text.substr(close + 2));
+    std::string state;
+    pid_t ppid = 0;
+    if (rest >> state >> ppid && ppid == parent) children.push_back(std::stoi(name));
+  }
+  return children;
 }
 
 inline int count_files(const fs::path& folder, const std::string& prefix) {

@@ -273,22 +273,6 @@ namespace {
 
 std::string proc(pid_t pid, const std::string& file) { return slurp("/proc/" + std::to_string(pid) + "/" + file); }
 
-// The processes whose parent is `parent`.
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> children;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const auto name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const auto stat = slurp(entry.path() / "stat");
-    const auto close = stat.rfind(')');
-    std::istringstream rest(close == std::string::npos ? "" : stat.substr(close + 2));
-    std::string state;
-    pid_t ppid = 0;
-    if (rest >> state >> ppid && ppid == parent) children.push_back(std::stoi(name));
-  }
-  return children;
-}
-
 bool ignores_sigint(pid_t pid) {
   std::istringstream status(proc(pid, "status"));
   for (std::string line; std::getline(status, line);)

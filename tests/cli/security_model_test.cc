@@ -9,14 +9,13 @@ namespace {
 
 using namespace testing_cli;
 
-std::string python() { return test_paths::kPython; }
-
 class ModelLimits : public CliTest {
  protected:
   void SetUp() override {
     CliTest::SetUp();
-    if (!test_paths::python_has_modules(python(), "torch")) GTEST_SKIP() << python() << " cannot import torch";
-    ASSERT_TRUE(scripted_linear(folder_, python(), path("linear.pt")));
+    if (!test_paths::python_has_modules(std::string(test_paths::kPython), "torch"))
+      GTEST_SKIP() << std::string(test_paths::kPython) << " cannot import torch";
+    ASSERT_TRUE(scripted_linear(folder_, std::string(test_paths::kPython), path("linear.pt")));
   }
   Result audit(const std::string& arguments) {
     const auto begun = std::chrono::steady_clock::now();
@@ -36,7 +35,10 @@ with zipfile.ZipFile(sys.argv[1]) as model, zipfile.ZipFile(sys.argv[2], "w", zi
     prefix = model.infolist()[0].filename.split("/")[0]
     bomb.writestr(prefix + "/extra/zeros", bytes(256 << 20))
 )");
-  ASSERT_EQ(shell(python() + " " + path("bomb.py") + " " + path("linear.pt") + " " + path("bomb.pt")).exit_code, 0);
+  ASSERT_EQ(
+      shell(std::string(test_paths::kPython) + " " + path("bomb.py") + " " + path("linear.pt") + " " + path("bomb.pt"))
+          .exit_code,
+      0);
   ASSERT_LT(fs::file_size(path("bomb.pt")), 4u << 20);
   const auto refused = audit(path("bomb.pt") + " --input x:f32[4,8] --max-model-bytes 64M");
   EXPECT_EQ(refused.exit_code, 2) << refused.output;

@@ -47,26 +47,6 @@ std::vector<std::string> files_under(const fs::path& folder) {
   return files;
 }
 
-// The processes whose parent is `pid` (its workers), from /proc.
-std::vector<pid_t> children_of(pid_t pid) {
-  std::vector<pid_t> children;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator("/proc", error)) {
-    const auto name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    const std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const auto close = text.rfind(')');
-    if (close == std::string::npos || close + 2 >= text.size()) continue;
-    std::istringstream rest(text.substr(close + 2));
-    std::string state;
-    int parent = 0;
-    rest >> state >> parent;
-    if (parent == pid) children.push_back(std::stoi(name));
-  }
-  return children;
-}
-
 // The children of `pid` that run a worker: their program has replaced the audit's. A child spawned a
 // moment ago may not have yet; stopped there, it would hold its parent inside posix_spawn (vfork).
 std::vector<pid_t> workers_of(pid_t pid) {
