@@ -10,7 +10,7 @@
 namespace repro_audit {
 namespace {
 
-constexpr std::array<const char*, static_cast<std::size_t>(Phase::count)> kNames = {
+constexpr std::array<const char*, static_cast<std::size_t>(Phase::count)> kPhaseNames = {
     "prepare", "inputs", "sensitivity", "begin_run", "run",    "collect", "end_run",
     "submit",  "pause",  "timing",      "resume",    "warmup", "cell"};
 
@@ -36,7 +36,7 @@ void add_phase_time(Phase phase, std::int64_t ns) { sums()[static_cast<std::size
 void flush_phase_log(const std::string& key, int round) {
   if (!log_path()) return;
   nlohmann::json line = {{"key", key}, {"round", round}, {"pid", ::getpid()}};
-  for (std::size_t i = 0; i < kNames.size(); ++i) line[kNames[i]] = static_cast<double>(sums()[i]) / 1e9;
+  for (std::size_t i = 0; i < kPhaseNames.size(); ++i) line[kPhaseNames[i]] = static_cast<double>(sums()[i]) / 1e9;
   sums().fill(0);
   const auto text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   const int fd = ::open(log_path(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);

@@ -14,7 +14,7 @@ Cell cell_with(const std::string& mode) {
   return cell;
 }
 
-ProcessObservation process(int index, const std::vector<std::string>& digests, std::int64_t time = 100) {
+ProcessObservation observed_by(int index, const std::vector<std::string>& digests, std::int64_t time = 100) {
   ProcessObservation observation;
   observation.process = index;
   for (std::size_t i = 0; i < digests.size(); ++i)
@@ -23,7 +23,7 @@ ProcessObservation process(int index, const std::vector<std::string>& digests, s
 }
 
 TEST(Verdict, AllRunsAgreeIsDeterministicWithABound) {
-  const auto verdict = judge(cell_with("off"), {process(0, {"a", "a", "a"}), process(1, {"a", "a", "a"})});
+  const auto verdict = judge(cell_with("off"), {observed_by(0, {"a", "a", "a"}), observed_by(1, {"a", "a", "a"})});
   EXPECT_EQ(verdict.kind, VerdictKind::deterministic);
   EXPECT_EQ(verdict.runs, 6);
   EXPECT_EQ(verdict.distinct_digests, 1);
@@ -33,9 +33,9 @@ TEST(Verdict, AllRunsAgreeIsDeterministicWithABound) {
 }
 
 TEST(Verdict, DivergenceWithinOneProcess) {
-  auto first = process(0, {"a", "b", "a"});
+  auto first = observed_by(0, {"a", "b", "a"});
   first.divergence = Divergence{"output", 1, 3, 10, 0.5, 2};
-  const auto verdict = judge(cell_with("off"), {first, process(1, {"a", "a", "a"})});
+  const auto verdict = judge(cell_with("off"), {first, observed_by(1, {"a", "a", "a"})});
   EXPECT_EQ(verdict.kind, VerdictKind::nondeterministic);
   EXPECT_EQ(verdict.distinct_digests, 2);
   EXPECT_EQ(verdict.divergence_scope, "within-process");
@@ -45,7 +45,7 @@ TEST(Verdict, DivergenceWithinOneProcess) {
 }
 
 TEST(Verdict, DivergenceOnlyAcrossProcessesNamesTheOutput) {
-  const auto verdict = judge(cell_with("off"), {process(0, {"a", "a"}), process(1, {"b", "b"})});
+  const auto verdict = judge(cell_with("off"), {observed_by(0, {"a", "a"}), observed_by(1, {"b", "b"})});
   EXPECT_EQ(verdict.kind, VerdictKind::nondeterministic);
   EXPECT_EQ(verdict.divergence_scope, "across-processes");
   ASSERT_TRUE(verdict.divergence);
@@ -56,8 +56,8 @@ TEST(Verdict, DivergenceOnlyAcrossProcessesNamesTheOutput) {
 // A first process with no runs (a journal's entry beside processes that ran) is not what the others are
 // compared with: the first that ran is.
 TEST(Verdict, AFirstProcessWithoutRunsIsPassedOverForTheReference) {
-  auto idle = process(0, {});
-  const auto verdict = judge(cell_with("off"), {idle, process(1, {"a", "b"}), process(2, {"a", "a"})});
+  auto idle = observed_by(0, {});
+  const auto verdict = judge(cell_with("off"), {idle, observed_by(1, {"a", "b"}), observed_by(2, {"a", "a"})});
   EXPECT_EQ(verdict.kind, VerdictKind::nondeterministic);
   ASSERT_TRUE(verdict.divergence);
   EXPECT_EQ(verdict.divergence->run, 1);
@@ -75,16 +75,16 @@ TEST(Verdict, RaisesOnlyUnderDeterministicModeAndOnlyForDeterminismErrors) {
 }
 
 TEST(Verdict, WarnOnlyModeWarnsAndJudgesDigests) {
-  auto warned = process(0, {"a", "b"});
+  auto warned = observed_by(0, {"a", "b"});
   warned.warnings = {"scatter_add_cuda does not have a deterministic implementation, but you set warn_only"};
   const auto verdict = judge(cell_with("warn"), {warned});
   EXPECT_EQ(verdict.kind, VerdictKind::warns);
   EXPECT_FALSE(verdict.digests_agree);
   EXPECT_TRUE(is_failing(verdict));
-  auto quiet = process(0, {"a", "a"});
+  auto quiet = observed_by(0, {"a", "a"});
   quiet.warnings = warned.warnings;
   EXPECT_FALSE(is_failing(judge(cell_with("warn"), {quiet})));
-  auto deprecation = process(0, {"a", "a"});
+  auto deprecation = observed_by(0, {"a", "a"});
   deprecation.warnings = {"setAllowTF32CuBLAS is going to be deprecated"};
   const auto unrelated = judge(cell_with("warn"), {deprecation});
   EXPECT_EQ(unrelated.kind, VerdictKind::deterministic);  // kept, but not a determinism alert
@@ -95,7 +95,7 @@ TEST(Verdict, CrashTimeoutUnsupportedAndTooFewRuns) {
   ProcessObservation crashed;
   crashed.status = ObservationStatus::crashed;
   crashed.message = "signal SIGSEGV";
-  EXPECT_EQ(judge(cell_with("off"), {process(0, {"a", "a"}), crashed}).kind, VerdictKind::crashed);
+  EXPECT_EQ(judge(cell_with("off"), {observed_by(0, {"a", "a"}), crashed}).kind, VerdictKind::crashed);
   ProcessObservation timeout;
   timeout.status = ObservationStatus::timeout;
   EXPECT_EQ(judge(cell_with("off"), {timeout}).kind, VerdictKind::timeout);
@@ -104,7 +104,7 @@ TEST(Verdict, CrashTimeoutUnsupportedAndTooFewRuns) {
   const auto unsupported = judge(cell, {});
   EXPECT_EQ(unsupported.kind, VerdictKind::unsupported);
   EXPECT_TRUE(is_skipped(unsupported));
-  EXPECT_EQ(judge(cell_with("off"), {process(0, {"a"})}).kind, VerdictKind::error);  // never deterministic on 1 run
+  EXPECT_EQ(judge(cell_with("off"), {observed_by(0, {"a"})}).kind, VerdictKind::error);  // never deterministic on 1 run
 }
 
 TEST(Verdict, KindsAndDtypesHaveOneNameEach) {
@@ -124,21 +124,21 @@ TEST(Verdict, TimingSkipsWarmupAndTakesPercentiles) {
   EXPECT_EQ(timing.median_ns, 55);
   EXPECT_EQ(timing.p10_ns, 10);
   EXPECT_EQ(timing.p90_ns, 90);
-  const auto verdict = judge(cell_with("off"), {process(0, {"a", "a", "a"}, 1000)});
+  const auto verdict = judge(cell_with("off"), {observed_by(0, {"a", "a", "a"}, 1000)});
   EXPECT_EQ(verdict.timing.samples, 2);  // the first run is warm-up
 }
 
 TEST(Verdict, AProcessThatRanBesideOthersGivesDigestsButNoTimings) {
-  auto beside = process(1, {"a", "a", "a"}, 9000);
+  auto beside = observed_by(1, {"a", "a", "a"}, 9000);
   beside.untimed = true;
-  const auto verdict = judge(cell_with("off"), {process(0, {"a", "a", "a"}, 1000), beside});
+  const auto verdict = judge(cell_with("off"), {observed_by(0, {"a", "a", "a"}, 1000), beside});
   EXPECT_EQ(verdict.kind, VerdictKind::deterministic);
   EXPECT_EQ(verdict.runs, 6);
   EXPECT_EQ(verdict.timing.samples, 2);
   EXPECT_LT(verdict.timing.median_ns, 2000);  // the 9000 ns runs beside others are not timings
   auto diverged = beside;
   diverged.runs.back().digest = std::string(32, 'f');
-  EXPECT_EQ(judge(cell_with("off"), {process(0, {"a", "a", "a"}, 1000), diverged}).kind, VerdictKind::nondeterministic);
+  EXPECT_EQ(judge(cell_with("off"), {observed_by(0, {"a", "a", "a"}, 1000), diverged}).kind, VerdictKind::nondeterministic);
 }
 
 TEST(Contradiction, FollowsWhatIsDocumentedForTheSettings) {
