@@ -138,7 +138,8 @@ TEST(Verdict, AProcessThatRanBesideOthersGivesDigestsButNoTimings) {
   EXPECT_LT(verdict.timing.median_ns, 2000);  // the 9000 ns runs beside others are not timings
   auto diverged = beside;
   diverged.runs.back().digest = std::string(32, 'f');
-  EXPECT_EQ(judge(cell_with("off"), {observed_by(0, {"a", "a", "a"}, 1000), diverged}).kind, VerdictKind::nondeterministic);
+  EXPECT_EQ(judge(cell_with("off"), {observed_by(0, {"a", "a", "a"}, 1000), diverged}).kind,
+            VerdictKind::nondeterministic);
 }
 
 TEST(Contradiction, FollowsWhatIsDocumentedForTheSettings) {
