@@ -119,6 +119,13 @@ inline std::vector<pid_t> children_of(pid_t parent) {
   return children;
 }
 
+// Whether `pid` is a live process (a zombie waiting for its parent is not).
+inline bool alive(pid_t pid) {
+  const auto stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
 inline int count_files(const fs::path& folder, const std::string& prefix) {
   int count = 0;
   std::error_code error;

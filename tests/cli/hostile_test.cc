@@ -274,13 +274,6 @@ TEST_F(Hostile, AWriteThatFailsEndsTheExportWithThePathAndTheError) {
   EXPECT_TRUE(left.empty());
 }
 
-// Whether `pid` is a live process (a zombie waiting for its parent is not).
-bool alive(pid_t pid) {
-  const auto stat = slurp("/proc/" + std::to_string(pid) + "/stat");
-  const auto close = stat.rfind(')');
-  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
-}
-
 TEST_F(Hostile, AnInterpreterThatHangsIsStoppedWithWhatItStarted) {
   // A wrapper script whose own child hangs: stopping the script alone left the child running.
   const auto child = path("child.pid");

@@ -280,8 +280,6 @@ bool ignores_sigint(pid_t pid) {
   return false;
 }
 
-bool alive(pid_t pid) { return ::kill(pid, 0) == 0 && proc(pid, "stat").find(") Z") == std::string::npos; }
-
 // A py cell's worker is its interpreter, started by the audit itself (no `repro-audit worker` loads
 // libtorch first), and set up as a C++ worker sets itself up: Ctrl-C ignored (the audit ends its
 // workers), its data size limited, and gone with the audit when the audit is killed with SIGKILL.
