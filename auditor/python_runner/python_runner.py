@@ -173,19 +173,23 @@ def await_fork_server():
         ALONG.wait()
 
 
-def preload_ahead(connection, message):
-    """A fork server, asked by a first round's worker to import modules now: imports those it may import
-    ahead, then answers with what it has imported."""
-    try:
-        names = json.loads(message)["preload"]
-    except (ValueError, KeyError, TypeError):
-        names = []
+def import_preloadable(names):
+    """A fork server's imports ahead: those of `names` it may import and has not."""
     for name in names if isinstance(names, list) else []:
         if name in FORK_PRELOADABLE and name not in sys.modules:
             try:
                 importlib.import_module(name)
             except Exception:  # the round meets the same error where its callable imports it
                 pass
+
+
+def preload_ahead(connection, message):
+    """A fork server, asked by a first round's worker to import modules now: imports those it may import
+    ahead, then answers with what it has imported."""
+    try:
+        import_preloadable(json.loads(message)["preload"])
+    except (ValueError, KeyError, TypeError):
+        pass
     try:
         connection.sendall(json.dumps({"imported": [name for name in FORK_PRELOADABLE if name in sys.modules]})
                            .encode())
@@ -348,12 +352,7 @@ def serve_forks():
                 os.close(descriptor)
             connection.close()
             continue
-        for name in asked.get("preload", []):
-            if name in FORK_PRELOADABLE and name not in sys.modules:
-                try:
-                    importlib.import_module(name)
-                except Exception:  # the round meets the same error where its callable imports it
-                    pass
+        import_preloadable(asked.get("preload", []))
         child = os.fork()
         if child == 0:
             server.close()

@@ -63,7 +63,8 @@ class ProcessLauncher : public WorkerLauncher {
   std::map<Environment, ForkServer> servers_;
   std::map<Environment, std::set<std::string>> imports_;
   std::mutex servers_lock_;
-  // Where each server started so far will listen, for the first round's workers of its environment.
+  // Where each server started so far will listen, for the first round's workers of its environment: apart
+  // from servers_, whose lock a round's start holds while it waits up to a minute for its server to load.
   std::map<Environment, std::string> server_sockets_;
   std::mutex sockets_lock_;  // taken alone, or last (fork_server holds servers_lock_, prestart lock_)
   std::unique_ptr<WorkerProcess> launch(const std::map<std::string, std::string>& environment,
