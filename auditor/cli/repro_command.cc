@@ -85,7 +85,12 @@ Command add_repro_command(CLI::App& app) {
                 if (std::find(cells.begin(), cells.end(), cell) == cells.end()) cells.push_back(cell);
             }
             use_named_model_files(report, cells, *model_files, *input_files, *report_path);
-            ProcessLauncher launcher(torch_program(), temporary_folder(), "export-inputs");
+            // Inputs are made on the CPU: by repro-audit-cpu where it sits beside repro-audit-torch, unless a
+            // TorchScript or AOTInductor model needs the whole of libtorch (audit/audit.h).
+            std::vector<Cell> cells_of_inputs;
+            for (const auto* cell : cells) cells_of_inputs.push_back(cell->cell);
+            ProcessLauncher launcher(worker_executable("cpu", cells_of_inputs, torch_program()), temporary_folder(),
+                                     "export-inputs");
             install_stop_handlers();
             const auto exported =
                 export_repros(report, cells, registered_catalogue(), *output, launcher, stop_requested);

@@ -83,8 +83,10 @@ class Peers {
  public:
   ~Peers() { end(std::chrono::milliseconds(0)); }
 
-  void start(const std::vector<std::string>& requests) {
-    const auto executable = own_executable();
+  // A CPU cell's ranks run in repro-audit-cpu where it sits beside this worker (audit/audit.h): they need
+  // no CUDA, whose half of libtorch takes a rank as long to load as the rest of it.
+  void start(const std::vector<std::string>& requests, bool on_cpu) {
+    const auto executable = on_cpu ? worker_executable("cpu") : own_executable();
     const auto folder = temporary_folder();
     for (const auto& request : requests)
       processes_.push_back(std::make_unique<WorkerProcess>(std::vector<std::string>{executable, "rank"},
@@ -197,7 +199,7 @@ class CollectiveRunner : public CellRunner {
           {"request", request_to_json(request)}, {"rank", rank}, {"store", store}, {"timeout_ms", limit_.count()}}
                              .dump());
     }
-    peers_.start(requests);
+    peers_.start(requests, setup.device.is_cpu());
     peers_.await("joining", left_until(deadline));
     group_ = guarded([&] {
       return meet({0, ranks, store, left_until(deadline), setup.device}, deadline, [&] { check_meeting(); });

@@ -225,6 +225,22 @@ class CliTest : public ::testing::Test {
   fs::path folder_;
 };
 
+// The front end and repro-audit-torch copied into `folder`, beside a repro-audit-cpu that writes the command
+// it was started for (worker, rank, export-inputs) to `folder`/cpu-starts.log and runs the real one: what
+// the copied programs start from repro-audit-cpu, and so load without libtorch's CUDA half. Returns the
+// copied front end, or "" where the build made no repro-audit-cpu (a libtorch without a CUDA half).
+inline std::string programs_logging_cpu_starts(const fs::path& folder) {
+  const fs::path built = fs::path(test_paths::kBinary).parent_path();
+  if (!fs::exists(built / "repro-audit-cpu")) return "";
+  fs::create_directories(folder);
+  for (const auto* program : {"repro-audit", "repro-audit-torch"})
+    fs::copy_file(built / program, folder / program, fs::copy_options::overwrite_existing);
+  std::ofstream(folder / "repro-audit-cpu") << "#!/bin/sh\necho \"$1\" >> '" << (folder / "cpu-starts.log").string()
+                                            << "'\nexec '" << (built / "repro-audit-cpu").string() << "' \"$@\"\n";
+  fs::permissions(folder / "repro-audit-cpu", fs::perms::owner_all);
+  return (folder / "repro-audit").string();
+}
+
 // A quick audit: one variant, one flag set, two processes of two runs.
 inline const std::string kSmallAudit = "--device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2";
 

@@ -14,9 +14,11 @@ using nlohmann::json;
 
 class Collective : public CliTest {};
 
-// Processes of this binary running `rank` (the other ranks of collective cells) started by an audit
-// whose TMPDIR was `folder` (the ranks inherit it): other tests' ranks are not counted.
+// Processes of the build's programs (repro-audit-torch, repro-audit-cpu: whichever worker started them)
+// running `rank` (the other ranks of collective cells) started by an audit whose TMPDIR was `folder` (the
+// ranks inherit it): other tests' ranks are not counted.
 int rank_processes(const fs::path& folder) {
+  const auto programs = fs::path(binary()).parent_path().string() + "/repro-audit";
   int count = 0;
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const auto name = entry.path().filename().string();
@@ -25,7 +27,7 @@ int rank_processes(const fs::path& folder) {
     std::string argv0, argv1;
     std::getline(file, argv0, '\0');
     std::getline(file, argv1, '\0');
-    if (argv0 != binary() || argv1 != "rank") continue;
+    if (argv0.rfind(programs, 0) != 0 || argv1 != "rank") continue;
     std::ifstream environment(entry.path() / "environ");
     const std::string variables((std::istreambuf_iterator<char>(environment)), std::istreambuf_iterator<char>());
     if (variables.find("TMPDIR=" + folder.string() + '\0') != std::string::npos) ++count;
@@ -44,14 +46,22 @@ const json& cell_of(const json& report, const std::string& key) {
   throw std::runtime_error("no cell " + key);
 }
 
+// Run by copies of the programs that log what starts repro-audit-cpu: a CPU cell's ranks are started from it
+// (without libtorch's CUDA half) whichever program runs the cell's worker.
 TEST_F(Collective, GlooRanksOnThisHostGiveVerdictsAndTheWorldSizeLevel) {
   const auto report = path("r.json");
-  const auto audit =
-      run("run --device cpu --probe all_gather --probe all_reduce/f32 --profile default --axis "
-          "threads=1 --repeats 3 --no-cost --json " +
-              report,
-          "TMPDIR=" + folder_.string());
+  const auto programs = programs_logging_cpu_starts(path("programs"));
+  const auto audit = shell("TMPDIR=" + folder_.string() + " " + (programs.empty() ? binary() : programs) +
+                           " run --device cpu --probe all_gather --probe all_reduce/f32 --profile default --axis "
+                           "threads=1 --repeats 3 --no-cost --json " +
+                           report);
   ASSERT_EQ(audit.exit_code, 0) << audit.output;
+  if (!programs.empty()) {
+    std::istringstream starts(slurp(path("programs/cpu-starts.log")));
+    std::map<std::string, int> started;
+    for (std::string line; std::getline(starts, line);) ++started[line];
+    EXPECT_GT(started["rank"], 0) << slurp(path("programs/cpu-starts.log"));
+  }
   const auto written = json::parse(slurp(report));
   for (const auto* probe : {"all_gather/f32", "all_reduce/f32"})
     for (const int ranks : {2, 3, 4}) {

@@ -83,9 +83,14 @@ TEST_F(ReproCommand, ExportsScriptsThatAgreeWithTheReportWithAndWithoutXxhash) {
     ASSERT_NE(racy, cells.end());
     if (racy->at("verdict") == "nondeterministic") break;
   }
-  const auto exported = run("repro " + report + " 'index_*' -o " + path("out"));
+  // Through copies of the programs that log what starts repro-audit-cpu: CPU cells' inputs are made there,
+  // without libtorch's CUDA half.
+  const auto programs = programs_logging_cpu_starts(path("programs"));
+  const auto exported =
+      shell((programs.empty() ? binary() : programs) + " repro " + report + " 'index_*' -o " + path("out"));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   EXPECT_NE(exported.output.find("4 of 4 cell(s) exported"), std::string::npos) << exported.output;
+  if (!programs.empty()) EXPECT_EQ(slurp(path("programs/cpu-starts.log")), "export-inputs\n");
   int nondeterministic = 0;
   std::map<std::string, std::string> verdict_of_folder;
   // The first script runs as a user runs it, in the report's 2 processes; the others in one (a second
