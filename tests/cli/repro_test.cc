@@ -141,8 +141,8 @@ TEST_F(ReproCommand, ExportsScriptsThatAgreeWithTheReportWithAndWithoutXxhash) {
 }
 
 TEST_F(ReproCommand, APatternMatchingNoCellIsAnError) {
-  const auto report = path("report.json");
-  ASSERT_EQ(run("run " + kSmallAudit + " --json " + report).exit_code, 0);
+  const auto report = shared_report("small", kSmallAudit);
+  ASSERT_FALSE(report.empty());
   const auto result = run("repro " + report + " 'nothing/*' -o " + path("out"));
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_NE(result.output.find("no cell key matches 'nothing/*'"), std::string::npos) << result.output;

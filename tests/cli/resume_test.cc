@@ -78,7 +78,8 @@ TEST_F(Resume, AfterCtrlCTheFinishedCellsAreKeptAndTheWayBackIsPrinted) {
 
 TEST_F(Resume, AJournalFolderIsNotReusedByANewAudit) {
   const auto journal = folder_ / "journal";
-  ASSERT_EQ(run_to_end("run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2 --journal " +
+  ASSERT_EQ(run_to_end("run --device cpu --probe sum/f32 --profile default --axis threads=1 --repeats 2 --no-cost "
+                       "--journal " +
                            journal.string(),
                        folder_ / "first.txt"),
             0);
