@@ -160,7 +160,7 @@ TEST_F(Cli, FullMatrixFromTheCommandLine) {
   const auto report_path = (folder_ / "report.json").string();
   const auto result =
       run("run --device cpu --probe index_put_accumulate/f32 --matrix full --axis deterministic_algorithms=off,on "
-          "--axis threads=2 --axis fill_uninitialized_memory=true,false --repeats 3 --json " +
+          "--axis threads=2 --axis fill_uninitialized_memory=true,false --repeats 3 --no-cost --json " +
           report_path);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   std::ifstream in(report_path);
