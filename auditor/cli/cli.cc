@@ -40,12 +40,13 @@ int run_cli(int argc, char** argv) {
   app.set_version_flag("--version", kToolVersion);
   app.require_subcommand(1);
   using Adder = Command (*)(CLI::App&);
-  const Adder adders[] = {add_run_command,   add_model_command,         add_python_command,
-                          add_list_command,  add_env_command,           add_selftest_command,
-                          add_show_command,  add_baseline_command,      add_compare_command,
-                          add_gate_command,  add_explain_command,       add_merge_command,
-                          add_fleet_command, add_repro_command,         add_worker_command,
-                          add_rank_command,  add_export_inputs_command, add_catalogue_source_command};
+  const Adder adders[] = {add_run_command,        add_model_command,         add_python_command,
+                          add_list_command,       add_env_command,           add_selftest_command,
+                          add_show_command,       add_baseline_command,      add_compare_command,
+                          add_gate_command,       add_explain_command,       add_merge_command,
+                          add_fleet_command,      add_repro_command,         add_worker_command,
+                          add_rank_command,       add_export_inputs_command, add_catalogue_source_command,
+                          add_fork_client_command};
   std::vector<Command> commands;
   for (const auto add : adders) commands.push_back(add(app));
   // CLI11 takes an unknown word for a missing subcommand; say which word, and what the commands are.

@@ -21,6 +21,7 @@ Command add_list_command(CLI::App& app);
 Command add_env_command(CLI::App& app);
 Command add_worker_command(CLI::App& app);
 Command add_rank_command(CLI::App& app);
+Command add_fork_client_command(CLI::App& app);
 Command add_selftest_command(CLI::App& app);
 Command add_show_command(CLI::App& app);
 Command add_baseline_command(CLI::App& app);

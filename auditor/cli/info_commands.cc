@@ -13,6 +13,7 @@
 #include "common/atomic_file.h"
 #include "config/catalogue_json.h"
 #include "supervisor/cpu_capacity.h"
+#include "protocol/fork_rounds.h"
 #include "common/user_error.h"
 #include "config/settings.h"
 #include "fingerprint/fingerprint_text.h"
@@ -135,6 +136,13 @@ Command add_worker_command(CLI::App& app) {
   auto* worker = app.add_subcommand("worker", "Internal: run a batch of cells read from stdin");
   worker->group("");  // hidden from --help
   return {worker, [] { return worker_main(); }};
+}
+
+Command add_fork_client_command(CLI::App& app) {
+  auto* command = app.add_subcommand("fork-client",
+                                     "Internal: a later timing round's worker, run by a process its fork server forks");
+  command->group("");                                                         // hidden from --help
+  return {command, [] { return fork_client_main(); }, [] { return false; }};  // runs in the front end
 }
 
 Command add_rank_command(CLI::App& app) {

@@ -81,6 +81,10 @@ inline constexpr const char* kWorkerForkRound = "REPRO_AUDIT_FORK_ROUND";
 inline constexpr const char* kWorkerForkServer = "REPRO_AUDIT_FORK_SERVER";
 // The socket a fork server listens on, in its own folder (its TMPDIR; python_runner.py, serve_forks).
 inline constexpr const char* kForkSocketName = "fork.sock";
+// "1" in a fork server's environment (a worker started to fork the later rounds' processes); a round's
+// worker that asks it for one has the server's socket in kForkClient (supervisor/process_launcher.h).
+inline constexpr const char* kForkServe = "REPRO_AUDIT_FORK_SERVE";
+inline constexpr const char* kForkClient = "REPRO_AUDIT_FORK_CLIENT";
 
 nlohmann::json environment_event(const nlohmann::json& environment);
 nlohmann::json start_event(const std::string& key);

@@ -269,7 +269,10 @@ std::map<std::string, std::string> batch_environment(const Batch& batch) {
 
 std::map<std::string, std::string> round_environment(const Batch& batch, const SupervisorOptions& options) {
   auto environment = batch_environment(batch);
-  if (options.device == "cpu" && !environment[kWorkerPython].empty() && environment[kWorkerCompiles].empty())
+  const bool py = !environment[kWorkerPython].empty();
+  const bool models = std::any_of(batch.cells.begin(), batch.cells.end(),
+                                  [](const Cell& cell) { return cell.model && !is_python_model(*cell.model); });
+  if (options.device == "cpu" && (py ? environment[kWorkerCompiles].empty() : !models))
     environment[kWorkerForkRound] = "1";
   return environment;
 }

@@ -1,7 +1,10 @@
 #include "supervisor/process_launcher.h"
 
 #include <algorithm>
+#include <unistd.h>
+
 #include <cctype>
+#include <filesystem>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -14,8 +17,6 @@ ProcessLauncher::~ProcessLauncher() = default;  // ends the workers never handed
 
 namespace {
 
-constexpr const char* kForkServe = "REPRO_AUDIT_FORK_SERVE";
-constexpr const char* kForkClient = "REPRO_AUDIT_FORK_CLIENT";
 constexpr const char* kForkPreload = "REPRO_AUDIT_FORK_PRELOAD";
 // How long a round's worker waits for a fork server that was not started ahead to load.
 constexpr std::chrono::seconds kServerAllowance{60};
@@ -34,6 +35,7 @@ std::unique_ptr<Worker> ProcessLauncher::start(const std::string& request,
   if (environment.count(kWorkerForkRound)) {
     auto own = environment;
     own.erase(kWorkerForkRound);
+    if (!forks_cpp_rounds(own)) return start(request, own);
     std::string socket, preload;
     {
       const std::lock_guard hold(servers_lock_);
@@ -63,8 +65,11 @@ std::unique_ptr<WorkerProcess> ProcessLauncher::launch(const std::map<std::strin
                                                        const std::optional<std::string>& request) {
   const auto python = environment.find(kWorkerPython);
   if (python == environment.end() || python->second.empty() || !interpreter_) {
+    if (environment.count(kForkClient))  // a C++ round's worker: the front end, which loads no libtorch
+      return std::make_unique<WorkerProcess>(std::vector<std::string>{front_end(), "fork-client"}, environment, request,
+                                             temporary_folder_);
     std::string program;
-    {
+    if (!environment.count(kForkServe)) {  // a fork server is no worker that speaks for the environment
       const std::lock_guard hold(first_program_lock_);
       program = std::exchange(first_program_, std::string());
     }
@@ -94,12 +99,17 @@ std::unique_ptr<WorkerProcess> ProcessLauncher::launch(const std::map<std::strin
 void ProcessLauncher::prestart(const std::vector<std::map<std::string, std::string>>& environments,
                                std::chrono::steady_clock::time_point deadline, const std::function<bool()>& give_up) {
   std::vector<WorkerProcess*> started;
+  std::vector<Environment> unforked;  // C++ rounds' workers where no front end can ask a server: their own
   {
     const std::lock_guard servers(servers_lock_);
     for (const auto& environment : environments)
       if (environment.count(kWorkerForkRound)) {
         auto own = environment;
         own.erase(kWorkerForkRound);
+        if (!forks_cpp_rounds(own)) {
+          unforked.push_back(own);
+          continue;
+        }
         const bool known = servers_.count(own) > 0;
         auto& server = fork_server(own);
         if (!known && server.process) started.push_back(server.process.get());
@@ -110,7 +120,9 @@ void ProcessLauncher::prestart(const std::vector<std::map<std::string, std::stri
     // A worker already waiting with the same environment counts for one of them (started ahead for a
     // later timing round that needs it now).
     std::vector<char> counted(waiting_.size(), 0);
-    for (const auto& environment : environments) {
+    auto own_workers = environments;
+    own_workers.insert(own_workers.end(), unforked.begin(), unforked.end());
+    for (const auto& environment : own_workers) {
       if (environment.count(kWorkerForkRound)) continue;  // its fork server's, above
       std::size_t same = 0;
       while (same < counted.size() && (counted[same] || waiting_[same].environment != environment)) ++same;
@@ -135,6 +147,16 @@ void ProcessLauncher::prestart(const std::vector<std::map<std::string, std::stri
       if (now < slice || now >= deadline) break;  // it ended or was stopped, or the time is up
       if (give_up && give_up()) return;
     }
+}
+
+std::string ProcessLauncher::front_end() const {
+  return (std::filesystem::path(executable_).parent_path() / "repro-audit").string();
+}
+
+bool ProcessLauncher::forks_cpp_rounds(const Environment& environment) const {
+  const auto python = environment.find(kWorkerPython);
+  if (python != environment.end() && !python->second.empty()) return true;  // the interpreter is the client
+  return subcommand_ == "worker" && ::access(front_end().c_str(), X_OK) == 0;
 }
 
 ProcessLauncher::ForkServer& ProcessLauncher::fork_server(const Environment& environment) {

@@ -20,14 +20,16 @@ namespace repro_audit {
 // unlinked files in `temporary_folder`. A worker whose environment names the py cells' interpreter
 // (kWorkerPython) is that interpreter, started as `interpreter` says.
 //
-// A later timing round's worker whose environment holds kWorkerForkRound (py cells on the CPU:
-// supervisor.h, round_environment) is that interpreter too, but asks a fork server of the same
-// environment for a process forked from it: one interpreter per environment, started ahead with the
-// others, that has imported torch (and what the first round's cells imported of what it may import
-// ahead: note_imports) and only forks. The forked process takes the worker's stdin, event pipe, log,
-// environment and process group, and the worker ends as it ends (python_runner.py, run_forked and
-// serve_forks): to the supervisor it is a worker like any other, loaded in a fraction of a second. A
-// server that cannot start or listen: the round's workers load torch themselves, as before. A first
+// A later timing round's worker whose environment holds kWorkerForkRound (on the CPU: supervisor.h,
+// round_environment) asks a fork server of the same environment for a process forked from it: one per
+// environment, started ahead with the others, that has loaded libtorch (`executable worker`, whose
+// round's worker is the front end beside it: `repro-audit fork-client`, protocol/fork_rounds.h) or, for py
+// cells, is that interpreter and has imported torch (and what the first round's cells imported of what
+// it may import ahead: note_imports), and only forks. The forked process takes the worker's stdin, event
+// pipe, log, environment and process group, and the worker ends as it ends (python_runner.py, run_forked
+// and serve_forks): to the supervisor it is a worker like any other, loaded in a fraction of a second. A
+// server that cannot start or listen, or C++ cells' where no front end sits beside `executable`: the
+// round's workers load torch themselves, as before. A first
 // round's worker started after its batch's server learns where that server will listen
 // (kWorkerForkServer), so that the server imports what the worker's cells import while they do.
 class ProcessLauncher : public WorkerLauncher {
@@ -56,6 +58,11 @@ class ProcessLauncher : public WorkerLauncher {
     std::string socket;  // where it listens, once its first line said; "" when it cannot serve
     bool answered = false;
   };
+  // The front end beside the workers' program: a C++ round's worker (`repro-audit fork-client`).
+  std::string front_end() const;
+  // Whether a round's worker of `environment` (without kWorkerForkRound) asks a fork server: a py
+  // interpreter always; C++ cells' where the front end sits beside the workers' program.
+  bool forks_cpp_rounds(const Environment& environment) const;
   // The fork server of `environment` (without kWorkerForkRound), started if it was not; servers_lock_ held.
   ForkServer& fork_server(const Environment& environment);
   // Its socket, waiting until `deadline` for its first line; "" when it cannot serve. servers_lock_ held.

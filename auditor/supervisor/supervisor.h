@@ -68,12 +68,14 @@ std::map<std::string, std::string> worker_environment(const FlagSet& process_set
 // The same, and the interpreter and compile cache of the batch's py cells (kWorkerPython,
 // kWorkerCompileCache), removed when it has none.
 std::map<std::string, std::string> batch_environment(const Batch& batch);
-// The environment of a later timing round's worker: the batch's, and kWorkerForkRound for py cells on the
-// CPU that do not compile, whose round a process forked from a fork server may run: a fresh interpreter
-// would import torch again (seconds) for a round's few samples, which a fork shares (its timing is its
-// own process's, started after the determinism runs like a fresh worker's; what a fresh interpreter
-// would differ in, its hash seed and memory layout, a timing round does not judge). Compiling cells and
-// CUDA keep fresh interpreters: a fork shares the server's Inductor state, and CUDA does not survive one.
+// The environment of a later timing round's worker: the batch's, and kWorkerForkRound on the CPU for py
+// cells that do not compile and for batches without a TorchScript or AOTInductor model, whose round a
+// process forked from a fork server may run: a fresh interpreter would import torch again (seconds), a
+// fresh worker load libtorch again (0.3-0.4 s of CPU), for a round's few samples, which a fork shares (its
+// timing is its own process's, started after the determinism runs like a fresh worker's; what a fresh
+// process would differ in, its hash seed and memory layout, a timing round does not judge). Compiling
+// cells, models and CUDA keep fresh processes: a fork shares the server's Inductor state, a model's
+// loaded library and CUDA do not survive one.
 std::map<std::string, std::string> round_environment(const Batch& batch, const SupervisorOptions& options);
 
 struct SupervisedRuns {

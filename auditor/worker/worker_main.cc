@@ -13,6 +13,7 @@
 #include "common/user_error.h"
 #include "protocol/worker_protocol.h"
 #include "python_runner/python_worker.h"
+#include "protocol/fork_rounds.h"
 #include "trace/library_verbose_tracer.h"
 #include "trace/tracer_factory.h"
 #include "worker/entry_points.h"
@@ -57,6 +58,9 @@ int worker_main() {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() == 1) return 3;  // the supervisor was gone before the line above took effect
   limit_memory();
+  // A fork server never returns here; a process it forked goes on as a later round's worker, with that
+  // worker's streams, environment and process group (protocol/fork_rounds.h).
+  (void)serve_forks();
   const auto emit = event_stream();
   // Before the request: a worker started ahead of it says so that it has loaded.
   emit(environment_event(environment_fingerprint()));

@@ -54,6 +54,23 @@ TEST_F(WorkerBinary, ACpuAuditsWorkersLoadNoCudaAndItsReportKeepsTheCudaFacts) {
   EXPECT_EQ(environment.at("torch"), here.at("torch"));
 }
 
+// A CPU audit's later timing rounds run in processes forked from one server of their batch's environment
+// (protocol/fork_rounds.h): through copies of the programs that log what starts repro-audit-cpu, one start
+// (the server; the first worker is repro-audit-torch) where the two later rounds' workers each loaded
+// libtorch before, and the cell timed in its three rounds all the same.
+TEST_F(WorkerBinary, LaterTimingRoundsOfACpuAuditAreForkedFromOneServer) {
+  const auto programs = programs_logging_cpu_starts(path("programs"));
+  if (programs.empty()) GTEST_SKIP() << "this build's libtorch has no CUDA half: no repro-audit-cpu";
+  const auto audit = shell(programs + " run " + kSmallAudit + " --processes 1 --json " + path("report.json"));
+  ASSERT_EQ(audit.exit_code, 0) << audit.output;
+  EXPECT_EQ(slurp(path("programs/cpu-starts.log")), "worker\n") << "a later round's worker loaded libtorch itself";
+  const auto cell = json::parse(slurp(path("report.json"))).at("cells").at(0);
+  EXPECT_EQ(cell.at("verdict"), "deterministic");
+  const auto& observation = cell.at("observations").at(0);
+  EXPECT_EQ(observation.at("timing_rounds"), 3) << observation.dump();
+  EXPECT_GT(cell.at("timing").value("ci_high_ns", 0), 0) << cell.dump();
+}
+
 // The commands that read only reports and baselines run in the front end, which links no libtorch: a
 // copy of it alone runs them all, and says of every other command that it needs repro-audit-torch.
 TEST_F(WorkerBinary, TheFrontEndReadsReportsWithoutLibtorchAndHandsEveryOtherCommandOn) {

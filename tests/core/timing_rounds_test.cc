@@ -141,9 +141,10 @@ TEST(TimingRounds, RequestsAndObservationsCarryTheirRoundsAndOlderFilesHaveOne) 
   EXPECT_EQ(older.get<ProcessObservation>().timing_rounds, 1);
 }
 
-// A later round's worker asks a fork server for its process (kWorkerForkRound) only for py cells on the
-// CPU that do not compile: C++ cells, compiled ones and CUDA keep workers of their own.
-TEST(TimingRounds, OnlyPyCellsOnTheCpuThatDoNotCompileMayRunInAForkedProcess) {
+// A later round's worker asks a fork server for its process (kWorkerForkRound) only on the CPU, for probes'
+// cells and py cells that do not compile: compiled ones, TorchScript and AOTInductor models and CUDA keep
+// workers of their own.
+TEST(TimingRounds, OnlyCellsOnTheCpuThatNeitherCompileNorLoadAModelMayRunInAForkedProcess) {
   ModelSpec model;
   model.name = "step";
   model.callable = "/steps/step.py:make";
@@ -153,15 +154,22 @@ TEST(TimingRounds, OnlyPyCellsOnTheCpuThatDoNotCompileMayRunInAForkedProcess) {
   auto compiled = make_cell("py.step/call@cpu|compile=default,threads=1");
   compiled.model = model;
   compiled.settings = {{"compile", "default"}, {"threads", "1"}};
+  auto scripted = make_cell("model.linear/forward@cpu|threads=1");
+  scripted.model = ModelSpec{};
+  scripted.model->name = "linear";
+  scripted.model->path = "/models/linear.pt";
   const Batch eager{{{"threads", "1"}}, {py}}, compiling{{{"threads", "1"}}, {compiled}},
-      cpp{{{"threads", "1"}}, {make_cell("sum/f32@cpu|threads=1")}};
+      cpp{{{"threads", "1"}}, {make_cell("sum/f32@cpu|threads=1")}},
+      with_model{{{"threads", "1"}}, {make_cell("sum/f32@cpu|threads=1"), scripted}};
   SupervisorOptions cpu, cuda;
   cpu.device = "cpu";
   cuda.device = "cuda:0";
   EXPECT_EQ(round_environment(eager, cpu).count(kWorkerForkRound), 1u);
   EXPECT_EQ(round_environment(eager, cuda).count(kWorkerForkRound), 0u);
   EXPECT_EQ(round_environment(compiling, cpu).count(kWorkerForkRound), 0u);
-  EXPECT_EQ(round_environment(cpp, cpu).count(kWorkerForkRound), 0u);
+  EXPECT_EQ(round_environment(cpp, cpu).count(kWorkerForkRound), 1u);
+  EXPECT_EQ(round_environment(cpp, cuda).count(kWorkerForkRound), 0u);
+  EXPECT_EQ(round_environment(with_model, cpu).count(kWorkerForkRound), 0u);
   // Apart from the key, the batch's own environment: what its fork server is started with.
   auto own = round_environment(eager, cpu);
   own.erase(kWorkerForkRound);
