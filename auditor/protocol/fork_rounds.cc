@@ -119,7 +119,6 @@ bool serve_forks() {
   if (server < 0 || !socket_address(path, address) ||
       ::bind(server, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 || ::listen(server, 8) != 0) {
     say({{"event", "loaded"}, {"fork_error", "no socket at " + path + ": " + std::strerror(errno)}});
-    std::fflush(nullptr);
     ::_exit(0);
   }
   say({{"event", "loaded"}, {"fork_socket", path}});
@@ -132,7 +131,7 @@ bool serve_forks() {
     Asked asked;
     const bool served = ::getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &peer, &size) == 0 &&
                         peer.uid == ::getuid() && receive(connection, asked);
-    pid_t child = served ? ::fork() : -1;
+    const pid_t child = served ? ::fork() : -1;
     if (child == 0) {
       ::close(server);
       ::close(connection);
@@ -140,11 +139,10 @@ bool serve_forks() {
       return true;
     }
     for (const int descriptor : asked.descriptors) ::close(descriptor);
-    int status = 0;
-    if (child > 0)
+    if (child > 0) {  // not forked: the client hears no status and says the server could not serve it
+      int status = 0;
       while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
       }
-    if (child > 0) {
       const auto reply = nlohmann::json{{"status", status}}.dump();
       (void)!::send(connection, reply.data(), reply.size(), MSG_NOSIGNAL);  // gone: its group was ended
     }

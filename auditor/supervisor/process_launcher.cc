@@ -1,8 +1,8 @@
 #include "supervisor/process_launcher.h"
 
-#include <algorithm>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <utility>
@@ -35,7 +35,7 @@ std::unique_ptr<Worker> ProcessLauncher::start(const std::string& request,
   if (environment.count(kWorkerForkRound)) {
     auto own = environment;
     own.erase(kWorkerForkRound);
-    if (!forks_cpp_rounds(own)) return start(request, own);
+    if (!asks_fork_server(own)) return start(request, own);
     std::string socket, preload;
     {
       const std::lock_guard hold(servers_lock_);
@@ -99,31 +99,31 @@ std::unique_ptr<WorkerProcess> ProcessLauncher::launch(const std::map<std::strin
 void ProcessLauncher::prestart(const std::vector<std::map<std::string, std::string>>& environments,
                                std::chrono::steady_clock::time_point deadline, const std::function<bool()>& give_up) {
   std::vector<WorkerProcess*> started;
-  std::vector<Environment> unforked;  // C++ rounds' workers where no front end can ask a server: their own
+  std::vector<Environment> own_workers;  // every worker to start ahead that is no fork server's
   {
     const std::lock_guard servers(servers_lock_);
-    for (const auto& environment : environments)
-      if (environment.count(kWorkerForkRound)) {
-        auto own = environment;
-        own.erase(kWorkerForkRound);
-        if (!forks_cpp_rounds(own)) {
-          unforked.push_back(own);
-          continue;
-        }
-        const bool known = servers_.count(own) > 0;
-        auto& server = fork_server(own);
-        if (!known && server.process) started.push_back(server.process.get());
+    for (const auto& environment : environments) {
+      if (!environment.count(kWorkerForkRound)) {
+        own_workers.push_back(environment);
+        continue;
       }
+      auto own = environment;
+      own.erase(kWorkerForkRound);
+      if (!asks_fork_server(own)) {  // a worker of its own, as start() gives it
+        own_workers.push_back(own);
+        continue;
+      }
+      const bool known = servers_.count(own) > 0;
+      auto& server = fork_server(own);
+      if (!known && server.process) started.push_back(server.process.get());
+    }
   }
   {
     const std::lock_guard hold(lock_);
     // A worker already waiting with the same environment counts for one of them (started ahead for a
     // later timing round that needs it now).
     std::vector<char> counted(waiting_.size(), 0);
-    auto own_workers = environments;
-    own_workers.insert(own_workers.end(), unforked.begin(), unforked.end());
     for (const auto& environment : own_workers) {
-      if (environment.count(kWorkerForkRound)) continue;  // its fork server's, above
       std::size_t same = 0;
       while (same < counted.size() && (counted[same] || waiting_[same].environment != environment)) ++same;
       if (same < counted.size()) {
@@ -153,7 +153,7 @@ std::string ProcessLauncher::front_end() const {
   return (std::filesystem::path(executable_).parent_path() / "repro-audit").string();
 }
 
-bool ProcessLauncher::forks_cpp_rounds(const Environment& environment) const {
+bool ProcessLauncher::asks_fork_server(const Environment& environment) const {
   const auto python = environment.find(kWorkerPython);
   if (python != environment.end() && !python->second.empty()) return true;  // the interpreter is the client
   return subcommand_ == "worker" && ::access(front_end().c_str(), X_OK) == 0;

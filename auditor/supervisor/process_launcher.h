@@ -62,7 +62,7 @@ class ProcessLauncher : public WorkerLauncher {
   std::string front_end() const;
   // Whether a round's worker of `environment` (without kWorkerForkRound) asks a fork server: a py
   // interpreter always; C++ cells' where the front end sits beside the workers' program.
-  bool forks_cpp_rounds(const Environment& environment) const;
+  bool asks_fork_server(const Environment& environment) const;
   // The fork server of `environment` (without kWorkerForkRound), started if it was not; servers_lock_ held.
   ForkServer& fork_server(const Environment& environment);
   // Its socket, waiting until `deadline` for its first line; "" when it cannot serve. servers_lock_ held.

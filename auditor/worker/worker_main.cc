@@ -11,9 +11,9 @@
 #include <iostream>
 
 #include "common/user_error.h"
+#include "protocol/fork_rounds.h"
 #include "protocol/worker_protocol.h"
 #include "python_runner/python_worker.h"
-#include "protocol/fork_rounds.h"
 #include "trace/library_verbose_tracer.h"
 #include "trace/tracer_factory.h"
 #include "worker/entry_points.h"
