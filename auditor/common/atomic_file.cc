@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <optional>
+#include <utility>
 
 #include "common/output_target.h"
 #include "common/user_error.h"
@@ -182,14 +183,25 @@ std::string creation_problem(const std::string& folder) {
   return "";
 }
 
-void write_file_atomically(const std::string& path, const std::string& content) {
-  const auto failures = write_files_atomically({{path, content}});
+namespace {
+
+// One file, its content moved in (a list's initialiser would copy it twice: a model's inputs are
+// hundreds of megabytes).
+void write_one(const std::string& path, std::string content, bool own) {
+  std::vector<FileContent> files(1);
+  files.front().path = path;
+  files.front().content = std::move(content);
+  files.front().own = own;
+  const auto failures = write_files_atomically(files);
   if (!failures.empty()) throw UserError(failures.front());
 }
 
-void write_own_file_atomically(const std::string& path, const std::string& content) {
-  const auto failures = write_files_atomically({{path, content, true}});
-  if (!failures.empty()) throw UserError(failures.front());
+}  // namespace
+
+void write_file_atomically(const std::string& path, std::string content) { write_one(path, std::move(content), false); }
+
+void write_own_file_atomically(const std::string& path, std::string content) {
+  write_one(path, std::move(content), true);
 }
 
 std::vector<std::string> write_files_atomically(const std::vector<FileContent>& files) {

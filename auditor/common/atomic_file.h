@@ -10,9 +10,9 @@ namespace repro_audit {
 // a reader sees the old file or the new one, never a torn one. A link is followed and the file it
 // names replaced (the link stays); a character device, a FIFO or /dev/stdout is written through, never
 // replaced (common/output_target.h). Throws UserError on failure.
-void write_file_atomically(const std::string& path, const std::string& content);
+void write_file_atomically(const std::string& path, std::string content);
 // The same for a file the tool owns (FileContent::own): a link at `path` is replaced, not followed.
-void write_own_file_atomically(const std::string& path, const std::string& content);
+void write_own_file_atomically(const std::string& path, std::string content);
 
 // Why the writer could not create its temporary in `folder`, or "" when it can. The file made to prove
 // it is unnamed (O_TMPFILE) and never appears in the folder, so no moment of the check, a signal

@@ -40,7 +40,7 @@ void save_tensors(const std::vector<at::Tensor>& tensors, const std::filesystem:
   const auto bytes = torch::pickle_save(c10::ivalue::Tuple::create(std::move(values)));
   try {
     std::filesystem::create_directories(path.parent_path());
-    write_file_atomically(path.string(), std::string(bytes.begin(), bytes.end()));
+    write_file_atomically(path.string(), std::string(bytes.data(), bytes.size()));
   } catch (const std::filesystem::filesystem_error& error) {
     throw WriteFailure(fmt::format("{}: {}", error.path1().string(), error.code().message()));
   } catch (const UserError& error) {
