@@ -64,6 +64,9 @@ std::vector<Knob> candidate_knobs(const Cell& cell, const json& other, const Exp
     const auto* spec = find_setting(setting);
     if (!spec || !applies_to(*spec, cell.device) || !is_valid_value(*spec, value)) return;
     if (spec->py_cells_only && !(cell.model && is_python_model(*cell.model))) return;
+    // A cell's rank count is what it computes (a collective's world size, in its key; 1 for every other
+    // probe, which 2 or more would run as a collective): never a knob that explains other bits.
+    if (spec->portability == PortabilityRole::ranks) return;
     const auto current = cell.settings.find(setting);
     if ((current != cell.settings.end() && current->second == value) || has_knob(knobs, setting, value)) return;
     knobs.push_back({setting, value, reason, rank});

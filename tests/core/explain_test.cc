@@ -212,6 +212,8 @@ TEST(Explain, CandidatesStayWithinWhatThisMachineRuns) {
     EXPECT_FALSE(knob.setting == "threads" && knob.value == "1") << "the cell's own value";
     EXPECT_NE(knob.setting, "cudnn_benchmark") << "not a CPU setting";
   }
+  // Ranks of 2 or more would make the probe's cell a collective one: never tried.
+  EXPECT_TRUE(std::none_of(knobs.begin(), knobs.end(), [](const Knob& knob) { return knob.setting == "ranks"; }));
   EXPECT_FALSE(cell_from_key("nosuch/f32@cpu", testing::test_catalogue()));
   EXPECT_FALSE(cell_from_key("sum/f32@cpu|nosuch=1", testing::test_catalogue()));
 }
