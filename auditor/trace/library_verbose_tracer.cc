@@ -9,10 +9,12 @@
 
 #include <atomic>
 #include <cstdio>
+#include <mutex>
 #include <stdexcept>
 #include <string_view>
 
 #include "trace/library_verbose.h"
+#include "trace/mkl_clock.h"
 
 namespace repro_audit {
 namespace {
@@ -28,6 +30,8 @@ bool set_onednn_verbose(int level) {
 }
 
 bool set_mkl_verbose(int level) {
+  static std::once_flag clock_preset;
+  if (level != 0) std::call_once(clock_preset, [] { preset_mkl_clock_frequency(); });
   try {
     return torch::verbose::_mkl_set_verbose(level) != 0;
   } catch (const c10::Error&) {

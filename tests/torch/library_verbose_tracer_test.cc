@@ -3,9 +3,11 @@
 #include "trace/library_verbose_tracer.h"
 
 #include <ATen/ATen.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "apply/settings_apply.h"
@@ -13,6 +15,7 @@
 #include "supervisor/process_launcher.h"
 #include "test_paths.h"
 #include "test_tools.h"
+#include "trace/mkl_clock.h"
 #include "trace/tracer_factory.h"
 
 namespace repro_audit {
@@ -69,6 +72,29 @@ TEST(LibraryVerboseTracer, MatmulRecordsTheMklCallWithItsReproducibilityMode) {
   ASSERT_NE(call, records.end());
   EXPECT_NE(call->find(" CNR:"), std::string::npos) << *call;
   EXPECT_NE(call->find(" NThr:1"), std::string::npos) << *call;
+}
+
+// MKL measures its clock's frequency only while the variable holds its unmeasured value, spinning until
+// time() ticks over (trace/mkl_clock.h). Preset, it is the one MKL's own reading returns; and it is what
+// MKL measures, in the same unit (MKL may time more than its verbose lines by it).
+TEST(MklClock, APresetFrequencyIsWhatMklMeasuresAndMklTakesIt) {
+  const auto frequency = mkl_clock_frequency_variable();
+  if (!frequency.value) GTEST_SKIP() << "this libtorch's MKL has no clock frequency to preset";
+  using Reader = double (*)();
+  const auto read = reinterpret_cast<Reader>(::dlsym(RTLD_DEFAULT, "mkl_serv_get_clocks_frequency"));
+  ASSERT_NE(read, nullptr);
+  const double before = *frequency.value;
+  *frequency.value = frequency.unmeasured;  // as in a process whose MKL has timed no call yet
+  const double measured = read();
+  ASSERT_GT(measured, 0.0);
+  *frequency.value = frequency.unmeasured;
+  ASSERT_TRUE(preset_mkl_clock_frequency());
+  const double preset = *frequency.value;
+  EXPECT_LT(std::abs(preset / measured - 1.0), 0.02) << "preset " << preset << " GHz, MKL measured " << measured;
+  EXPECT_EQ(read(), preset) << "MKL measured its clock again";
+  EXPECT_FALSE(preset_mkl_clock_frequency()) << "a frequency already there is kept";
+  EXPECT_EQ(*frequency.value, preset);
+  *frequency.value = before == frequency.unmeasured ? preset : before;
 }
 
 TEST(LibraryVerboseTracer, TwoCellsOfTheSameProbeGiveTheSameRecordsAndTheSameBits) {
