@@ -19,7 +19,7 @@ struct MklClockFrequency {
 MklClockFrequency mkl_clock_frequency_variable();
 
 // Where the variable is found and MKL has not measured it (it holds its unmeasured value, which is no
-// frequency), sets it to the counter's frequency measured over 5 ms; true when it was set. Meant for
+// frequency), sets it to the counter's frequency measured over 2 ms; true when it was set. Meant for
 // before MKL's verbose mode is first switched on.
 bool preset_mkl_clock_frequency();
 
