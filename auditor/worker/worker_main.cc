@@ -82,10 +82,11 @@ int worker_main() {
     std::cerr << "worker: py cells reached a worker that is not their interpreter\n";
     return 2;
   }
-  // MKL's first call in verbose mode measures the clock: a busy loop until time() ticks, 0.2-0.8 s of
-  // a core. A cell's warm-up run is traced and untimed, so the first cell that calls MKL pays it there;
-  // a worker whose cells call none never does. Paid here, before any run, where no warm-up run would
-  // take it, or where a cell's --budget share counts its warm-up runs' time.
+  // MKL's first call in verbose mode prints its banner and, where its clock could not be preset
+  // (trace/mkl_clock.h), measures the clock: a busy loop until time() ticks, 0-1 s of a core. A cell's
+  // warm-up run is traced and untimed, so the first cell that calls MKL pays it there; a worker whose
+  // cells call none never does. Paid here, before any run, where no warm-up run would take it, or where
+  // a cell's --budget share counts its warm-up runs' time.
   const bool budgeted =
       std::any_of(request.cells.begin(), request.cells.end(), [](const Cell& cell) { return cell.budget_seconds > 0; });
   if (request.warmup == 0 || budgeted) warm_up_library_verbose();
