@@ -10,11 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -170,8 +172,9 @@ inline const fs::path& process_folder(const std::string& prefix) {
 // test in a process of its own, so a process's static would make it again in each): the first makes it
 // under a lock, the others wait and read it. `make(folder, file)` writes the report to `file` (anything
 // it needs beside it, in `folder`, which is the report's) and says whether it did. The folder is keyed
-// by the binaries' modification time, so a rebuilt binary makes its reports again. Read only: a test
-// that changes one copies it first. "" (and a failure) where it could not be made.
+// by the binaries' modification time, so a rebuilt binary makes its reports again, and by the variables
+// that change what the libraries compute (a run with ATen or oneDNN capped makes its own). Read only: a
+// test that changes one copies it first. "" (and a failure) where it could not be made.
 template <typename Make>
 std::string shared_report_made_by(const std::string& name, Make make) {
   // The front end and the torch side beside it, which runs the audit: either rebuilt, the reports are made again.
@@ -179,8 +182,18 @@ std::string shared_report_made_by(const std::string& name, Make make) {
   }, torch_side{};
   ::stat(test_paths::kBinary, &front_end);
   ::stat((fs::path(test_paths::kBinary).parent_path() / "repro-audit-torch").c_str(), &torch_side);
+  std::vector<std::string> settings;
+  for (char** each = environ; *each != nullptr; ++each) {
+    const std::string variable = *each;
+    for (const char* prefix : {"ATEN_", "ONEDNN_", "DNNL_", "MKL_", "OMP_", "KMP_", "TORCH", "CUBLAS_", "CUDA_"})
+      if (variable.rfind(prefix, 0) == 0) settings.push_back(variable);
+  }
+  std::sort(settings.begin(), settings.end());
+  std::string joined;
+  for (const auto& each : settings) joined += each + '\n';
   const auto folder = fs::path(test_paths::kBinary).parent_path() / "tests" / "shared-reports" /
-                      std::to_string(std::max(front_end.st_mtim.tv_sec, torch_side.st_mtim.tv_sec));
+                      (std::to_string(std::max(front_end.st_mtim.tv_sec, torch_side.st_mtim.tv_sec)) + "-" +
+                       std::to_string(std::hash<std::string>{}(joined) % 1000000007));
   std::error_code ignored;
   fs::create_directories(folder, ignored);
   const auto report = folder / (name + ".json");
