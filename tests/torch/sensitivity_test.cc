@@ -3,6 +3,7 @@
 // refuse, and the worker's first process carrying it into the observation.
 #include "probe/sensitivity.h"
 
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include "apply/settings_apply.h"
