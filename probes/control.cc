@@ -31,7 +31,9 @@ const bool racy =
                        .python(R"(
                            import threading
                            output = torch.zeros(16, dtype=values.dtype, device=values.device)
+                           together = threading.Barrier(4)
                            def add(first):
+                               together.wait()
                                output.index_add_(0, index[first::4], values[first::4])
                            threads = [threading.Thread(target=add, args=(first,)) for first in range(4)]
                            for thread in threads:
