@@ -72,7 +72,7 @@ const bool registered =
     register_probe(
         fault_control("control.segfault", "writes through a null pointer", VerdictKind::crashed, segfault)) &&
     register_probe(fault_control("control.abort", "calls abort()", VerdictKind::crashed, abort_run)) &&
-    register_probe(fault_control("control.hang", "sleeps forever", VerdictKind::timeout, hang).timeout(1)) &&
+    register_probe(fault_control("control.hang", "sleeps forever", VerdictKind::timeout, hang).timeout(0.5)) &&
     register_probe(fault_control("control.throw", "throws an exception", VerdictKind::error, throw_run)) &&
     register_probe(fault_control("control.alloc_storm", "allocates until the worker's memory limit", VerdictKind::error,
                                  alloc_storm));
