@@ -22,6 +22,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "fingerprint/numerics_environment.h"
 #include "test_paths.h"
 
 extern char** environ;
@@ -182,18 +183,13 @@ std::string shared_report_made_by(const std::string& name, Make make) {
   }, torch_side{};
   ::stat(test_paths::kBinary, &front_end);
   ::stat((fs::path(test_paths::kBinary).parent_path() / "repro-audit-torch").c_str(), &torch_side);
-  std::vector<std::string> settings;
-  for (char** each = environ; *each != nullptr; ++each) {
-    const std::string variable = *each;
-    for (const char* prefix : {"ATEN_", "ONEDNN_", "DNNL_", "MKL_", "OMP_", "KMP_", "TORCH", "CUBLAS_", "CUDA_"})
-      if (variable.rfind(prefix, 0) == 0) settings.push_back(variable);
-  }
-  std::sort(settings.begin(), settings.end());
-  std::string joined;
-  for (const auto& each : settings) joined += each + '\n';
+  // The variables the report's fingerprint records as changing numerics (fingerprint/numerics_environment.h).
+  std::string settings;
+  for (const auto& [name, value] : repro_audit::numerics_environment(repro_audit::environment_variables(environ)))
+    settings += name + '=' + value + '\n';
   const auto folder = fs::path(test_paths::kBinary).parent_path() / "tests" / "shared-reports" /
                       (std::to_string(std::max(front_end.st_mtim.tv_sec, torch_side.st_mtim.tv_sec)) + "-" +
-                       std::to_string(std::hash<std::string>{}(joined) % 1000000007));
+                       std::to_string(std::hash<std::string>{}(settings)));
   std::error_code ignored;
   fs::create_directories(folder, ignored);
   const auto report = folder / (name + ".json");
