@@ -46,6 +46,25 @@ void find_diverged_outputs(const std::vector<ProcessObservation>& observations, 
     }
 }
 
+// The runs that recorded every op, and how many distinct outputs they gave.
+struct RecordedOutputs {
+  int runs = 0;
+  std::size_t distinct = 0;
+};
+
+RecordedOutputs recorded_outputs(const std::vector<ProcessObservation>& observations) {
+  RecordedOutputs recorded;
+  std::set<std::string> digests;
+  for (const auto& observation : observations)
+    for (const auto& run : observation.runs)
+      if (!run.op_digest.empty()) {
+        ++recorded.runs;
+        digests.insert(run.digest);
+      }
+  recorded.distinct = digests.size();
+  return recorded;
+}
+
 void find_origin(const std::vector<ProcessObservation>& observations, Verdict& verdict) {
   for (const auto& observation : observations)
     if (!observation.per_op_unavailable.empty()) {
@@ -58,9 +77,16 @@ void find_origin(const std::vector<ProcessObservation>& observations, Verdict& v
     return;
   }
   if (sequences.size() == 1) {
+    const auto ops = sequences.front().sequence->ops.size();
+    const auto recorded = recorded_outputs(observations);
     verdict.origin_note =
-        fmt::format("every run recorded the same {} ops with the same digests, yet the outputs differ",
-                    sequences.front().sequence->ops.size());
+        recorded.distinct > 1
+            ? fmt::format("every run recorded the same {} ops with the same digests, yet the outputs differ", ops)
+            : fmt::format(
+                  "the {} run(s) that recorded every op agreed, in their outputs and in each of their {} "
+                  "ops; only runs without per-op records diverged: the divergence did not happen while ops "
+                  "were recorded (more --repeats give it more chances to)",
+                  recorded.runs, ops);
     return;
   }
   const auto& reference = sequences.front();

@@ -2,6 +2,7 @@
 // model fields, the models: config key, and the JSON that carries them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -197,6 +198,29 @@ TEST(ModelVerdict, WithoutPerOpRecordsItSaysWhyNoOriginIsNamed) {
   process.per_op_unavailable.clear();
   verdict = judge(model_cell(), {process});
   EXPECT_EQ(verdict.origin_note, "per-op records were off (--per-op off)");
+}
+
+TEST(ModelVerdict, WhenOnlyRunsWithoutRecordsDivergedTheNoteSaysSoNotThatRecordsMissedIt) {
+  // The race missed the recorded runs (one op sequence, one output) and hit a run without records.
+  ProcessObservation process;
+  auto plain = run_of({{"output", kB}}, "");
+  plain.per_op = false;
+  process.runs = {run_of({{"output", kA}}, kA), run_of({{"output", kA}}, kA), run_of({{"output", kA}}, kA), plain};
+  process.op_sequences = {{kA, scatter_run(kB), false}};
+  auto verdict = judge(model_cell(), {process});
+  ASSERT_EQ(verdict.kind, VerdictKind::nondeterministic);
+  EXPECT_EQ(verdict.diverged_outputs, std::vector<std::string>{"output"});
+  EXPECT_FALSE(verdict.origin);
+  EXPECT_NE(verdict.origin_note.find("the 3 run(s) that recorded every op agreed"), std::string::npos)
+      << verdict.origin_note;
+  EXPECT_NE(verdict.origin_note.find("only runs without per-op records diverged"), std::string::npos)
+      << verdict.origin_note;
+  const auto lines = model_details(verdict);
+  EXPECT_NE(std::find(lines.begin(), lines.end(), "no origin named: " + verdict.origin_note), lines.end());
+  // Recorded runs whose outputs differ with the same ops and digests: that, and not a missed race.
+  process.runs[1] = run_of({{"output", kC}}, kA);
+  verdict = judge(model_cell(), {process});
+  EXPECT_EQ(verdict.origin_note, "every run recorded the same 4 ops with the same digests, yet the outputs differ");
 }
 
 TEST(ModelVerdict, StepGrowthFromTheLargestMeasuredDifferencePerStep) {
