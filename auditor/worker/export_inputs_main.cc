@@ -7,10 +7,12 @@
 #include "protocol/worker_protocol.h"
 #include "runners/cell_runner.h"
 #include "worker/entry_points.h"
+#include "worker/freed_memory.h"
 
 namespace repro_audit {
 
 int export_inputs_main() {
+  keep_freed_memory();  // the cells' inputs, made one after another
   nlohmann::json request;
   WorkerRequest cells;
   std::vector<std::string> directories;

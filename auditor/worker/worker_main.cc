@@ -18,6 +18,7 @@
 #include "trace/tracer_factory.h"
 #include "worker/entry_points.h"
 #include "worker/environment.h"
+#include "worker/freed_memory.h"
 #include "worker/worker.h"
 
 namespace repro_audit {
@@ -58,6 +59,7 @@ int worker_main() {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() == 1) return 3;  // the supervisor was gone before the line above took effect
   limit_memory();
+  keep_freed_memory();
   // A fork server never returns here; a process it forked goes on as a later round's worker, with that
   // worker's streams, environment and process group (protocol/fork_rounds.h).
   (void)serve_forks();

@@ -20,17 +20,20 @@ namespace {
 using namespace testing_cli;
 
 // A real training step (MLP, SGD with momentum), eager and compiled by CPU Inductor, under strict, in
-// two processes: each process compiles afresh, and every cell is deterministic with its
-// loss, parameters and gradients digested one by one. Inductor's checks of the machine's vector
-// instructions land where the user's processes keep them (their TORCHINDUCTOR_CACHE_DIR here), and
-// nothing of the step's compile does.
+// two processes, and every cell is deterministic with its loss, parameters and gradients digested one
+// by one. Inductor's checks of the machine's vector instructions land where the user's processes keep
+// them (their TORCHINDUCTOR_CACHE_DIR here), and nothing of the step's compile does. The processes
+// share a compile cache (the second loads what the first compiled: a compile is most of this test's
+// time); a process compiling afresh in a folder of its own is the default the other compiling tests
+// audit under.
 TEST_F(PythonCallable, AuditsATrainingStepEagerAndCompiled) {
   const auto users = path("users-inductor");
   fs::create_directories(users);
   const auto cells =
       audit(kExample +
                 ":make --parameters --device cpu --repeats 2 --processes 2 --jobs 2 --no-cost --profile strict "
-                "--axis threads=2 --axis compile=off,default",
+                "--axis threads=2 --axis compile=off,default --compile-cache " +
+                path("step-inductor"),
             0, "TORCHINDUCTOR_CACHE_DIR=" + users);
   if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
   std::vector<std::string> checks, compiled;

@@ -1,0 +1,55 @@
+// What a run frees stays with the worker for its next run (worker/freed_memory.h). This program runs
+// cells in its own process as a worker runs them, so it keeps its memory the same way.
+#include <gtest/gtest.h>
+#include <malloc.h>
+#include <sys/resource.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "worker/freed_memory.h"
+
+namespace repro_audit {
+namespace {
+
+const bool kept_as_a_worker_keeps_it = [] {
+  keep_freed_memory();
+  return true;
+}();
+
+long minor_faults() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+// The pages faulted in by writing a 64 MiB block that was just allocated, after one of the same size
+// was written and freed (a run's output, then the next run's).
+long faults_of_a_second_block() {
+  constexpr std::size_t kBytes = std::size_t{64} << 20;
+  auto* first = static_cast<char*>(std::malloc(kBytes));
+  std::memset(first, 1, kBytes);
+  std::free(first);
+  const auto before = minor_faults();
+  auto* second = static_cast<char*>(std::malloc(kBytes));
+  std::memset(second, 2, kBytes);
+  const auto faults = minor_faults() - before;
+  std::free(second);
+  return faults;
+}
+
+TEST(FreedMemory, ABlockFreedByOneRunIsTheNextRunsWithoutFaultingItInAgain) {
+  ASSERT_TRUE(kept_as_a_worker_keeps_it);
+  const auto kept = faults_of_a_second_block();
+  // glibc's defaults: such a block is mapped for each allocation and unmapped when freed.
+  ::mallopt(M_MMAP_MAX, 65536);
+  ::mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+  const auto returned = faults_of_a_second_block();
+  keep_freed_memory();
+  EXPECT_LT(kept, 64) << "64 MiB is 16384 pages of 4 KiB";
+  EXPECT_GT(returned, kept);
+  EXPECT_LT(faults_of_a_second_block(), 64) << "kept again";
+}
+
+}  // namespace
+}  // namespace repro_audit
