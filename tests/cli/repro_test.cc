@@ -170,9 +170,20 @@ torch.jit.script(Scatter()).save(sys.argv[1])
   const auto model = path("scatter.pt");
   ASSERT_TRUE(python_fixture(folder_, "make.py", make, python(), model));
   const auto report = path("report.json");
-  const auto audit = run("model " + model + " --input x:f32[1024,64] --profile default --profile strict --repeats 6 " +
-                         "--json " + report);
-  ASSERT_LE(audit.exit_code, 1) << audit.output;
+  // The race needs both threads at once, in a run that records per-op digests for an origin to be named
+  // (a busy machine may give it neither): an audit that named none is tried again (at most 3 audits).
+  const auto racy_cell = [&] {
+    const auto cells = json::parse(slurp(report)).at("cells");
+    const auto it = std::find_if(cells.begin(), cells.end(),
+                                 [](const json& c) { return c.at("key") == "model.scatter/forward@cpu"; });
+    return it == cells.end() ? json() : *it;
+  };
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const auto audit = run("model " + model +
+                           " --input x:f32[1024,64] --profile default --profile strict --repeats 6 --json " + report);
+    ASSERT_LE(audit.exit_code, 1) << audit.output;
+    if (racy_cell().contains("origin")) break;
+  }
   const auto exported = run("repro " + report + " model --model " + model + " -o " + path("out"));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   const auto strict = path("out/model.scatter_forward_cpu_deterministic_algorithms=on");
@@ -197,12 +208,11 @@ torch.jit.script(Scatter()).save(sys.argv[1])
   EXPECT_TRUE(trained_answer.at("outputs").contains("params.step1")) << trained_answer.dump();
   EXPECT_TRUE(trained_answer.at("outputs").contains("grad.fc1.weight")) << trained_answer.dump();
   const auto racy = path("out/model.scatter_forward_cpu");
-  const auto cells = json::parse(slurp(report)).at("cells");
-  const auto it = std::find_if(cells.begin(), cells.end(),
-                               [](const json& c) { return c.at("key") == "model.scatter/forward@cpu"; });
-  ASSERT_NE(it, cells.end());
-  if (it->at("verdict") != "nondeterministic")
+  const auto cell = racy_cell();
+  ASSERT_FALSE(cell.is_null());
+  if (cell.at("verdict") != "nondeterministic")
     GTEST_SKIP() << "the two threads did not race in this audit (a busy machine): no origin to export";
+  ASSERT_TRUE(cell.contains("origin")) << "no origin named in 3 audits: " << cell.value("origin_note", "");
   ASSERT_TRUE(fs::exists(racy + "/origin/repro.py")) << slurp(racy + "/README.md");
   EXPECT_NE(slurp(racy + "/README.md").find("python origin/repro.py"), std::string::npos);
   auto origin = shell(python() + " " + racy + "/origin/repro.py --runs 6");
