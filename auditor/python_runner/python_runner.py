@@ -52,11 +52,11 @@ try:
 except (OSError, ValueError):
     pass
 # What a run frees stays with the worker for the next run (worker/freed_memory.h), unless GLIBC_TUNABLES
-# names glibc.malloc: mallopt M_MMAP_MAX (-4) 0, M_TRIM_THRESHOLD (-1) at its largest.
+# names glibc.malloc: mallopt M_MMAP_THRESHOLD (-3) 32 MiB, M_TRIM_THRESHOLD (-1) at its largest.
 if "glibc.malloc." not in os.environ.get("GLIBC_TUNABLES", ""):
     _LIBC = ctypes.CDLL(None)
     if hasattr(_LIBC, "mallopt"):
-        _LIBC.mallopt(-4, 0)
+        _LIBC.mallopt(-3, 32 << 20)
         _LIBC.mallopt(-1, 2**31 - 1)
 
 # A later timing round of py cells on the CPU runs in a process forked from an interpreter that has
