@@ -1,5 +1,6 @@
 #pragma once
 // The fixture of the `py` CLI tests: a callable audited by the real binary, its report's cells by key.
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -54,6 +55,22 @@ class PythonCallable : public CliTest {
         return cell;
     }
     return {};
+  }
+  // The user's own Inductor cache (their TORCHINDUCTOR_CACHE_DIR) after an audit that compiled: Inductor's
+  // checks of the machine's vector instructions land there, as in their own processes, and nothing of
+  // the callable's compile does (it compiles in the cell's cache: a folder of the worker's, or
+  // --compile-cache's). `fresh`: the folder was empty before the audit, so its checks are the audit's.
+  static void expect_only_checks_in(const std::string& users, bool fresh) {
+    std::vector<std::string> checks, compiled;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(users)) {
+      const auto name = entry.path().filename().string();
+      if (entry.path().extension() == ".so") checks.push_back(name);  // a check's program, built and loaded
+      if (entry.is_directory() && (name == "fxgraph" || name == "aotautograd")) compiled.push_back(name);
+    }
+    // Inductor checks the vector instructions the CPU lists (x86: AVX2 and up); a CPU without any has none.
+    if (fresh && slurp("/proc/cpuinfo").find(" avx2") != std::string::npos)
+      EXPECT_FALSE(checks.empty()) << "no vector-instruction check in " << users;
+    EXPECT_TRUE(compiled.empty()) << "the callable's compile reached " << users << ": " << compiled.front();
   }
   // The names each process's recorded runs hold, one set per process.
   static std::vector<std::set<std::string>> recorded_names(const nlohmann::json& cell) {

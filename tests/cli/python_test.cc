@@ -24,8 +24,8 @@ using namespace testing_cli;
 // by one. Inductor's checks of the machine's vector instructions land where the user's processes keep
 // them (their TORCHINDUCTOR_CACHE_DIR here), and nothing of the step's compile does. The processes
 // share a compile cache (the second loads what the first compiled: a compile is most of this test's
-// time); a process compiling afresh in a folder of its own is the default the other compiling tests
-// audit under.
+// time); a process compiling afresh in a folder of its own, the default, keeps the user's cache as clean
+// (AnInductorSwitchHoldsForEveryGraphItCompiles).
 TEST_F(PythonCallable, AuditsATrainingStepEagerAndCompiled) {
   const auto users = path("users-inductor");
   fs::create_directories(users);
@@ -36,16 +36,7 @@ TEST_F(PythonCallable, AuditsATrainingStepEagerAndCompiled) {
                 path("step-inductor"),
             0, "TORCHINDUCTOR_CACHE_DIR=" + users);
   if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
-  std::vector<std::string> checks, compiled;
-  for (const auto& entry : fs::recursive_directory_iterator(users)) {
-    const auto name = entry.path().filename().string();
-    if (entry.path().extension() == ".so") checks.push_back(name);  // a check's program, built and loaded
-    if (entry.is_directory() && (name == "fxgraph" || name == "aotautograd")) compiled.push_back(name);
-  }
-  // Inductor checks the vector instructions the CPU lists (x86: AVX2 and up); a CPU without any has none.
-  if (slurp("/proc/cpuinfo").find(" avx2") != std::string::npos)
-    EXPECT_FALSE(checks.empty()) << "no vector-instruction check in " << users;
-  EXPECT_TRUE(compiled.empty()) << "the step's compile reached " << users << ": " << compiled.front();
+  expect_only_checks_in(users, true);
   ASSERT_EQ(cells.size(), 2u) << output_;
   for (const auto& [key, cell] : cells) {
     EXPECT_EQ(cell.at("verdict"), "deterministic") << key;
@@ -308,13 +299,25 @@ TEST_F(PythonCallable, TheDeterministicSwitchLeavesInductorsConfigAsTorchDoesWit
   EXPECT_EQ(cells.begin()->second.at("verdict"), "deterministic") << output_;
 }
 
+// Compiled afresh in each worker's own folder (no --compile-cache): nothing of it in the user's cache.
+// That cache is one this machine's tests keep, as a user's is kept: the vector-instruction checks it holds
+// are seconds of compiles, made in its first audit only (AuditsATrainingStepEagerAndCompiled makes them in
+// a fresh one). What a compile could have left there from an earlier audit is removed first.
 TEST_F(PythonCallable, AnInductorSwitchHoldsForEveryGraphItCompiles) {
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const auto users = (fs::path(cache && *cache ? cache : std::string(home ? home : "") + "/.cache") / "repro-audit" /
+                      "tests-users-inductor")
+                         .string();
+  fs::create_directories(users);
+  for (const auto* compiled : {"fxgraph", "aotautograd"}) fs::remove_all(fs::path(users) / compiled);
   const auto cells = audit(kSwitches +
                                ":broken --device cpu --repeats 2 --processes 1 --no-cost --per-op off "
                                "--profile default --axis threads=1 --axis compile=default "
                                "--axis inductor_deterministic=off,on",
-                           0);
+                           0, "TORCHINDUCTOR_CACHE_DIR=" + users);
   if (cells.empty()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
+  expect_only_checks_in(users, false);
   ASSERT_EQ(cells.size(), 2u) << output_;
   for (const auto& [key, cell] : cells) {
     const auto on = key.find("inductor_deterministic=on") != std::string::npos;
