@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fixture_cache.h"
 #include "python_callable.h"
 
 namespace {
@@ -300,15 +301,11 @@ TEST_F(PythonCallable, TheDeterministicSwitchLeavesInductorsConfigAsTorchDoesWit
 }
 
 // Compiled afresh in each worker's own folder (no --compile-cache): nothing of it in the user's cache.
-// That cache is one this machine's tests keep, as a user's is kept: the vector-instruction checks it holds
-// are seconds of compiles, made in its first audit only (AuditsATrainingStepEagerAndCompiled makes them in
-// a fresh one). What a compile could have left there from an earlier audit is removed first.
+// That cache is one kept with this machine's test fixtures, as a user's is kept: the vector-instruction
+// checks it holds are seconds of compiles, made in its first audit only (AuditsATrainingStepEagerAndCompiled
+// makes them in a fresh one). What a compile could have left there from an earlier audit is removed first.
 TEST_F(PythonCallable, AnInductorSwitchHoldsForEveryGraphItCompiles) {
-  const char* cache = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  const auto users = (fs::path(cache && *cache ? cache : std::string(home ? home : "") + "/.cache") / "repro-audit" /
-                      "tests-users-inductor")
-                         .string();
+  const auto users = (repro_audit::testing::fixture_cache_folder() / "users-inductor").string();
   fs::create_directories(users);
   for (const auto* compiled : {"fxgraph", "aotautograd"}) fs::remove_all(fs::path(users) / compiled);
   const auto cells = audit(kSwitches +
