@@ -114,6 +114,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   result.journal = result.own_journal ? default_journal_folder() : options.journal;
   SupervisorOptions supervisor;
   std::unique_ptr<WorkerLauncher> process_launcher;
+  nlohmann::json kept_cuda_facts;  // null, or the CUDA facts kept from an earlier audit (AuditOptions)
   const auto temporary = options.launcher ? std::string() : temporary_folder();
   if (!options.launcher) remove_abandoned_worker_folders(temporary);  // an audit killed with SIGKILL left them
   supervisor.startup_allowance = options.startup_allowance;
@@ -171,8 +172,12 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   if (!options.launcher) {
     auto launcher = std::make_unique<ProcessLauncher>(worker, temporary, "worker", options.interpreter);
     // Run from the front end, this process has no CUDA facts of its own to complete the CPU workers'
-    // fingerprint with: its first worker is the program that has them (a worker it would start anyway).
-    if (workers_lack_cuda && !options.torch_program.empty()) launcher->first_worker_runs(own);
+    // fingerprint with: its first worker is the program that has them (a worker it would start anyway),
+    // unless those facts were kept from an earlier audit and still hold.
+    if (workers_lack_cuda && !options.torch_program.empty()) {
+      if (options.kept_cuda_facts) kept_cuda_facts = options.kept_cuda_facts(own).value_or(nullptr);
+      if (kept_cuda_facts.is_null()) launcher->first_worker_runs(own);
+    }
     process_launcher = std::move(launcher);
   }
   supervisor.launcher = options.launcher ? options.launcher : process_launcher.get();
@@ -274,7 +279,7 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
   result.report.documentation = options.documentation;
   result.report.host = host_name();
   result.report.shard = shard;
-  result.report.environment = seen_environment.report(workers_lack_cuda, options.environment);
+  result.report.environment = seen_environment.report(workers_lack_cuda, options.environment, kept_cuda_facts);
   result.report.config = config_to_json(config);
   result.report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   log_activity(result.report, observations, activity_before,

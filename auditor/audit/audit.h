@@ -3,6 +3,7 @@
 // services (resolving `auto`, the fingerprint, the py runner) and the worker launcher come from the caller.
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "config/config.h"
@@ -53,8 +54,12 @@ struct AuditOptions {
   // The program with libtorch whose workers run the cells: empty, this one. The front end, which runs CPU
   // audits without loading libtorch (cli/torch_side.h), names repro-audit-torch beside it; the first
   // worker of such an audit is that program, whose fingerprint has the CUDA facts that the CPU workers'
-  // lack (repro-audit-cpu's), and `environment` is asked only when no such worker spoke.
+  // lack (repro-audit-cpu's), unless `kept_cuda_facts` has them; `environment` is asked only when no such
+  // worker spoke.
   std::string torch_program;
+  // Set: the CUDA facts kept for `torch_program` from an earlier audit, where still true (the front end's:
+  // fingerprint/kept_cuda_facts.h), else nullopt. Where it has them, the first worker is a CPU worker too.
+  std::function<std::optional<nlohmann::json>(const std::string& torch_program)> kept_cuda_facts;
   InterpreterLaunch interpreter;
   // How long a worker may take to load before its first cell (tests shorten it).
   std::chrono::milliseconds startup_allowance = std::chrono::seconds(60);

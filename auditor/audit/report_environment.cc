@@ -53,12 +53,20 @@ void SeenEnvironment::add(const nlohmann::json& seen, bool inherits_environment)
   if (cuda_facts_.is_null() && seen.value("torch_cuda_build", false)) cuda_facts_ = seen;
 }
 
-nlohmann::json SeenEnvironment::report(bool workers_lack_cuda, const std::function<nlohmann::json()>& here) {
+nlohmann::json SeenEnvironment::report(bool workers_lack_cuda, const std::function<nlohmann::json()>& here,
+                                       const nlohmann::json& kept) {
   cuda_facts_from_ = "workers";
   return report_environment(environment_, workers_lack_cuda, interpreter_, [&] {
-    const bool worker = !environment_.is_null() && !cuda_facts_.is_null();
-    cuda_facts_from_ = worker ? "a worker" : "the supervisor";
-    return worker ? cuda_facts_ : here();
+    if (!environment_.is_null() && !cuda_facts_.is_null()) {
+      cuda_facts_from_ = "a worker";
+      return cuda_facts_;
+    }
+    if (!environment_.is_null() && kept.is_object()) {  // no worker spoke: `here` is taken whole, not these
+      cuda_facts_from_ = "kept";
+      return kept;
+    }
+    cuda_facts_from_ = "the supervisor";
+    return here();
   });
 }
 

@@ -29,9 +29,11 @@ class SeenEnvironment {
   // A worker's environment event: a fingerprint (it has "fingerprint") or an interpreter's facts.
   void add(const nlohmann::json& seen, bool inherits_environment);
   // report_environment of the first inheriting fingerprint, completed by the first with CUDA facts where
-  // the workers lack them; `here` is asked where no worker spoke, or none had CUDA facts.
-  nlohmann::json report(bool workers_lack_cuda, const std::function<nlohmann::json()>& here);
-  // Where report()'s CUDA facts came from: "workers", "a worker" or "the supervisor" (`here`).
+  // the workers lack them, else by `kept` (CUDA facts kept from an earlier audit, fingerprint/kept_cuda_facts.h,
+  // where given); `here` is asked where no worker spoke, or none had CUDA facts and none were kept.
+  nlohmann::json report(bool workers_lack_cuda, const std::function<nlohmann::json()>& here,
+                        const nlohmann::json& kept = nullptr);
+  // Where report()'s CUDA facts came from: "workers", "a worker", "kept" or "the supervisor" (`here`).
   const std::string& cuda_facts_from() const { return cuda_facts_from_; }
 
  private:

@@ -1,11 +1,14 @@
 #include "cli/local_audit.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <iostream>
 
 #include "cli/interruption.h"
 #include "cli/terminal.h"
 #include "cli/torch_side.h"
+#include "fingerprint/kept_cuda_facts.h"
 #include "probe/probe_catalogue.h"
 #include "python_runner/python_worker.h"
 #include "supervisor/cpu_capacity.h"
@@ -24,8 +27,12 @@ AuditOptions local_audit_options() {
   options.interpreter = [](const std::string& python) {
     return InterpreterStart{python_runner_command(python), python_runner_environment()};
   };
-  // The front end's workers are repro-audit-torch's (cli/torch_side.h): said before anything starts.
-  if (!torch_side_linked()) options.torch_program = torch_program();
+  // The front end's workers are repro-audit-torch's (cli/torch_side.h): said before anything starts. The
+  // CUDA facts its first worker reads, kept where no driver loads, spare the next audit that worker.
+  if (!torch_side_linked()) {
+    options.torch_program = torch_program();
+    options.kept_cuda_facts = [](const std::string& program) { return kept_cuda_facts(program, environ); };
+  }
   return options;
 }
 

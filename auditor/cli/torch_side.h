@@ -7,7 +7,8 @@
 //
 // `run`, `list` and `repro` run in the front end too, with the probe catalogue built into it
 // (cli/embedded_catalogue.h), where the machine has no CUDA driver: an audit there can only be of the
-// CPU, its workers load libtorch (the first one the whole of it, for the report's CUDA facts: audit/audit.h),
+// CPU, its workers load libtorch (the first one the whole of it, for the report's CUDA facts: audit/audit.h;
+// none, where those facts were kept from an earlier audit: fingerprint/kept_cuda_facts.h),
 // and its supervisor need not (`repro`'s inputs are made by repro-audit-cpu's export-inputs, or by
 // repro-audit-torch's for a model). Where a driver can be loaded, `auto` means a GPU if libtorch finds one,
 // which only libtorch can say: the command is handed over as before.

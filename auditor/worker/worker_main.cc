@@ -8,9 +8,11 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "common/user_error.h"
+#include "fingerprint/kept_cuda_facts.h"
 #include "protocol/fork_rounds.h"
 #include "protocol/worker_protocol.h"
 #include "python_runner/python_worker.h"
@@ -65,7 +67,13 @@ int worker_main() {
   (void)serve_forks();
   const auto emit = event_stream();
   // Before the request: a worker started ahead of it says so that it has loaded.
-  emit(environment_event(environment_fingerprint()));
+  const auto fingerprint = environment_fingerprint();
+  emit(environment_event(fingerprint));
+  // Where no CUDA driver loads, the CUDA facts it just read are the libraries' alone: kept for the next
+  // audit, which need not start a worker with the whole of libtorch for them (fingerprint/kept_cuda_facts.h).
+  std::error_code ignored;
+  keep_cuda_facts(fingerprint, std::filesystem::read_symlink("/proc/self/exe", ignored).string(), loaded_libraries(),
+                  environ);
   nlohmann::json request_json;
   try {
     request_json = nlohmann::json::parse(std::cin);

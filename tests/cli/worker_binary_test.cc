@@ -5,6 +5,8 @@
 // the torch tests link libtorch without its CUDA half).
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+
 #include "cli_tools.h"
 
 namespace {
@@ -24,10 +26,17 @@ TEST_F(WorkerBinary, ACpuAuditsWorkersLoadNoCudaAndItsReportKeepsTheCudaFacts) {
   EXPECT_EQ(cpu_libraries.output.find("libtorch_cuda"), std::string::npos) << cpu_libraries.output;
   EXPECT_NE(cpu_libraries.output.find("libtorch_cpu"), std::string::npos) << cpu_libraries.output;
 
-  const auto log = path("audit.jsonl"), report_path = path("report.json");
-  const auto audit = run("run " + kSmallAudit + " --processes 2 --json " + report_path, "REPRO_AUDIT_AUDIT_LOG=" + log);
-  ASSERT_EQ(audit.exit_code, 0) << audit.output;
-  const auto line = json::parse(slurp(log));
+  // The CUDA facts kept between audits (fingerprint/kept_cuda_facts.h) in a cache folder of this test's.
+  const auto cache = "XDG_CACHE_HOME=" + path("cache") + " ";
+  const auto log = path("audit.jsonl");
+  const auto audit_with = [&](const std::string& name, const std::string& prefix) {
+    std::filesystem::remove(log);
+    const auto audit = run("run " + kSmallAudit + " --processes 2 --json " + path(name),
+                           cache + prefix + "REPRO_AUDIT_AUDIT_LOG=" + log);
+    EXPECT_EQ(audit.exit_code, 0) << audit.output;
+    return json::parse(slurp(log));
+  };
+  const auto line = audit_with("report.json", "");
   EXPECT_EQ(line.at("worker"), cpu_binary.string());
   EXPECT_GE(line.at("workers"), 2);
   // This machine has no CUDA driver: the front end supervised the audit itself, and its first worker was
@@ -35,7 +44,7 @@ TEST_F(WorkerBinary, ACpuAuditsWorkersLoadNoCudaAndItsReportKeepsTheCudaFacts) {
   ASSERT_EQ(shell("ldconfig -p | grep -q 'libcuda\\.so\\.1 '").exit_code, 1) << "a CUDA driver is installed";
   EXPECT_EQ(line.at("supervisor"), fs::canonical(test_paths::kBinary).string());
   EXPECT_EQ(line.at("cuda_facts"), "a worker");
-  const auto report = json::parse(slurp(report_path));
+  const auto report = json::parse(slurp(path("report.json")));
   EXPECT_EQ(report.at("cells").at(0).at("verdict"), "deterministic");
 
   // The CPU workers' fingerprint lacks CUDA (their process never loaded it): the first worker's fills it in.
@@ -52,6 +61,36 @@ TEST_F(WorkerBinary, ACpuAuditsWorkersLoadNoCudaAndItsReportKeepsTheCudaFacts) {
   for (const auto& [key, value] : environment.at("sources").items())
     if (key.rfind("cuda", 0) == 0) EXPECT_TRUE(here.at("sources").contains(key)) << key;
   EXPECT_EQ(environment.at("torch"), here.at("torch"));
+
+  // That worker kept the facts: the next audit's workers are all CPU workers, and its report has the same
+  // facts, the runtime's source saying where they were kept from.
+  const auto kept = audit_with("kept.json", "");
+  EXPECT_EQ(kept.at("cuda_facts"), "kept");
+  const auto kept_environment = json::parse(slurp(path("kept.json"))).at("environment");
+  EXPECT_EQ(kept_environment.at("cuda"), here.at("cuda"));
+  EXPECT_EQ(kept_environment.at("torch_cuda_build"), true);
+  for (const auto& [key, value] : here.at("sources").items())
+    if (key.rfind("cuda.", 0) == 0) EXPECT_EQ(kept_environment.at("sources").value(key, json()), value) << key;
+  EXPECT_NE(kept_environment.at("sources").at("cuda").get<std::string>().find("read by repro-audit-torch at "),
+            std::string::npos)
+      << kept_environment.at("sources").dump();
+  EXPECT_EQ(kept_environment.at("numerics_environment"), environment.at("numerics_environment"));
+
+  // What they depend on changed, or the file is not theirs: asked of repro-audit-torch again.
+  EXPECT_EQ(audit_with("loader.json", "LD_LIBRARY_PATH=/nonexistent-folder${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ")
+                .at("cuda_facts"),
+            "a worker");
+  EXPECT_EQ(audit_with("back.json", "").at("cuda_facts"), "a worker");  // kept under that variable
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(path("cache/repro-audit"))) files.push_back(entry.path());
+  ASSERT_EQ(files.size(), 1u);
+  auto file = json::parse(slurp(files[0].string()));
+  file["key"]["libraries"][0]["mtime_ns"] = file["key"]["libraries"][0].value("mtime_ns", 0) + 1;
+  std::ofstream(files[0]) << file.dump();
+  EXPECT_EQ(audit_with("library.json", "").at("cuda_facts"), "a worker");
+  std::ofstream(files[0]) << "{ not JSON";
+  EXPECT_EQ(audit_with("corrupt.json", "").at("cuda_facts"), "a worker");
+  EXPECT_EQ(audit_with("again.json", "").at("cuda_facts"), "kept");
 }
 
 // A CPU audit's later timing rounds run in processes forked from one server of their batch's environment

@@ -98,5 +98,41 @@ TEST(ReportEnvironment, TheCudaFactsComeFromAWorkerThatHasThemAndHereOnlyWhereNo
   EXPECT_EQ(asked, 2);
 }
 
+// CUDA facts kept from an earlier audit complete the CPU workers' fingerprint in place of `here`'s, but a
+// worker's own come first, and where no worker spoke `here` is still taken whole.
+TEST(SeenEnvironment, KeptCudaFactsCompleteTheCpuWorkersButNeverStandForTheWholeEnvironment) {
+  int asked = 0;
+  const auto here = [&] {
+    ++asked;
+    return kHere;
+  };
+  const json kept = {{"torch_cuda_build", true},
+                     {"cuda", {{"compiled_runtime", 13000}, {"available", false}, {"driver", 0}}},
+                     {"sources", {{"cuda", "kept"}}}};
+  auto cpu_worker = kWorker;
+  cpu_worker["fingerprint"] = "cpu";
+  SeenEnvironment seen;
+  seen.add(cpu_worker, true);
+  const auto environment = seen.report(true, here, kept);
+  EXPECT_EQ(asked, 0);
+  EXPECT_EQ(seen.cuda_facts_from(), "kept");
+  EXPECT_EQ(environment.at("cuda"), kept.at("cuda"));
+  EXPECT_EQ(environment.at("sources").at("cuda"), "kept");
+  EXPECT_EQ(environment.at("fingerprint"), "cpu");
+
+  auto whole = kHere;
+  whole["fingerprint"] = "whole";
+  SeenEnvironment with_worker;
+  with_worker.add(whole, false);
+  with_worker.add(cpu_worker, true);
+  EXPECT_EQ(with_worker.report(true, here, kept).at("cuda"), whole.at("cuda"));
+  EXPECT_EQ(with_worker.cuda_facts_from(), "a worker");
+
+  SeenEnvironment nobody;
+  EXPECT_EQ(nobody.report(true, here, kept), kHere);
+  EXPECT_EQ(nobody.cuda_facts_from(), "the supervisor");
+  EXPECT_EQ(asked, 1);
+}
+
 }  // namespace
 }  // namespace repro_audit

@@ -1,0 +1,210 @@
+#include "fingerprint/kept_cuda_facts.h"
+
+#include <fmt/format.h>
+#include <link.h>
+#include <sys/stat.h>
+#include <xxhash.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "common/atomic_file.h"
+
+namespace repro_audit {
+namespace fs = std::filesystem;
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kKind = "repro-audit kept CUDA facts";
+constexpr int kVersion = 1;
+constexpr std::size_t kMaxBytes = std::size_t{1} << 20;  // a few KiB in practice
+constexpr const char* kFilePrefix = "cuda-facts-";
+
+bool cuda_key(const std::string& key) {
+  return key == "cuda" || key == "torch_cuda_build" || key.rfind("cuda.", 0) == 0;
+}
+
+std::string canonical(const std::string& path) {
+  std::error_code ignored;
+  const auto resolved = fs::canonical(path, ignored);
+  return resolved.empty() ? path : resolved.string();
+}
+
+// What a file is: a file changed in place, replaced, or gone no longer matches.
+json identity(const std::string& path) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0) return {{"path", path}, {"missing", true}};
+  return {{"path", path},
+          {"size", static_cast<std::int64_t>(status.st_size)},
+          {"mtime_ns", static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 + status.st_mtim.tv_nsec},
+          {"inode", static_cast<std::uint64_t>(status.st_ino)},
+          {"device", static_cast<std::uint64_t>(status.st_dev)}};
+}
+
+// The variables that steer the dynamic loader or CUDA, as set; but CUDA_MODULE_LOADING, which libtorch sets
+// itself where it is unset (a worker has it, the front end that started it not), and which loads no library.
+json loader_variables(char** environment) {
+  json variables = json::object();
+  for (char** entry = environment; entry && *entry; ++entry) {
+    const std::string text = *entry;
+    const auto equals = text.find('=');
+    if (equals == std::string::npos) continue;
+    const auto name = text.substr(0, equals);
+    if ((name.rfind("LD_", 0) == 0 || name.rfind("CUDA_", 0) == 0 || name.rfind("NVIDIA_", 0) == 0) &&
+        name != "CUDA_MODULE_LOADING")
+      variables[name] = text.substr(equals + 1);
+  }
+  return variables;
+}
+
+// What the kept facts depend on, as it is now.
+json current_key(const std::string& program, const std::vector<std::string>& libraries, char** environment) {
+  json identities = json::array();
+  for (const auto& library : libraries) identities.push_back(identity(library));
+  return {{"program", identity(program)},
+          {"libraries", std::move(identities)},
+          {"loader_cache", identity("/etc/ld.so.cache")},
+          {"variables", loader_variables(environment)}};
+}
+
+std::string cache_folder(char** environment) {
+  std::string xdg, home;
+  for (char** entry = environment; entry && *entry; ++entry) {
+    const std::string text = *entry;
+    if (text.rfind("XDG_CACHE_HOME=", 0) == 0) xdg = text.substr(15);
+    if (text.rfind("HOME=", 0) == 0) home = text.substr(5);
+  }
+  // The XDG spec: a relative path there is invalid and ignored.
+  if (!xdg.empty() && xdg.front() == '/') return (fs::path(xdg) / "repro-audit").string();
+  if (!home.empty() && home.front() == '/') return (fs::path(home) / ".cache" / "repro-audit").string();
+  return "";
+}
+
+std::string utc_now() {
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm parts{};
+  ::gmtime_r(&now, &parts);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return text;
+}
+
+json read_kept(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return nullptr;
+  std::string text;
+  text.resize(kMaxBytes + 1);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.gcount() > static_cast<std::streamsize>(kMaxBytes)) return nullptr;
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  auto kept = json::parse(text, nullptr, false);
+  return kept.is_discarded() ? json(nullptr) : kept;
+}
+
+// Files of programs that are gone (an earlier build folder or clone): removed as another is kept.
+void remove_files_of_gone_programs(const fs::path& folder) {
+  std::error_code error;
+  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    const auto name = it->path().filename().string();
+    if (name.rfind(kFilePrefix, 0) != 0 || it->path().extension() != ".json") continue;
+    const auto kept = read_kept(it->path().string());
+    const auto pointer = "/key/program/path"_json_pointer;
+    if (!kept.is_object() || !kept.contains(pointer) || !kept.at(pointer).is_string()) continue;
+    std::error_code ignored;
+    if (!fs::exists(kept.at(pointer).get<std::string>(), ignored)) fs::remove(it->path(), ignored);
+  }
+}
+
+}  // namespace
+
+std::string kept_cuda_facts_file(const std::string& program, char** environment) {
+  const auto folder = cache_folder(environment);
+  if (folder.empty()) return "";
+  const auto path = canonical(program);
+  return (fs::path(folder) / fmt::format("{}{:016x}.json", kFilePrefix, XXH3_64bits(path.data(), path.size())))
+      .string();
+}
+
+void keep_cuda_facts(const nlohmann::json& fingerprint, const std::string& program,
+                     const std::vector<std::string>& libraries, char** environment) {
+  try {
+    if (!fingerprint.is_object() || fingerprint.value("torch_cuda_build", false) != true) return;
+    const auto& cuda = fingerprint.value("cuda", json());
+    // Only a machine without a driver: there the facts are the libraries' alone.
+    if (!cuda.is_object() || cuda.value("available", true) != false || cuda.value("driver", -1) != 0) return;
+    const auto file = kept_cuda_facts_file(program, environment);
+    if (file.empty()) return;
+    json facts = {{"torch_cuda_build", true}, {"cuda", cuda}, {"sources", json::object()}};
+    if (fingerprint.contains("sources") && fingerprint.at("sources").is_object())
+      for (const auto& [key, value] : fingerprint.at("sources").items())
+        if (cuda_key(key)) facts["sources"][key] = value;
+    auto key = current_key(canonical(program), libraries, environment);
+    // Kept already, and still true: not written again (every worker of a model audit says the same).
+    const auto before = read_kept(file);
+    if (before.is_object() && before.value("key", json()) == key && before.value("facts", json()) == facts) return;
+    const json kept = {{"kind", kKind},
+                       {"version", kVersion},
+                       {"kept_at", utc_now()},
+                       {"key", std::move(key)},
+                       {"facts", std::move(facts)}};
+    std::error_code ignored;
+    fs::create_directories(fs::path(file).parent_path(), ignored);
+    remove_files_of_gone_programs(fs::path(file).parent_path());
+    write_own_file_atomically(file, kept.dump(1) + "\n");
+  } catch (...) {  // kept only to save a later audit time: anything wrong, and it asks again
+  }
+}
+
+std::optional<nlohmann::json> kept_cuda_facts(const std::string& program, char** environment) {
+  try {
+    const auto file = kept_cuda_facts_file(program, environment);
+    if (file.empty()) return std::nullopt;
+    const auto kept = read_kept(file);
+    if (!kept.is_object() || kept.value("kind", "") != kKind || kept.value("version", 0) != kVersion)
+      return std::nullopt;
+    const auto& key = kept.value("key", json());
+    const auto& facts = kept.value("facts", json());
+    if (!key.is_object() || !facts.is_object() || !key.contains("libraries") || !key.at("libraries").is_array())
+      return std::nullopt;
+    std::vector<std::string> libraries;
+    for (const auto& library : key.at("libraries")) {
+      const auto* path =
+          library.is_object() && library.contains("path") ? library.at("path").get_ptr<const std::string*>() : nullptr;
+      if (!path) return std::nullopt;
+      libraries.push_back(*path);
+    }
+    if (libraries.empty() || key != current_key(canonical(program), libraries, environment)) return std::nullopt;
+    if (facts.value("torch_cuda_build", false) != true || !facts.contains("cuda") || !facts.at("cuda").is_object() ||
+        !facts.contains("sources") || !facts.at("sources").is_object())
+      return std::nullopt;
+    json answer = facts;
+    for (auto it = answer["sources"].begin(); it != answer["sources"].end();)
+      it = cuda_key(it.key()) && it->is_string() ? std::next(it) : answer["sources"].erase(it);
+    answer["sources"]["cuda"] = fmt::format(
+        "{} (read by {} at {} and kept: it, the {} libraries its process had loaded, the loader's cache and the "
+        "LD_*, CUDA_* and NVIDIA_* variables are unchanged since, and no CUDA driver loads)",
+        answer["sources"].value("cuda", std::string("the CUDA libraries")), fs::path(program).filename().string(),
+        kept.value("kept_at", std::string("an earlier audit")), libraries.size());
+    return answer;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+std::vector<std::string> loaded_libraries() {
+  std::vector<std::string> libraries;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        if (info->dlpi_name && info->dlpi_name[0] == '/')
+          static_cast<std::vector<std::string>*>(data)->push_back(info->dlpi_name);
+        return 0;
+      },
+      &libraries);
+  return libraries;
+}
+
+}  // namespace repro_audit
