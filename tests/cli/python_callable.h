@@ -44,7 +44,10 @@ class PythonCallable : public CliTest {
     return names;
   }
   // Audits a racing step until its one cell is nondeterministic and names `origin` (at most 3 audits):
-  // the race needs the threads at once, which a loaded machine may not give them. Empty where skipped.
+  // the race needs the threads at once, which a loaded machine may not give them. An origin needs it in
+  // the runs that record ops, half the repeats (at least 2): the racing tests give 8 repeats, so 4 runs
+  // record (with 4 and 2 recording, a cold CTest saw the race only in plain runs, three audits running).
+  // Empty where skipped.
   nlohmann::json audit_until_raced(const std::string& arguments, const std::string& origin) {
     for (int attempt = 0; attempt < 3; ++attempt) {
       const auto cells = audit(arguments, -1);

@@ -119,7 +119,7 @@ TEST_F(PythonCallable, RecordsTheKernelsOfItsDigestedRunsAsCppCellsDo) {
 // is the op it is with the host's digests, and the ops' digests are of the word-sums form.
 TEST_F(PythonCallable, DeviceDigestsNameTheSameOriginAsHostDigests) {
   const std::string arguments = kExample +
-                                ":scatter_sum --device cpu --repeats 4 --processes 1 --no-cost "
+                                ":scatter_sum --device cpu --repeats 8 --processes 1 --no-cost "
                                 "--profile default --axis threads=4";
   std::map<std::string, nlohmann::json> host, device;
   // The race must show in the recorded runs too, for an origin to be named: a busy machine may run them

@@ -70,7 +70,7 @@ TEST_F(PythonCallable, FindsARacingScatterAndNamesItsOrigin) {
   for (int attempt = 0; attempt < 3 && !(eager.raced && compiled.raced); ++attempt) {
     const auto compile = eager.raced ? compiled.compile : compiled.raced ? eager.compile : "off,default";
     const auto cells = audit(kExample +
-                                 ":scatter_sum --device cpu --repeats 4 --processes 1 --profile default "
+                                 ":scatter_sum --device cpu --repeats 8 --processes 1 --profile default "
                                  "--axis threads=4 --axis compile=" +
                                  compile + " --compile-cache " + path("inductor"),
                              -1);  // 1 where a cell raced, 0 where none did: the cells say which
@@ -121,7 +121,7 @@ TEST_F(PythonCallable, RecordsGraphsLoadedFromASharedCompileCache) {
   if (audit(arguments + " --repeats 2 --processes 1", -1).empty())
     GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
   ASSERT_FALSE(fs::is_empty(path("inductor")));
-  const auto cell = audit_until_raced(arguments + " --repeats 4 --processes 2", kCompiledOrigin);
+  const auto cell = audit_until_raced(arguments + " --repeats 8 --processes 2", kCompiledOrigin);
   ASSERT_FALSE(cell.is_null()) << output_;
   EXPECT_EQ(cell.at("verdict"), "nondeterministic") << output_;
   EXPECT_NE(output_.find(kCompiledOrigin), std::string::npos) << output_;
@@ -140,7 +140,7 @@ TEST_F(PythonCallable, RecordsGraphsLoadedFromASharedCompileCache) {
 // graph's callable on the CPU too, and the kernel behind it is still recorded and named.
 TEST_F(PythonCallable, RecordsTheKernelsOfAGraphBehindInductorsWrapper) {
   const auto cell = audit_until_raced(kWrappedGraphs +
-                                          ":scatter_sum --device cpu --repeats 4 --processes 1 --no-cost "
+                                          ":scatter_sum --device cpu --repeats 8 --processes 1 --no-cost "
                                           "--profile default --axis threads=4 --axis compile=default",
                                       kCompiledOrigin);
   if (cell.is_null()) GTEST_SKIP() << "no Python with torch and xxhash next to the libtorch in use";
