@@ -2,12 +2,10 @@
 
 #include <string>
 
+#include "common/cuda_fact_keys.h"
+
 namespace repro_audit {
 namespace {
-
-bool cuda_key(const std::string& key) {
-  return key == "cuda" || key == "torch_cuda_build" || key.rfind("cuda.", 0) == 0;
-}
 
 void add_interpreter_facts(nlohmann::json& environment, const nlohmann::json& interpreter) {
   if (!environment.is_object() || !interpreter.is_object()) return;
@@ -30,9 +28,10 @@ nlohmann::json with_cuda_facts(nlohmann::json fingerprint, const nlohmann::json&
   if (fingerprint.contains("sources") && fingerprint["sources"].is_object() && full.contains("sources") &&
       full.at("sources").is_object()) {
     auto& sources = fingerprint["sources"];
-    for (auto it = sources.begin(); it != sources.end();) it = cuda_key(it.key()) ? sources.erase(it) : std::next(it);
+    for (auto it = sources.begin(); it != sources.end();)
+      it = is_cuda_fact_key(it.key()) ? sources.erase(it) : std::next(it);
     for (const auto& [key, value] : full.at("sources").items())
-      if (cuda_key(key)) sources[key] = value;
+      if (is_cuda_fact_key(key)) sources[key] = value;
   }
   return fingerprint;
 }

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 #include <link.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <xxhash.h>
 
+#include <cctype>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -12,6 +14,8 @@
 #include <iterator>
 
 #include "common/atomic_file.h"
+#include "common/cuda_fact_keys.h"
+#include "fingerprint/numerics_environment.h"
 
 namespace repro_audit {
 namespace fs = std::filesystem;
@@ -23,10 +27,6 @@ constexpr const char* kKind = "repro-audit kept CUDA facts";
 constexpr int kVersion = 1;
 constexpr std::size_t kMaxBytes = std::size_t{1} << 20;  // a few KiB in practice
 constexpr const char* kFilePrefix = "cuda-facts-";
-
-bool cuda_key(const std::string& key) {
-  return key == "cuda" || key == "torch_cuda_build" || key.rfind("cuda.", 0) == 0;
-}
 
 std::string canonical(const std::string& path) {
   std::error_code ignored;
@@ -47,22 +47,18 @@ json identity(const std::string& path) {
 
 // The variables that steer the dynamic loader or CUDA, as set; but CUDA_MODULE_LOADING, which libtorch sets
 // itself where it is unset (a worker has it, the front end that started it not), and which loads no library.
-json loader_variables(char** environment) {
+json loader_variables(const EnvironmentVariables& environment) {
   json variables = json::object();
-  for (char** entry = environment; entry && *entry; ++entry) {
-    const std::string text = *entry;
-    const auto equals = text.find('=');
-    if (equals == std::string::npos) continue;
-    const auto name = text.substr(0, equals);
+  for (const auto& [name, value] : environment)
     if ((name.rfind("LD_", 0) == 0 || name.rfind("CUDA_", 0) == 0 || name.rfind("NVIDIA_", 0) == 0) &&
         name != "CUDA_MODULE_LOADING")
-      variables[name] = text.substr(equals + 1);
-  }
+      variables[name] = value;
   return variables;
 }
 
 // What the kept facts depend on, as it is now.
-json current_key(const std::string& program, const std::vector<std::string>& libraries, char** environment) {
+json current_key(const std::string& program, const std::vector<std::string>& libraries,
+                 const EnvironmentVariables& environment) {
   json identities = json::array();
   for (const auto& library : libraries) identities.push_back(identity(library));
   return {{"program", identity(program)},
@@ -71,17 +67,21 @@ json current_key(const std::string& program, const std::vector<std::string>& lib
           {"variables", loader_variables(environment)}};
 }
 
-std::string cache_folder(char** environment) {
-  std::string xdg, home;
-  for (char** entry = environment; entry && *entry; ++entry) {
-    const std::string text = *entry;
-    if (text.rfind("XDG_CACHE_HOME=", 0) == 0) xdg = text.substr(15);
-    if (text.rfind("HOME=", 0) == 0) home = text.substr(5);
-  }
+std::string cache_folder(const EnvironmentVariables& environment) {
+  const auto xdg = environment.find("XDG_CACHE_HOME"), home = environment.find("HOME");
   // The XDG spec: a relative path there is invalid and ignored.
-  if (!xdg.empty() && xdg.front() == '/') return (fs::path(xdg) / "repro-audit").string();
-  if (!home.empty() && home.front() == '/') return (fs::path(home) / ".cache" / "repro-audit").string();
+  if (xdg != environment.end() && xdg->second.starts_with('/')) return (fs::path(xdg->second) / "repro-audit").string();
+  if (home != environment.end() && home->second.starts_with('/'))
+    return (fs::path(home->second) / ".cache" / "repro-audit").string();
   return "";
+}
+
+// The facts of a machine where no CUDA driver loads (torch_cuda_build, driver 0, no device): the libraries'
+// alone, the only ones kept.
+bool driverless_cuda_facts(const json& fingerprint) {
+  if (!fingerprint.is_object() || fingerprint.value("torch_cuda_build", false) != true) return false;
+  const auto& cuda = fingerprint.value("cuda", json());
+  return cuda.is_object() && cuda.value("available", true) == false && cuda.value("driver", -1) == 0;
 }
 
 std::string utc_now() {
@@ -91,6 +91,18 @@ std::string utc_now() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
   return text;
+}
+
+// A time utc_now() wrote ("2026-11-30T23:14:32Z"), or "an earlier audit": the file's text goes into the
+// report only in the form the tool writes it.
+std::string kept_at(const json& kept) {
+  const auto* text = kept.contains("kept_at") ? kept.at("kept_at").get_ptr<const std::string*>() : nullptr;
+  if (!text || text->size() != 20) return "an earlier audit";
+  for (std::size_t i = 0; i < text->size(); ++i) {
+    const char c = (*text)[i], expected = "0000-00-00T00:00:00Z"[i];
+    if (expected == '0' ? !std::isdigit(static_cast<unsigned char>(c)) : c != expected) return "an earlier audit";
+  }
+  return *text;
 }
 
 json read_kept(const std::string& file) {
@@ -119,30 +131,33 @@ void remove_files_of_gone_programs(const fs::path& folder) {
   }
 }
 
+// The file of the program at `path` (canonical), or "".
+std::string facts_file(const std::string& path, const EnvironmentVariables& environment) {
+  const auto folder = cache_folder(environment);
+  if (folder.empty()) return "";
+  return (fs::path(folder) / fmt::format("{}{:016x}.json", kFilePrefix, XXH3_64bits(path.data(), path.size())))
+      .string();
+}
+
 }  // namespace
 
 std::string kept_cuda_facts_file(const std::string& program, char** environment) {
-  const auto folder = cache_folder(environment);
-  if (folder.empty()) return "";
-  const auto path = canonical(program);
-  return (fs::path(folder) / fmt::format("{}{:016x}.json", kFilePrefix, XXH3_64bits(path.data(), path.size())))
-      .string();
+  return facts_file(canonical(program), environment_variables(environment));
 }
 
 void keep_cuda_facts(const nlohmann::json& fingerprint, const std::string& program,
                      const std::vector<std::string>& libraries, char** environment) {
   try {
-    if (!fingerprint.is_object() || fingerprint.value("torch_cuda_build", false) != true) return;
-    const auto& cuda = fingerprint.value("cuda", json());
-    // Only a machine without a driver: there the facts are the libraries' alone.
-    if (!cuda.is_object() || cuda.value("available", true) != false || cuda.value("driver", -1) != 0) return;
-    const auto file = kept_cuda_facts_file(program, environment);
+    if (!driverless_cuda_facts(fingerprint)) return;
+    const auto path = canonical(program);
+    const auto variables = environment_variables(environment);
+    const auto file = facts_file(path, variables);
     if (file.empty()) return;
-    json facts = {{"torch_cuda_build", true}, {"cuda", cuda}, {"sources", json::object()}};
+    json facts = {{"torch_cuda_build", true}, {"cuda", fingerprint.at("cuda")}, {"sources", json::object()}};
     if (fingerprint.contains("sources") && fingerprint.at("sources").is_object())
       for (const auto& [key, value] : fingerprint.at("sources").items())
-        if (cuda_key(key)) facts["sources"][key] = value;
-    auto key = current_key(canonical(program), libraries, environment);
+        if (is_cuda_fact_key(key)) facts["sources"][key] = value;
+    auto key = current_key(path, libraries, variables);
     // Kept already, and still true: not written again (every worker of a model audit says the same).
     const auto before = read_kept(file);
     if (before.is_object() && before.value("key", json()) == key && before.value("facts", json()) == facts) return;
@@ -161,7 +176,9 @@ void keep_cuda_facts(const nlohmann::json& fingerprint, const std::string& progr
 
 std::optional<nlohmann::json> kept_cuda_facts(const std::string& program, char** environment) {
   try {
-    const auto file = kept_cuda_facts_file(program, environment);
+    const auto path = canonical(program);
+    const auto variables = environment_variables(environment);
+    const auto file = facts_file(path, variables);
     if (file.empty()) return std::nullopt;
     const auto kept = read_kept(file);
     if (!kept.is_object() || kept.value("kind", "") != kKind || kept.value("version", 0) != kVersion)
@@ -177,22 +194,28 @@ std::optional<nlohmann::json> kept_cuda_facts(const std::string& program, char**
       if (!path) return std::nullopt;
       libraries.push_back(*path);
     }
-    if (libraries.empty() || key != current_key(canonical(program), libraries, environment)) return std::nullopt;
+    if (libraries.empty() || key != current_key(path, libraries, variables)) return std::nullopt;
     if (facts.value("torch_cuda_build", false) != true || !facts.contains("cuda") || !facts.at("cuda").is_object() ||
         !facts.contains("sources") || !facts.at("sources").is_object())
       return std::nullopt;
     json answer = facts;
     for (auto it = answer["sources"].begin(); it != answer["sources"].end();)
-      it = cuda_key(it.key()) && it->is_string() ? std::next(it) : answer["sources"].erase(it);
+      it = is_cuda_fact_key(it.key()) && it->is_string() ? std::next(it) : answer["sources"].erase(it);
     answer["sources"]["cuda"] = fmt::format(
         "{} (read by {} at {} and kept: it, the {} libraries its process had loaded, the loader's cache and the "
         "LD_*, CUDA_* and NVIDIA_* variables are unchanged since, and no CUDA driver loads)",
         answer["sources"].value("cuda", std::string("the CUDA libraries")), fs::path(program).filename().string(),
-        kept.value("kept_at", std::string("an earlier audit")), libraries.size());
+        kept_at(kept), libraries.size());
     return answer;
   } catch (...) {
     return std::nullopt;
   }
+}
+
+void keep_own_cuda_facts(const nlohmann::json& fingerprint) {
+  if (!driverless_cuda_facts(fingerprint)) return;  // what it would keep is checked before any is gathered
+  std::error_code ignored;
+  keep_cuda_facts(fingerprint, fs::read_symlink("/proc/self/exe", ignored).string(), loaded_libraries(), environ);
 }
 
 std::vector<std::string> loaded_libraries() {

@@ -26,6 +26,10 @@ std::string kept_cuda_facts_file(const std::string& program, char** environment)
 void keep_cuda_facts(const nlohmann::json& fingerprint, const std::string& program,
                      const std::vector<std::string>& libraries, char** environment);
 
+// keep_cuda_facts for this process's own fingerprint: its program, its loaded libraries and its environment,
+// gathered only where the facts are a driverless machine's (a worker's, once it has said its fingerprint).
+void keep_own_cuda_facts(const nlohmann::json& fingerprint);
+
 // The facts kept for `program`, as a fingerprint holds them (torch_cuda_build, cuda, and their sources,
 // the runtime's saying where they were kept from), where the program, each library, the loader's cache and
 // the variables are as they were when kept; nullopt otherwise, or where the file cannot be read.

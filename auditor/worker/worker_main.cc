@@ -8,7 +8,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 
 #include "common/user_error.h"
@@ -71,9 +70,7 @@ int worker_main() {
   emit(environment_event(fingerprint));
   // Where no CUDA driver loads, the CUDA facts it just read are the libraries' alone: kept for the next
   // audit, which need not start a worker with the whole of libtorch for them (fingerprint/kept_cuda_facts.h).
-  std::error_code ignored;
-  keep_cuda_facts(fingerprint, std::filesystem::read_symlink("/proc/self/exe", ignored).string(), loaded_libraries(),
-                  environ);
+  keep_own_cuda_facts(fingerprint);
   nlohmann::json request_json;
   try {
     request_json = nlohmann::json::parse(std::cin);

@@ -121,6 +121,14 @@ TEST_F(KeptCudaFacts, AFileThatIsNotTheirsIsNotTakenAndNoCacheFolderKeepsNothing
   text = json::array();
   write(file, text.dump());
   EXPECT_FALSE(kept());
+  keep();
+  text = json::parse(std::ifstream(file));
+  text["kept_at"] = "\u001b[31m an hour ago";  // the time goes into the report only as the tool writes one
+  write(file, text.dump());
+  ASSERT_TRUE(kept());
+  EXPECT_NE(kept()->at("sources").at("cuda").get<std::string>().find("at an earlier audit and kept"),
+            std::string::npos);
+  fs::remove(file);
   keep();  // written again over what was not a kept file
   EXPECT_TRUE(kept());
 
