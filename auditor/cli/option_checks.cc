@@ -8,7 +8,7 @@
 
 #include "common/byte_size.h"
 #include "common/user_error.h"
-#include "config/input_file.h"
+#include "common/input_file.h"
 #include "config/settings.h"
 
 namespace repro_audit {

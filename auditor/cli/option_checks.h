@@ -17,7 +17,7 @@ std::string empty_option_problem(const CLI::App& app);
 // 2^64 - 1. A sign, zero or a count past 2^64 - 1 is refused, never wrapped into "no bound".
 CLI::Validator byte_count();
 
-// For a file the command reads: a regular file (config/input_file.h says what else it is), checked
+// For a file the command reads: a regular file (common/input_file.h says what else it is), checked
 // without opening it. CLI11's ExistingFile says "does not exist" of a FIFO and lets /dev/zero through.
 CLI::Validator input_file();
 

@@ -14,7 +14,7 @@
 #include "common/atomic_file.h"
 #include "common/user_error.h"
 #include "compare/yaml_scalar.h"
-#include "config/input_file.h"
+#include "common/input_file.h"
 #include "kind/cell_kind.h"
 #include "report/json_io.h"
 

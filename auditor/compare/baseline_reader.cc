@@ -10,7 +10,7 @@
 
 #include "compare/baseline.h"
 #include "compare/yaml_scalar.h"
-#include "config/input_file.h"
+#include "common/input_file.h"
 #include "common/user_error.h"
 #include "config/yaml_reader.h"
 #include "plan/cell_grammar.h"

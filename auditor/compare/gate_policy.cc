@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "config/input_file.h"
+#include "common/input_file.h"
 #include "common/user_error.h"
 #include "config/yaml_reader.h"
 

@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "common/pattern.h"
-#include "config/input_file.h"
+#include "common/input_file.h"
 #include "config/model_config.h"
 #include "config/settings.h"
 #include "common/user_error.h"

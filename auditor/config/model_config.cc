@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "common/user_error.h"
-#include "config/input_file.h"
+#include "common/input_file.h"
 
 namespace repro_audit {
 namespace {

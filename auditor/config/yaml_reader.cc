@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "config/input_file.h"
+#include "common/input_file.h"
 
 namespace repro_audit {
 namespace {

@@ -10,11 +10,12 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 
 #include "common/atomic_file.h"
 #include "common/cuda_fact_keys.h"
+#include "common/input_file.h"
+#include "common/user_error.h"
 #include "fingerprint/numerics_environment.h"
 
 namespace repro_audit {
@@ -105,16 +106,14 @@ std::string kept_at(const json& kept) {
   return *text;
 }
 
+// The kept file's JSON, or null: read as every input file is (common/input_file.h: a regular file only, so
+// a FIFO or device put there never blocks an audit; its size capped; its nesting limited).
 json read_kept(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return nullptr;
-  std::string text;
-  text.resize(kMaxBytes + 1);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.gcount() > static_cast<std::streamsize>(kMaxBytes)) return nullptr;
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  auto kept = json::parse(text, nullptr, false);
-  return kept.is_discarded() ? json(nullptr) : kept;
+  try {
+    return parse_json_input(read_input_file(file, "kept CUDA facts", kMaxBytes), file);
+  } catch (const UserError&) {
+    return nullptr;
+  }
 }
 
 // Files of programs that are gone (an earlier build folder or clone): removed as another is kept.

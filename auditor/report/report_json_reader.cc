@@ -9,7 +9,7 @@
 
 #include "common/pattern.h"
 #include "config/config_json.h"
-#include "config/input_file.h"
+#include "common/input_file.h"
 #include "common/json_number.h"
 #include "common/user_error.h"
 #include "plan/cell_grammar.h"

@@ -13,7 +13,7 @@
 #include <set>
 #include <fmt/format.h>
 
-#include "config/input_file.h"
+#include "common/input_file.h"
 #include "common/user_error.h"
 #include "hash/digest.h"
 #include "common/atomic_file.h"

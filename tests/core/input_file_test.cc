@@ -1,4 +1,4 @@
-#include "config/input_file.h"
+#include "common/input_file.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -2,6 +2,7 @@
 #include "fingerprint/kept_cuda_facts.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -130,6 +131,22 @@ TEST_F(KeptCudaFacts, AFileThatIsNotTheirsIsNotTakenAndNoCacheFolderKeepsNothing
             std::string::npos);
   fs::remove(file);
   keep();  // written again over what was not a kept file
+  EXPECT_TRUE(kept());
+  // Read as every input file is: a FIFO put there (which nothing writes) is refused unread, never waited
+  // on, and the next keep replaces it; facts nested deeper than an input may nest are not taken.
+  fs::remove(file);
+  ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
+  EXPECT_FALSE(kept());
+  keep();
+  EXPECT_TRUE(fs::is_regular_file(file));
+  ASSERT_TRUE(kept());
+  text = json::parse(std::ifstream(file));
+  auto deep = json::array();
+  for (int level = 0; level < 100; ++level) deep = json::array({deep});
+  text["facts"]["cuda"]["deep"] = deep;
+  write(file, text.dump());
+  EXPECT_FALSE(kept());
+  keep();
   EXPECT_TRUE(kept());
 
   // Another program's facts are another file: one of a program that is gone is removed as another is kept.

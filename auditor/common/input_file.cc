@@ -1,4 +1,4 @@
-#include "config/input_file.h"
+#include "common/input_file.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
