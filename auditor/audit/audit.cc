@@ -259,6 +259,10 @@ AuditResult run_audit(const Config& config, const Catalogue& catalogue, const Au
         throw;
       }
     }
+    if (!options.resumable) {  // nothing would resume it
+      discard_journal();
+      throw;
+    }
     // The machine failed the audit, not a cell: what finished stays journaled for --resume.
     throw EnvironmentError(
         fmt::format("{}\nthe audit stopped; its {} finished cell run(s) are kept in the journal "

@@ -18,6 +18,9 @@ namespace repro_audit {
 struct AuditOptions {
   std::string journal;  // folder; empty: a fresh one under the user's state folder
   bool resume = false;  // continue the journal's audit: finished cell runs are not run again
+  // false: a command that offers no --resume runs this audit (explain's re-runs, selftest's checks): when
+  // the machine fails it, its journal goes and the error names no resume.
+  bool resumable = true;
   std::function<void(const std::string& journal)> on_start;
   // The cells to run (after sharding) with each one's expected seconds (plan/shard.h) and the
   // processes per cell; then every (cell, process) that finished, those taken from a journal first.

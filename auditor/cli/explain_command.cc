@@ -54,6 +54,7 @@ Report run_here(const std::vector<Cell>& cells, int repeats, InputScheme scheme,
   config.warmup = 1;
   config.processes = 1;
   AuditOptions options = local_audit_options();
+  options.resumable = false;
   options.cells = cells;
   options.timing.rounds = 1;  // digests, not timings
   const auto deadline = seconds_of(Clock::now()) + seconds_left;
@@ -101,10 +102,12 @@ Command add_explain_command(CLI::App& app) {
   return {explain_command, [arguments] {
             const auto started = seconds_of(Clock::now());  // loading the reports counts too
             check_outputs(arguments->outputs.named(), {{"before", arguments->before}, {"after", arguments->after}});
+            // torch is found, not imported: the py workers that re-run the cells import it (a torch that
+            // breaks on import fails the first of them as the machine's failure, naming it, as in `py`).
             const auto python =
                 arguments->python.empty()
                     ? std::string()
-                    : checked_python("--python", arguments->python, temporary_folder(), {"xxhash"}).python;
+                    : checked_python("--python", arguments->python, temporary_folder(), {"xxhash"}, true).python;
             auto before = load_comparable(arguments->before);
             if (before.cells.empty())
               throw UserError(arguments->before + ": has no cells; there is nothing to explain");

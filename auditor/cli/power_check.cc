@@ -31,6 +31,7 @@ PowerCheck check_power(const std::string& device) {
   config.detect = kRate;
   config.repeats = repeats_to_detect(kRate, config.processes, config.warmup);
   AuditOptions options = local_audit_options();
+  options.resumable = false;  // selftest offers no --resume
   options.timing = decide_run_policy({.no_cost = true}, options.timing).timing;
   options.stop_requested = stop_requested;
   const auto result = run_audit(config, registered_catalogue(), options);

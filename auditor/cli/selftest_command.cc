@@ -126,6 +126,7 @@ int python_parity(const PythonCheck& python, const std::string& device, const st
     if (!probe.python.code.empty() && (only.empty() || std::count(only.begin(), only.end(), probe.name)))
       config.probes.push_back({probe.name, {}});
   AuditOptions options = local_audit_options();
+  options.resumable = false;  // selftest offers no --resume
   // Digests, not timings: no timing-only runs, as an audit without costs (audit/run_policy.h).
   options.timing = decide_run_policy({.no_cost = true}, options.timing).timing;
   options.measure_sensitivity = false;  // verdicts and digests are compared, nothing else (7 of 60 s here)
@@ -271,6 +272,7 @@ Command add_selftest_command(CLI::App& app) {
               if (probe.control_expects) config.probes.push_back({probe.name, {}});
             check_outputs({{"--json", *json_path}}, {});
             AuditOptions options = local_audit_options();
+            options.resumable = false;  // selftest offers no --resume
             options.stop_requested = stop_requested;
             install_stop_handlers();
             auto result = run_audit(config, catalogue, options);

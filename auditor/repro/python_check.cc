@@ -127,8 +127,8 @@ void PythonChecks::throw_if_refused() {
 }
 
 PythonCheck checked_python(const std::string& option, const std::string& word, const std::string& temporary_folder,
-                           const std::vector<std::string>& modules) {
-  auto check = check_python(program_path(option, word), temporary_folder, python_check_limit(), modules);
+                           const std::vector<std::string>& modules, bool find_torch) {
+  auto check = check_python(program_path(option, word), temporary_folder, python_check_limit(), modules, find_torch);
   if (!check.problem.empty()) throw UserError(fmt::format("{} {}: {}", option, word, check.problem));
   return check;
 }

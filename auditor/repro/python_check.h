@@ -27,7 +27,7 @@ PythonCheck check_python(const std::string& python, const std::string& temporary
 // The interpreter `option` names by `word` (a bare word on PATH, common/program_path.h), checked as
 // check_python does; throws UserError "OPTION WORD: why" when it cannot answer.
 PythonCheck checked_python(const std::string& option, const std::string& word, const std::string& temporary_folder,
-                           const std::vector<std::string>& modules = {});
+                           const std::vector<std::string>& modules = {}, bool find_torch = false);
 
 // Checks that run beside whatever the caller starts next, the py workers: each imports torch (a second
 // or more of CPU), so the check only finds it (find_torch) and imports the other modules; a torch that

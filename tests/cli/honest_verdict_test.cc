@@ -31,7 +31,7 @@ TEST_F(HonestVerdicts, CtrlCOnTheTerminalReachesNoWorkerAndNeverBecomesACrash) {
     const auto journal = folder_ / ("journal-" + std::to_string(journaled_before_interrupt));
     const auto out = folder_ / "out.txt";
     const pid_t pid = start_group(
-        "run --device cpu --probe sum --probe cumsum --repeats 3 --no-cost --journal " + journal.string(), out);
+        "run --device cpu --probe sum/f32 --probe cumsum/f32 --repeats 3 --no-cost --journal " + journal.string(), out);
     ASSERT_TRUE(wait_until(
         [&] {
           return journaled_before_interrupt == 0 ? slurp(out).find("journal:") != std::string::npos

@@ -8,7 +8,10 @@ namespace {
 
 using namespace testing_cli;
 
-const std::string kAudit = "--device cpu --probe sum --probe cumsum --probe index_add/f32 --repeats 3 --no-cost";
+// Three variants under the default matrix's six flag sets, in two processes: 18 cells, 36 cell runs, of
+// which the interruptions below leave about a third journaled.
+const std::string kAudit =
+    "--device cpu --probe sum/f32 --probe cumsum/f32 --probe index_add/f32 --repeats 3 --no-cost";
 
 int journaled_runs(const fs::path& journal) { return count_files(journal, "cell-"); }
 
@@ -31,7 +34,7 @@ class Resume : public CliTest {
     EXPECT_EQ(code, 0) << output;
     // Exactly the runs journaled before the interruption were taken from the journal, none run again.
     EXPECT_NE(
-        output.find("resumed: " + std::to_string(journaled_before) + " of 72 cell runs were already in the journal"),
+        output.find("resumed: " + std::to_string(journaled_before) + " of 36 cell runs were already in the journal"),
         std::string::npos)
         << output;
     std::ifstream in(report_path);
@@ -43,9 +46,9 @@ class Resume : public CliTest {
       EXPECT_EQ(cell.at("observations").size(), 2u) << cell.at("key");
       EXPECT_NE(cell.at("verdict"), "crashed") << cell.at("key");
     }
-    // 6 variants (sum x3, cumsum x2, index_add/f32) x 6 flag sets.
-    EXPECT_EQ(keys.size(), 36u);
-    EXPECT_EQ(journaled_runs(journal), 72);  // every (cell, process) journaled exactly once
+    // 3 variants x 6 flag sets.
+    EXPECT_EQ(keys.size(), 18u);
+    EXPECT_EQ(journaled_runs(journal), 36);  // every (cell, process) journaled exactly once
   }
 };
 
@@ -58,7 +61,7 @@ TEST_F(Resume, AfterTheSupervisorIsKilledWithSigkill) {
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status));
   const int before = journaled_runs(journal);
-  ASSERT_LT(before, 72);
+  ASSERT_LT(before, 36);
   resume_and_check(journal, before);
 }
 

@@ -118,6 +118,22 @@ TEST_F(ReportPyCell, ExplainOfACellThatCannotRunHereSaysWhy) {
       << result.output;
   EXPECT_NE(result.output.find("no_such_module_anywhere"), std::string::npos) << result.output;
   EXPECT_EQ(result.output.find("nothing to explain"), std::string::npos) << result.output;
+  // A torch that is there but breaks on import: the check only finds it, the worker that re-runs the cell
+  // imports it and fails the command as the machine's failure, naming it; no cell is judged.
+  fs::create_directories(path("broken-torch/torch"));
+  write("broken-torch/torch/__init__.py", "raise ImportError('a torch built for another Python')\n");
+  const auto broken_torch =
+      write("python-broken-torch", "#!/bin/sh\nPYTHONPATH=" + path("broken-torch") + " exec " + python_ + " \"$@\"\n");
+  ::chmod(broken_torch.c_str(), 0755);
+  const auto unimportable =
+      run("explain " + report_ + " --repeats 2 --python " + broken_torch + " --callable " + callable_ + ":make");
+  EXPECT_EQ(unimportable.exit_code, 2) << unimportable.output;
+  EXPECT_NE(unimportable.output.find("this Python cannot import torch: ImportError: a torch built for another Python"),
+            std::string::npos)
+      << unimportable.output;
+  EXPECT_EQ(unimportable.output.find("nothing to explain"), std::string::npos) << unimportable.output;
+  EXPECT_EQ(unimportable.output.find("--resume"), std::string::npos) << "explain has no --resume\n"
+                                                                     << unimportable.output;
   // A callable whose file is gone is refused before anything runs.
   const auto gone =
       run("explain " + report_ + " --python " + python_ + " --callable " + path("mine/gone.py") + ":make");

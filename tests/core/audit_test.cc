@@ -9,6 +9,7 @@
 #include "audit/audit.h"
 #include "common/user_error.h"
 #include "fake_workers.h"
+#include "protocol/worker_protocol.h"
 #include "supervisor/journal.h"
 #include "test_catalogue.h"
 
@@ -128,6 +129,30 @@ TEST_F(Auditing, AJournalThatCannotBeWrittenEndsTheAuditAsTheMachinesFailureAndW
   const auto resumed = run_audit(config_, catalogue_, second);
   EXPECT_TRUE(resumed.report.complete);
   EXPECT_EQ(resumed.resumed_runs, 2);
+}
+
+// An audit that a command runs to an end of its own (explain's re-runs, selftest's checks) offers no
+// --resume: when the machine fails it, the journal it made goes and the error names no resume; the same
+// failure in a resumable audit keeps the journal and says how to finish it.
+TEST_F(Auditing, AMachinesFailureInAnAuditNoCommandResumesLeavesNoJournalAndNamesNoResume) {
+  for (const bool resumable : {true, false}) {
+    SCOPED_TRACE(resumable ? "resumable" : "not resumable");
+    fs::remove_all(journal_);
+    FakeLauncher launcher;
+    launcher.scripts.push_back({{environment_failure_event("the disk is full").dump()}});
+    auto audit = options();
+    audit.launcher = &launcher;
+    audit.resumable = resumable;
+    try {
+      run_audit(config_, catalogue_, audit);
+      ADD_FAILURE() << "no EnvironmentError";
+    } catch (const EnvironmentError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find("the disk is full"), std::string::npos) << message;
+      EXPECT_EQ(message.find("--resume") != std::string::npos, resumable) << message;
+    }
+    EXPECT_EQ(fs::exists(journal_), resumable);
+  }
 }
 
 TEST_F(Auditing, AShardRunsItsCellsAndAResumedShardRunsTheSameOnes) {
