@@ -18,10 +18,8 @@ namespace repro_audit {
 struct AuditOptions {
   std::string journal;  // folder; empty: a fresh one under the user's state folder
   bool resume = false;  // continue the journal's audit: finished cell runs are not run again
-  // false: a command that offers no --resume runs this audit (explain's re-runs, selftest's checks): when
-  // the machine fails it, its journal goes and the error names no resume.
-  bool resumable = true;
   std::function<void(const std::string& journal)> on_start;
+  bool resumable = true;  // false: no --resume follows (explain, selftest): a machine's failure takes its journal away
   // The cells to run (after sharding) with each one's expected seconds (plan/shard.h) and the
   // processes per cell; then every (cell, process) that finished, those taken from a journal first.
   std::function<void(const std::vector<Cell>&, const std::vector<double>& expected_seconds, int processes)> on_plan;

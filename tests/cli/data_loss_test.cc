@@ -96,7 +96,7 @@ TEST_F(DataLoss, OneJournalServesOneAuditAtATime) {
   const auto journal = folder_ / "journal";
   const auto out = folder_ / "first.txt";
   const pid_t pid =
-      start_group("run --device cpu --probe sum --probe cumsum --repeats 3 --journal " + journal.string(), out);
+      start_group("run --device cpu --probe sum/f32 --probe cumsum/f32 --repeats 3 --journal " + journal.string(), out);
   ASSERT_TRUE(wait_until([&] { return count_files(journal, "cell-") > 0; }, pid)) << slurp(out);
   const auto second = run("run " + kSmallAudit + " --no-cost --journal " + journal.string());
   EXPECT_EQ(second.exit_code, 2) << second.output;
