@@ -79,7 +79,8 @@ int run_cli(int argc, char** argv) {
   // The front end hands a command that needs libtorch to repro-audit-torch before it does anything.
   if (!torch_side_linked())
     for (const auto& command : commands)
-      if (command.parser->parsed() && (!command.needs_torch || command.needs_torch())) return start_torch_side(argv);
+      if (command.parser->parsed() && (!command.needs_torch || command.needs_torch()))
+        return start_torch_side(argv, command.cpu_side_may_run);
   // The worker speaks JSON to its supervisor: its output is never rewritten for a terminal.
   std::optional<AsciiTerminal> ascii;
   if (!utf8_locale() && !app.got_subcommand("worker")) ascii.emplace();

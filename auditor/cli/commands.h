@@ -12,6 +12,9 @@ struct Command {
   // Whether the action, with the options parsed, needs libtorch (cli/torch_side.h); unset: it does.
   // Only a command that reads reports and baselines alone says no: it runs in the front end.
   std::function<bool()> needs_torch = {};
+  // Whether repro-audit-cpu may run it in repro-audit-torch's place where it can (cli/torch_side.h): the
+  // command reads no CUDA fact but the fingerprint's, and loads no model file itself.
+  bool cpu_side_may_run = false;
 };
 
 Command add_run_command(CLI::App& app);

@@ -13,6 +13,7 @@
 #include "cli/local_audit.h"
 #include "cli/output_options.h"
 #include "cli/terminal.h"
+#include "cli/torch_side.h"
 #include "common/user_error.h"
 #include "compare/baseline.h"
 #include "config/models_named_by_user.h"
@@ -20,7 +21,6 @@
 #include "probe/probe_catalogue.h"
 #include "report/escape.h"
 #include "repro/python_check.h"
-#include "worker/environment.h"
 
 namespace repro_audit {
 namespace {
@@ -99,7 +99,8 @@ Command add_explain_command(CLI::App& app) {
     const auto index = static_cast<std::size_t>(format - output_formats().data());
     explain_command->add_option("--" + format->name, arguments->outputs.paths[index], format->help);
   }
-  return {explain_command, [arguments] {
+  return {explain_command,
+          [arguments] {
             const auto started = seconds_of(Clock::now());  // loading the reports counts too
             check_outputs(arguments->outputs.named(), {{"before", arguments->before}, {"after", arguments->after}});
             // torch is found, not imported: the py workers that re-run the cells import it (a torch that
@@ -125,7 +126,7 @@ Command add_explain_command(CLI::App& app) {
             options.time_limit_seconds = arguments->time_limit;
             options.clock = [] { return seconds_of(Clock::now()); };
             options.started = started;
-            options.here = environment_fingerprint();
+            options.here = command_fingerprint();
             options.runnable_capabilities =
                 options.here.value("aten_cpu_capabilities", std::vector<std::string>{"default"});
             options.executable = "repro-audit";
@@ -154,7 +155,9 @@ Command add_explain_command(CLI::App& app) {
             for (const auto& cell : explanation.not_run_here) print_message("repro-audit: cannot explain " + cell);
             if (!explanation.not_run_here.empty()) return 2;
             return explanation_failed(explanation) ? 1 : 0;
-          }};
+          },
+          {},
+          true};  // repro-audit-cpu runs it where it can (cli/torch_side.h)
 }
 
 }  // namespace repro_audit

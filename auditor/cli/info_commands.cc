@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/sensitivity_table.h"
+#include "cli/torch_side.h"
 #include "common/atomic_file.h"
 #include "config/catalogue_json.h"
 #include "supervisor/cpu_capacity.h"
@@ -19,7 +20,6 @@
 #include "probe/probe_catalogue.h"
 #include "protocol/fork_rounds.h"
 #include "worker/entry_points.h"
-#include "worker/environment.h"
 #include "worker/worker.h"
 
 namespace repro_audit {
@@ -125,7 +125,7 @@ Command add_env_command(CLI::App& app) {
   auto text = std::make_shared<bool>(false);
   env->add_flag("--text", *text, "One line per field instead: label, value, and where it came from");
   return {env, [text] {
-            const auto fingerprint = environment_fingerprint();
+            const auto fingerprint = command_fingerprint();
             std::cout << (*text ? fingerprint_text(fingerprint)
                                 : fingerprint.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
             return 0;

@@ -21,7 +21,6 @@ namespace repro_audit {
 AuditOptions local_audit_options() {
   AuditOptions options;
   options.resolve_device = resolve_device;
-  options.environment = environment_fingerprint;
   options.cores = usable_cores();
   options.documentation = registered_documentation();
   options.interpreter = [](const std::string& python) {
@@ -29,10 +28,13 @@ AuditOptions local_audit_options() {
   };
   // The front end's workers are repro-audit-torch's (cli/torch_side.h): said before anything starts. The
   // CUDA facts its first worker reads, kept where no driver loads, spare the next audit that worker.
-  if (!torch_side_linked()) {
-    options.torch_program = torch_program();
+  // repro-audit-cpu running a command in repro-audit-torch's place does the same: its CUDA facts are
+  // repro-audit-torch's, kept (cli/torch_side.h command_fingerprint).
+  if (!torch_side_linked() || running_as_cpu_side()) {
+    options.torch_program = torch_side_linked() ? torch_side_program() : torch_program();
     options.kept_cuda_facts = [](const std::string& program) { return kept_cuda_facts(program, environ); };
   }
+  options.environment = command_fingerprint;
   return options;
 }
 

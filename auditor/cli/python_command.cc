@@ -125,13 +125,16 @@ Command add_python_command(CLI::App& app) {
                  fmt::format("A DataLoader's batches each epoch digests, at most (default {})", kDefaultLoaderBatches))
       ->check(CLI::Range(1, kMaxLoaderBatches));
   add_audit_options(py, arguments->audit);
-  return {py, [arguments] {
+  return {py,
+          [arguments] {
             const auto registered = registered_catalogue();
             PythonChecks checks;  // answered while the audit's first workers start
             const auto config = python_config(*arguments, registered, checks);
             return run_audit_command(arguments->audit, catalogue_with_models(registered, config.models), config,
                                      &checks);
-          }};
+          },
+          {},
+          true};  // repro-audit-cpu runs it where it can (cli/torch_side.h)
 }
 
 }  // namespace repro_audit

@@ -26,7 +26,6 @@
 #include "probe/probe_catalogue.h"
 #include "report/json_io.h"
 #include "report/terminal_printer.h"
-#include "worker/environment.h"
 
 namespace repro_audit {
 namespace {
@@ -134,7 +133,7 @@ Config make_config(const RunArguments& arguments, const Catalogue& catalogue) {
   }
   if (arguments.matrix == "portability") {
     // The levels this machine can run; thread counts from the config (default 1 and 2), --axis overrides.
-    const auto fingerprint = environment_fingerprint();
+    const auto fingerprint = command_fingerprint();
     const auto levels = fingerprint.value("aten_cpu_capabilities", std::vector<std::string>{});
     const auto threads = config.axes.count("threads") ? config.axes.at("threads") : std::vector<std::string>{"1", "2"};
     config.axes = portability_axes(levels, threads);

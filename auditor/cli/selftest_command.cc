@@ -251,7 +251,8 @@ Command add_selftest_command(CLI::App& app) {
           ->excludes(json_option);
   selftest->add_option("--probe", *only, "With --python-only: check these probes' twins only (repeatable)")
       ->needs(python_only_option);
-  return {selftest, [device, json_path, python, python_only, only] {
+  return {selftest,
+          [device, json_path, python, python_only, only] {
             const auto catalogue = registered_catalogue();
             validate_device(*device, "--device");  // before the interpreter's check, which can take minutes
             check_twins_named(catalogue, *only);
@@ -335,7 +336,9 @@ Command add_selftest_command(CLI::App& app) {
                                  : fmt::format(", {} variant(s) insensitive to the order of accumulation", insensitive),
                 parity == 0 ? "" : ", and Python parity failed");
             return 1;
-          }};
+          },
+          {},
+          true};  // repro-audit-cpu runs it where it can (cli/torch_side.h)
 }
 
 }  // namespace repro_audit

@@ -11,10 +11,13 @@
 #include <fmt/format.h>
 
 #include "audit/audit.h"
+#include "audit/report_environment.h"
 #include "cli/terminal.h"
 #include "common/user_error.h"
+#include "fingerprint/kept_cuda_facts.h"
 #include "supervisor/worker_process.h"
 #include "worker/entry_points.h"
+#include "worker/environment.h"
 
 namespace repro_audit {
 
@@ -47,9 +50,30 @@ std::string torch_program() {
   return program;
 }
 
-int start_torch_side(char** argv) {
+std::string cpu_side_program() {
+  std::error_code error;
+  const auto own = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string() : (own.parent_path() / "repro-audit-cpu").string();
+}
+
+bool running_as_cpu_side() {
+  std::error_code error;
+  return std::filesystem::read_symlink("/proc/self/exe", error).filename() == "repro-audit-cpu";
+}
+
+bool cpu_side_serves() {
+  const auto cpu = cpu_side_program();
+  if (cpu.empty() || ::access(cpu.c_str(), X_OK) != 0 || cuda_driver_loadable()) return false;
   try {
-    const auto program = torch_side_program();
+    return kept_cuda_facts(torch_side_program(), environ).has_value();
+  } catch (const EnvironmentError&) {
+    return false;
+  }
+}
+
+int start_torch_side(char** argv, bool cpu_side_may_run) {
+  try {
+    const auto program = cpu_side_may_run && cpu_side_serves() ? cpu_side_program() : torch_side_program();
     ::execv(program.c_str(), argv);  // returns only on failure
     throw EnvironmentError(cannot_start(program, errno));
   } catch (const EnvironmentError& error) {
@@ -61,8 +85,19 @@ int start_torch_side(char** argv) {
 std::string front_end_executable() {
   const std::filesystem::path own = own_executable();
   const auto front_end = own.parent_path() / "repro-audit";
-  return own.filename() == "repro-audit-torch" && ::access(front_end.c_str(), X_OK) == 0 ? front_end.string()
-                                                                                         : own.string();
+  const bool torch_side = own.filename() == "repro-audit-torch" || own.filename() == "repro-audit-cpu";
+  return torch_side && ::access(front_end.c_str(), X_OK) == 0 ? front_end.string() : own.string();
+}
+
+nlohmann::json command_fingerprint() {
+  if (!torch_side_linked()) return environment_fingerprint();  // the front end's: repro-audit-torch's, asked
+  auto fingerprint = environment_fingerprint();
+  if (!running_as_cpu_side()) {
+    keep_own_cuda_facts(fingerprint);  // for the next command, which repro-audit-cpu may then run
+    return fingerprint;
+  }
+  const auto kept = kept_cuda_facts(torch_side_program(), environ);
+  return with_cuda_facts(std::move(fingerprint), kept ? *kept : torch_side_fingerprint());
 }
 
 bool cuda_driver_loadable() {

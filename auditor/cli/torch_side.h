@@ -12,6 +12,11 @@
 // and its supervisor need not (`repro`'s inputs are made by repro-audit-cpu's export-inputs, or by
 // repro-audit-torch's for a model). Where a driver can be loaded, `auto` means a GPU if libtorch finds one,
 // which only libtorch can say: the command is handed over as before.
+//
+// `py`, `explain` and `selftest` go to repro-audit-cpu instead (libtorch without its CUDA half: 0.3 s of
+// CPU less a command) where no CUDA driver loads and the CUDA facts of repro-audit-torch are kept
+// (fingerprint/kept_cuda_facts.h): there libtorch's CUDA half can give nothing but those facts. Their
+// reports' environment is the one repro-audit-torch would give (command_fingerprint).
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -25,8 +30,22 @@ std::string torch_side_program();
 std::string torch_program();
 
 // Replaces this process with repro-audit-torch, beside this program, with the same arguments: the
-// same process, its output and exit code. Returns only when it cannot start: says why, returns 2.
-int start_torch_side(char** argv);
+// same process, its output and exit code; with repro-audit-cpu where `cpu_side_may_run` and
+// cpu_side_serves(). Returns only when it cannot start: says why, returns 2.
+int start_torch_side(char** argv, bool cpu_side_may_run = false);
+
+// Whether repro-audit-cpu, beside this program, can run a command in repro-audit-torch's place: it is
+// there, no CUDA driver loads, and the CUDA facts of repro-audit-torch are kept and still hold.
+bool cpu_side_serves();
+
+// Whether this program is repro-audit-cpu.
+bool running_as_cpu_side();
+
+// This machine's fingerprint as repro-audit-torch says it (worker/environment.h): its own on the torch
+// side, where the CUDA facts a driverless machine's libraries give are kept for the next command; in
+// repro-audit-cpu its own with those kept facts (asked of repro-audit-torch where they no longer hold);
+// in the front end asked of repro-audit-torch.
+nlohmann::json command_fingerprint();
 
 // Whether the CUDA driver (libcuda.so.1) can be loaded here: without it the CUDA runtime finds no
 // device, and libtorch none (torch.cuda.is_available() is false).
@@ -36,8 +55,8 @@ bool cuda_driver_loadable();
 // it; throws EnvironmentError when it cannot be started or says no fingerprint.
 nlohmann::json torch_side_fingerprint();
 
-// The program people run, for the commands a message prints (a resume hint): repro-audit beside this
-// one when this is repro-audit-torch, else this one.
+// The program people run, for the commands a message prints (a resume hint) and a timing round's fork
+// client: repro-audit beside this one when this is repro-audit-torch or repro-audit-cpu, else this one.
 std::string front_end_executable();
 
 }  // namespace repro_audit

@@ -1,8 +1,9 @@
 // The front end (repro-audit) loads no libtorch: it reads reports itself, lists the probes and runs CPU audits where
 // no CUDA driver loads (with the catalogue built into it), and hands every other command to repro-audit-torch beside
-// it. The workers of a CPU audit run repro-audit-cpu, the same program without libtorch's CUDA half, where the build
-// made one; the report's environment still holds this machine's CUDA facts, as `env` says them (checked here too:
-// the torch tests link libtorch without its CUDA half).
+// it (`py`, `explain` and `selftest` to repro-audit-cpu there, once repro-audit-torch's CUDA facts are kept). The
+// workers of a CPU audit run repro-audit-cpu, the same program without libtorch's CUDA half, where the build made one;
+// the report's environment still holds this machine's CUDA facts, as `env` says them (checked here too: the torch tests
+// link libtorch without its CUDA half).
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -67,15 +68,20 @@ TEST_F(WorkerBinary, ACpuAuditsWorkersLoadNoCudaAndItsReportKeepsTheCudaFacts) {
   // facts, the runtime's source saying where they were kept from.
   const auto kept = audit_with("kept.json", "");
   EXPECT_EQ(kept.at("cuda_facts"), "kept");
-  const auto kept_environment = json::parse(slurp(path("kept.json"))).at("environment");
-  EXPECT_EQ(kept_environment.at("cuda"), here.at("cuda"));
-  EXPECT_EQ(kept_environment.at("torch_cuda_build"), true);
-  for (const auto& [key, value] : here.at("sources").items())
-    if (key.rfind("cuda.", 0) == 0) EXPECT_EQ(kept_environment.at("sources").value(key, json()), value) << key;
-  EXPECT_NE(kept_environment.at("sources").at("cuda").get<std::string>().find("read by repro-audit-torch at "),
-            std::string::npos)
-      << kept_environment.at("sources").dump();
-  EXPECT_EQ(kept_environment.at("numerics_environment"), environment.at("numerics_environment"));
+  // A report's environment with the kept facts: `env`'s, the runtime's source saying where they were kept from.
+  const auto expect_kept_facts = [&](const std::string& report_name) {
+    const auto kept_environment = json::parse(slurp(path(report_name))).at("environment");
+    EXPECT_EQ(kept_environment.at("cuda"), here.at("cuda"));
+    EXPECT_EQ(kept_environment.at("torch_cuda_build"), true);
+    for (const auto& [key, value] : here.at("sources").items())
+      if (key.rfind("cuda.", 0) == 0) EXPECT_EQ(kept_environment.at("sources").value(key, json()), value) << key;
+    EXPECT_NE(kept_environment.at("sources").at("cuda").get<std::string>().find("read by repro-audit-torch at "),
+              std::string::npos)
+        << kept_environment.at("sources").dump();
+    EXPECT_EQ(kept_environment.at("numerics_environment"), environment.at("numerics_environment"));
+    return kept_environment;
+  };
+  expect_kept_facts("kept.json");
 
   // What they depend on changed, or the file is not theirs: asked of repro-audit-torch again.
   EXPECT_EQ(audit_with("loader.json", "LD_LIBRARY_PATH=/nonexistent-folder${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ")
@@ -92,6 +98,29 @@ TEST_F(WorkerBinary, ACpuAuditsWorkersLoadNoCudaAndItsReportKeepsTheCudaFacts) {
   std::ofstream(files[0]) << "{ not JSON";
   EXPECT_EQ(audit_with("corrupt.json", "").at("cuda_facts"), "a worker");
   EXPECT_EQ(audit_with("again.json", "").at("cuda_facts"), "kept");
+
+  // `py` (as `explain` and `selftest`) goes to repro-audit-cpu where those facts are kept: its supervisor loads
+  // no CUDA half, and its report's environment is the one repro-audit-torch gives. Where they are not, it goes
+  // to repro-audit-torch, which keeps them for the next command.
+  const auto py_with = [&](const std::string& name) {
+    std::filesystem::remove(log);
+    const auto audit = run("py " + std::string(test_paths::kSourceDir) +
+                               "/examples/py/train_step.py:scatter_sum --device cpu --profile strict --axis threads=1 "
+                               "--repeats 2 --processes 1 --per-op off --no-cost --json " +
+                               path(name),
+                           cache + "REPRO_AUDIT_AUDIT_LOG=" + log);
+    EXPECT_EQ(audit.exit_code, 0) << audit.output;
+    return json::parse(slurp(log));
+  };
+  EXPECT_EQ(py_with("py.json").at("supervisor"), cpu_binary.string());
+  const auto py_environment = expect_kept_facts("py.json");
+  EXPECT_FALSE(py_environment.value("python_torch", "").empty()) << py_environment.dump();
+  fs::remove(files[0]);
+  EXPECT_EQ(py_with("py-torch.json").at("supervisor"), fs::canonical(torch_binary).string());
+  const auto torch_environment = json::parse(slurp(path("py-torch.json"))).at("environment");
+  EXPECT_EQ(torch_environment.at("cuda"), here.at("cuda"));
+  EXPECT_EQ(torch_environment.at("sources").at("cuda"), here.at("sources").at("cuda"));
+  EXPECT_TRUE(fs::exists(files[0])) << "repro-audit-torch kept no CUDA facts for the next command";
 }
 
 // A CPU audit's later timing rounds run in processes forked from one server of their batch's environment
