@@ -88,12 +88,15 @@ class Peers {
   void start(const std::vector<std::string>& requests, bool on_cpu) {
     const auto executable = on_cpu ? worker_executable("cpu") : own_executable();
     const auto folder = temporary_folder();
-    for (const auto& request : requests)
+    // A rank's slots first: a rank that cannot be started (it throws) leaves the ranks started so far for
+    // end() to reap, each with what end() reads of it.
+    for (const auto& request : requests) {
+      said_.emplace_back();
+      ended_.emplace_back();
+      error_.emplace_back();
       processes_.push_back(std::make_unique<WorkerProcess>(std::vector<std::string>{executable, "rank"},
                                                            std::map<std::string, std::string>{}, request, folder));
-    said_.assign(processes_.size(), "");
-    ended_.assign(processes_.size(), "");
-    error_.assign(processes_.size(), "");
+    }
   }
 
   // Waits until every rank said `event`; throws CellFailure when one ended or the limit passed.
