@@ -41,6 +41,13 @@ std::string cannot_start(const std::string& program, int error) {
       program, std::strerror(error));
 }
 
+// repro-audit-cpu beside this program, or "" where this program's path cannot be read.
+std::string cpu_side_program() {
+  std::error_code error;
+  const auto own = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string() : (own.parent_path() / "repro-audit-cpu").string();
+}
+
 }  // namespace
 
 std::string torch_program() {
@@ -48,12 +55,6 @@ std::string torch_program() {
   auto program = torch_side_program();
   if (::access(program.c_str(), X_OK) != 0) throw EnvironmentError(cannot_start(program, errno));
   return program;
-}
-
-std::string cpu_side_program() {
-  std::error_code error;
-  const auto own = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? std::string() : (own.parent_path() / "repro-audit-cpu").string();
 }
 
 bool running_as_cpu_side() {
