@@ -156,8 +156,8 @@ Command add_explain_command(CLI::App& app) {
             if (!explanation.not_run_here.empty()) return 2;
             return explanation_failed(explanation) ? 1 : 0;
           },
-          {},
-          true};  // repro-audit-cpu runs it where it can (cli/torch_side.h)
+          /*needs_torch=*/{},
+          /*cpu_side_may_run=*/true};  // repro-audit-cpu runs it where it can (cli/torch_side.h)
 }
 
 }  // namespace repro_audit

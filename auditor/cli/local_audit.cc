@@ -31,7 +31,7 @@ AuditOptions local_audit_options() {
   // repro-audit-cpu running a command in repro-audit-torch's place does the same: its CUDA facts are
   // repro-audit-torch's, kept (cli/torch_side.h command_fingerprint).
   if (!torch_side_linked() || running_as_cpu_side()) {
-    options.torch_program = torch_side_linked() ? torch_side_program() : torch_program();
+    options.torch_program = torch_program();
     options.kept_cuda_facts = [](const std::string& program) { return kept_cuda_facts(program, environ); };
   }
   options.environment = command_fingerprint;

@@ -133,8 +133,8 @@ Command add_python_command(CLI::App& app) {
             return run_audit_command(arguments->audit, catalogue_with_models(registered, config.models), config,
                                      &checks);
           },
-          {},
-          true};  // repro-audit-cpu runs it where it can (cli/torch_side.h)
+          /*needs_torch=*/{},
+          /*cpu_side_may_run=*/true};  // repro-audit-cpu runs it where it can (cli/torch_side.h)
 }
 
 }  // namespace repro_audit

@@ -337,8 +337,8 @@ Command add_selftest_command(CLI::App& app) {
                 parity == 0 ? "" : ", and Python parity failed");
             return 1;
           },
-          {},
-          true};  // repro-audit-cpu runs it where it can (cli/torch_side.h)
+          /*needs_torch=*/{},
+          /*cpu_side_may_run=*/true};  // repro-audit-cpu runs it where it can (cli/torch_side.h)
 }
 
 }  // namespace repro_audit

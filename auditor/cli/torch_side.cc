@@ -41,32 +41,26 @@ std::string cannot_start(const std::string& program, int error) {
       program, std::strerror(error));
 }
 
-// repro-audit-cpu beside this program, or "" where this program's path cannot be read.
+// repro-audit-cpu beside repro-audit-torch (torch_side_program: throws where this program's path cannot be read).
 std::string cpu_side_program() {
-  std::error_code error;
-  const auto own = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? std::string() : (own.parent_path() / "repro-audit-cpu").string();
+  return (std::filesystem::path(torch_side_program()).parent_path() / "repro-audit-cpu").string();
 }
 
 }  // namespace
 
 std::string torch_program() {
-  if (torch_side_linked()) return own_executable();
+  if (torch_side_linked() && !running_as_cpu_side()) return own_executable();
   auto program = torch_side_program();
   if (::access(program.c_str(), X_OK) != 0) throw EnvironmentError(cannot_start(program, errno));
   return program;
 }
 
-bool running_as_cpu_side() {
-  std::error_code error;
-  return std::filesystem::read_symlink("/proc/self/exe", error).filename() == "repro-audit-cpu";
-}
+bool running_as_cpu_side() { return std::filesystem::path(own_executable()).filename() == "repro-audit-cpu"; }
 
 bool cpu_side_serves() {
-  const auto cpu = cpu_side_program();
-  if (cpu.empty() || ::access(cpu.c_str(), X_OK) != 0 || cuda_driver_loadable()) return false;
   try {
-    return kept_cuda_facts(torch_side_program(), environ).has_value();
+    return ::access(cpu_side_program().c_str(), X_OK) == 0 && !cuda_driver_loadable() &&
+           kept_cuda_facts(torch_side_program(), environ).has_value();
   } catch (const EnvironmentError&) {
     return false;
   }

@@ -13,8 +13,8 @@
 // repro-audit-torch's for a model). Where a driver can be loaded, `auto` means a GPU if libtorch finds one,
 // which only libtorch can say: the command is handed over as before.
 //
-// `py`, `explain` and `selftest` go to repro-audit-cpu instead (libtorch without its CUDA half: 0.3 s of
-// CPU less a command) where no CUDA driver loads and the CUDA facts of repro-audit-torch are kept
+// `py`, `explain` and `selftest` go to repro-audit-cpu instead (libtorch without its CUDA half: about 0.2 s
+// of CPU less a command) where no CUDA driver loads and the CUDA facts of repro-audit-torch are kept
 // (fingerprint/kept_cuda_facts.h): there libtorch's CUDA half can give nothing but those facts. Their
 // reports' environment is the one repro-audit-torch would give (command_fingerprint).
 #include <nlohmann/json.hpp>
@@ -26,7 +26,8 @@ namespace repro_audit {
 std::string torch_side_program();
 
 // The program whose internal commands (worker, export-inputs) load libtorch: this one on the torch side;
-// in the front end repro-audit-torch beside it, or EnvironmentError when that cannot be started.
+// in the front end and in repro-audit-cpu repro-audit-torch beside it, or EnvironmentError when that cannot
+// be started.
 std::string torch_program();
 
 // Replaces this process with repro-audit-torch, beside this program, with the same arguments: the
