@@ -46,6 +46,17 @@ std::string cpu_side_program() {
   return (std::filesystem::path(torch_side_program()).parent_path() / "repro-audit-cpu").string();
 }
 
+// Whether repro-audit-cpu can run a command in repro-audit-torch's place: it is there, no CUDA driver loads,
+// and the CUDA facts of repro-audit-torch are kept and still hold.
+bool cpu_side_serves() {
+  try {
+    return ::access(cpu_side_program().c_str(), X_OK) == 0 && !cuda_driver_loadable() &&
+           kept_cuda_facts(torch_side_program(), environ).has_value();
+  } catch (const EnvironmentError&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 std::string torch_program() {
@@ -56,15 +67,6 @@ std::string torch_program() {
 }
 
 bool running_as_cpu_side() { return std::filesystem::path(own_executable()).filename() == "repro-audit-cpu"; }
-
-bool cpu_side_serves() {
-  try {
-    return ::access(cpu_side_program().c_str(), X_OK) == 0 && !cuda_driver_loadable() &&
-           kept_cuda_facts(torch_side_program(), environ).has_value();
-  } catch (const EnvironmentError&) {
-    return false;
-  }
-}
 
 int start_torch_side(char** argv, bool cpu_side_may_run) {
   try {

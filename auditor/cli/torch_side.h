@@ -32,12 +32,9 @@ std::string torch_program();
 
 // Replaces this process with repro-audit-torch, beside this program, with the same arguments: the
 // same process, its output and exit code; with repro-audit-cpu where `cpu_side_may_run` and
-// cpu_side_serves(). Returns only when it cannot start: says why, returns 2.
-int start_torch_side(char** argv, bool cpu_side_may_run = false);
-
-// Whether repro-audit-cpu, beside this program, can run a command in repro-audit-torch's place: it is
-// there, no CUDA driver loads, and the CUDA facts of repro-audit-torch are kept and still hold.
-bool cpu_side_serves();
+// it can serve (it is there, no CUDA driver loads, and repro-audit-torch's CUDA facts are kept and still
+// hold). Returns only when it cannot start: says why, returns 2.
+int start_torch_side(char** argv, bool cpu_side_may_run);
 
 // Whether this program is repro-audit-cpu.
 bool running_as_cpu_side();
