@@ -41,20 +41,15 @@ std::string cannot_start(const std::string& program, int error) {
       program, std::strerror(error));
 }
 
-// repro-audit-cpu beside repro-audit-torch (torch_side_program: throws where this program's path cannot be read).
-std::string cpu_side_program() {
-  return (std::filesystem::path(torch_side_program()).parent_path() / "repro-audit-cpu").string();
-}
-
-// Whether repro-audit-cpu can run a command in repro-audit-torch's place: it is there, no CUDA driver loads,
-// and the CUDA facts of repro-audit-torch are kept and still hold.
-bool cpu_side_serves() {
-  try {
-    return ::access(cpu_side_program().c_str(), X_OK) == 0 && !cuda_driver_loadable() &&
-           kept_cuda_facts(torch_side_program(), environ).has_value();
-  } catch (const EnvironmentError&) {
-    return false;
-  }
+// The program a command is handed to: repro-audit-cpu beside repro-audit-torch where `cpu_side_may_run` and it
+// can serve (it is there, no CUDA driver loads, and repro-audit-torch's CUDA facts are kept and still hold),
+// else repro-audit-torch (torch_side_program: throws where this program's path cannot be read).
+std::string handed_to(bool cpu_side_may_run) {
+  const auto torch_side = torch_side_program();
+  if (!cpu_side_may_run) return torch_side;
+  const auto cpu_side = worker_executable("cpu", {}, torch_side);  // repro-audit-cpu beside it, where built
+  return cpu_side != torch_side && !cuda_driver_loadable() && kept_cuda_facts(torch_side, environ) ? cpu_side
+                                                                                                   : torch_side;
 }
 
 }  // namespace
@@ -70,7 +65,7 @@ bool running_as_cpu_side() { return std::filesystem::path(own_executable()).file
 
 int start_torch_side(char** argv, bool cpu_side_may_run) {
   try {
-    const auto program = cpu_side_may_run && cpu_side_serves() ? cpu_side_program() : torch_side_program();
+    const auto program = handed_to(cpu_side_may_run);
     ::execv(program.c_str(), argv);  // returns only on failure
     throw EnvironmentError(cannot_start(program, errno));
   } catch (const EnvironmentError& error) {
