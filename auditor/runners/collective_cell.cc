@@ -88,29 +88,24 @@ class Peers {
   void start(const std::vector<std::string>& requests, bool on_cpu) {
     const auto executable = on_cpu ? worker_executable("cpu") : own_executable();
     const auto folder = temporary_folder();
-    // A rank's slots first: a rank that cannot be started (it throws) leaves the ranks started so far for
-    // end() to reap, each with what end() reads of it.
-    for (const auto& request : requests) {
-      said_.emplace_back();
-      ended_.emplace_back();
-      error_.emplace_back();
-      processes_.push_back(std::make_unique<WorkerProcess>(std::vector<std::string>{executable, "rank"},
-                                                           std::map<std::string, std::string>{}, request, folder));
-    }
+    // A rank that cannot be started (it throws) leaves the ranks started so far for end() to reap.
+    for (const auto& request : requests)
+      ranks_.push_back({std::make_unique<WorkerProcess>(std::vector<std::string>{executable, "rank"},
+                                                        std::map<std::string, std::string>{}, request, folder)});
   }
 
   // Waits until every rank said `event`; throws CellFailure when one ended or the limit passed.
   void await(const std::string& event, std::chrono::milliseconds limit) {
     const auto deadline = Clock::now() + limit;
-    for (std::size_t i = 0; i < processes_.size(); ++i)
-      while (said_[i] != event) {
-        if (!ended_[i].empty())
+    for (std::size_t i = 0; i < ranks_.size(); ++i)
+      while (ranks_[i].said != event) {
+        if (!ranks_[i].ended.empty())
           throw CellFailure(ObservationStatus::crashed,
-                            fmt::format("rank {} ended before it joined: {}", i + 1, ended_[i]));
+                            fmt::format("rank {} ended before it joined: {}", i + 1, ranks_[i].ended));
         if (Clock::now() >= deadline)
           throw CellFailure(ObservationStatus::timeout,
                             fmt::format("rank {} never joined within {:g} s", i + 1, seconds(limit)));
-        read(i, std::min(deadline, Clock::now() + kPoll));
+        read(ranks_[i], std::min(deadline, Clock::now() + kPoll));
       }
   }
 
@@ -119,9 +114,9 @@ class Peers {
   std::string crashed(std::chrono::milliseconds grace) {
     const auto deadline = Clock::now() + grace;
     while (true) {
-      for (std::size_t i = 0; i < processes_.size(); ++i) {
-        read(i, Clock::now() + std::chrono::milliseconds(10));
-        if (ended_[i].rfind("signal", 0) == 0) return fmt::format("rank {} ended: {}", i + 1, ended_[i]);
+      for (std::size_t i = 0; i < ranks_.size(); ++i) {
+        read(ranks_[i], Clock::now() + std::chrono::milliseconds(10));
+        if (ranks_[i].ended.rfind("signal", 0) == 0) return fmt::format("rank {} ended: {}", i + 1, ranks_[i].ended);
       }
       if (Clock::now() >= deadline) return "";
     }
@@ -130,41 +125,46 @@ class Peers {
   // Waits up to `grace` for the ranks to end by themselves, then ends the rest and reaps them all.
   void end(std::chrono::milliseconds grace) {
     const auto deadline = Clock::now() + grace;
-    for (std::size_t i = 0; i < processes_.size(); ++i)
-      while (ended_[i].empty() && Clock::now() < deadline) read(i, std::min(deadline, Clock::now() + kPoll));
-    for (auto& process : processes_) process->terminate(std::chrono::milliseconds(0));
-    processes_.clear();
+    for (auto& rank : ranks_)
+      while (rank.ended.empty() && Clock::now() < deadline) read(rank, std::min(deadline, Clock::now() + kPoll));
+    for (auto& rank : ranks_) rank.process->terminate(std::chrono::milliseconds(0));
+    ranks_.clear();
   }
 
  private:
   static constexpr std::chrono::milliseconds kPoll{100};
   static double seconds(std::chrono::milliseconds duration) { return static_cast<double>(duration.count()) / 1000; }
 
-  // Takes what rank i+1 said until `deadline`: its events, its error, or its end.
-  void read(std::size_t i, Clock::time_point deadline) {
-    if (!ended_[i].empty()) return;
+  // One other rank's process, and what it said: its last event, its error, its end ("" while it runs).
+  struct Rank {
+    std::unique_ptr<WorkerProcess> process;
+    std::string said;
+    std::string ended;
+    std::string error;
+  };
+
+  // Takes what `rank` said until `deadline`: its events, its error, or its end.
+  static void read(Rank& rank, Clock::time_point deadline) {
+    if (!rank.ended.empty()) return;
     std::string line;
     while (true) {
-      const auto status = processes_[i]->read_line(line, deadline);
+      const auto status = rank.process->read_line(line, deadline);
       if (status == Worker::ReadStatus::deadline) return;
       if (status == Worker::ReadStatus::end_of_output) {
-        ended_[i] = processes_[i]->wait();
-        if (!error_[i].empty()) ended_[i] += " (" + error_[i] + ")";
+        rank.ended = rank.process->wait();
+        if (!rank.error.empty()) rank.ended += " (" + rank.error + ")";
         return;
       }
       try {
         const auto event = nlohmann::json::parse(line);
-        said_[i] = event.value("event", "");
-        if (said_[i] == "error") error_[i] = event.value("message", "");
+        rank.said = event.value("event", "");
+        if (rank.said == "error") rank.error = event.value("message", "");
       } catch (const nlohmann::json::exception&) {
       }
     }
   }
 
-  std::vector<std::unique_ptr<WorkerProcess>> processes_;
-  std::vector<std::string> said_;
-  std::vector<std::string> ended_;
-  std::vector<std::string> error_;
+  std::vector<Rank> ranks_;
 };
 
 class CollectiveRunner : public CellRunner {
