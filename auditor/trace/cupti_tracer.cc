@@ -1,7 +1,5 @@
 #include "trace/cupti_tracer.h"
 
-#include <cuda.h>
-#include <cupti.h>
 #include <cxxabi.h>
 
 #include <atomic>
@@ -11,15 +9,10 @@
 #include <string>
 #include <unordered_map>
 
+#include "trace/cupti_activity.h"
+
 namespace repro_audit {
 namespace {
-
-// The kernel record struct changes with the CUDA version: Kernel10 in 13.0, Kernel11 from 13.1.
-#if CUDA_VERSION >= 13010
-using KernelActivity = CUpti_ActivityKernel11;
-#else
-using KernelActivity = CUpti_ActivityKernel10;
-#endif
 
 constexpr std::size_t kBufferSize = 8 * 1024 * 1024;
 constexpr std::size_t kBufferAlignment = 8;

@@ -1,6 +1,6 @@
 #pragma once
-// CUDA backend: kernels from the CUPTI Activity API. This header names no CUPTI type; only
-// cupti_tracer.cc includes cupti.h.
+// CUDA backend: kernels from the CUPTI Activity API. This header names no CUPTI type; cupti.h comes in
+// only through trace/cupti_activity.h, in cupti_tracer.cc and its tests.
 #include <cstddef>
 #include <cstdint>
 #include <memory>

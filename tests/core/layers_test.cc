@@ -1,6 +1,7 @@
 // The house rules, read from the source tree: each folder includes only the folders below it (the
-// README's architecture section), the rooms of the worker hold at most 15 files each, and no source
-// file is over 400 lines with its header.
+// README's architecture section), only the CUDA files include CUDA headers and only the gloo group
+// gloo's, the rooms of the worker hold at most 15 files each, and no source file is over 400 lines with
+// its header.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -140,6 +141,31 @@ TEST(Layers, TheRuleHasNoCycle) {
     std::vector<std::string> path;
     visit(folder, path);
   }
+}
+
+// The README: only files named *cuda*, the CUPTI tracer's two files and *.cu include CUDA headers (and
+// NCCL's), and only ranks/gloo_group.cc includes gloo's; only CUDA builds compile the first, so a CUDA
+// header anywhere else breaks the CPU-only builds.
+TEST(Layers, OnlyTheCudaFilesIncludeCudaHeadersAndOnlyTheGlooGroupGloos) {
+  const repro_audit::Pattern cuda_header(
+      R"re(#include [<"]((cuda|cupti|nccl|cudnn|cublas|curand|cub/|thrust/|ATen/cuda|ATen/cudnn|c10/cuda|torch/csrc/cuda)[^>"]*|[^>"]*ProcessGroupNCCL[^>"]*)[>"])re");
+  const repro_audit::Pattern gloo_header(R"re(#include [<"]((gloo/|[^>"]*ProcessGroupGloo)[^>"]*)[>"])re");
+  const std::set<std::string> cupti_tracer = {"cupti_tracer.cc", "cupti_activity.h"};
+  int cuda_files = 0;
+  for (const auto& file : source_files()) {
+    const auto name = file.path.filename().string();
+    const auto text = text_of(file.path);
+    const bool may_use_cuda = name.find("cuda") != std::string::npos || file.path.extension() == ".cu" ||
+                              (file.folder == "trace" && cupti_tracer.count(name));
+    const auto cuda_includes = cuda_header.search_all(text);
+    for (const auto& match : cuda_includes)
+      EXPECT_TRUE(may_use_cuda) << file.path << " includes " << match[0]
+                                << ": only *cuda* files, *.cu and the CUPTI tracer's may (the README)";
+    if (!cuda_includes.empty()) ++cuda_files;
+    for (const auto& match : gloo_header.search_all(text))
+      EXPECT_TRUE(file.folder == "ranks" && name == "gloo_group.cc") << file.path << " includes " << match[0];
+  }
+  EXPECT_GE(cuda_files, 8);  // the rule read the CUDA platform's files, not nothing
 }
 
 TEST(Layers, TheWorkersRoomsHoldAtMost15FilesEach) {

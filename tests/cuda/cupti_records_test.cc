@@ -6,16 +6,11 @@
 #include <cstring>
 #include <vector>
 
+#include "trace/cupti_activity.h"
 #include "trace/cupti_tracer.h"
 
 namespace repro_audit {
 namespace {
-
-#if CUDA_VERSION >= 13010
-using KernelActivity = CUpti_ActivityKernel11;
-#else
-using KernelActivity = CUpti_ActivityKernel10;
-#endif
 
 KernelActivity kernel_record(const char* name, int grid_x, int block_x, CUpti_ActivityKind kind) {
   KernelActivity record;
