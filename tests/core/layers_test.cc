@@ -143,12 +143,12 @@ TEST(Layers, TheRuleHasNoCycle) {
   }
 }
 
-// The README: only files named *cuda*, the CUPTI tracer's two files and *.cu include CUDA headers (and
-// NCCL's), and only ranks/gloo_group.cc includes gloo's; only CUDA builds compile the first, so a CUDA
-// header anywhere else breaks the CPU-only builds.
+// The README: only files named *cuda*, the CUPTI tracer's two files and *.cu include CUDA headers (NCCL's
+// too, and trace/cupti_activity.h, which brings cupti.h), and only ranks/gloo_group.cc includes gloo's;
+// only CUDA builds compile the first, so a CUDA header anywhere else breaks the CPU-only builds.
 TEST(Layers, OnlyTheCudaFilesIncludeCudaHeadersAndOnlyTheGlooGroupGloos) {
   const repro_audit::Pattern cuda_header(
-      R"re(#include [<"]((cuda|cupti|nccl|cudnn|cublas|curand|cub/|thrust/|ATen/cuda|ATen/cudnn|c10/cuda|torch/csrc/cuda)[^>"]*|[^>"]*ProcessGroupNCCL[^>"]*)[>"])re");
+      R"re(#include [<"]((cuda|cupti|nccl|cudnn|cublas|cusparse|curand|cufft|cub/|thrust/)[^>"]*|[^>"]*(/cuda/|/cudnn/|ProcessGroupNCCL|cupti_activity\.h)[^>"]*)[>"])re");
   const repro_audit::Pattern gloo_header(R"re(#include [<"]((gloo/|[^>"]*ProcessGroupGloo)[^>"]*)[>"])re");
   const std::set<std::string> cupti_tracer = {"cupti_tracer.cc", "cupti_activity.h"};
   int cuda_files = 0;
